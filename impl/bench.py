@@ -1,0 +1,65 @@
+"""`kafkaref bench NAME [--json]`: the single entry point for benchmarks.
+
+A benchmark is a function in the layer it measures that takes no arguments and returns a
+BenchReport-shaped dict:
+
+    {"title": str, "rows": [ {column: value, ...}, ... ], "figures": {name: number, ...}}
+
+rows are printed as a table for people; --json prints {"bench": NAME, **figures, "rows": rows}
+as one JSON object for machines. Every benchmark measures its own baseline in the same run and
+reports the ratio, so numbers from different machines stay comparable.
+"""
+
+import importlib
+import json
+import sys
+
+import click
+
+BENCHMARKS = {
+    "explore": "kafkaref.spec.bench:bench_explore",
+}
+
+
+def _run(name: str) -> dict:
+    module_name, attribute = BENCHMARKS[name].split(":")
+    return getattr(importlib.import_module(module_name), attribute)()
+
+
+def _print_table(name: str, report: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    rows = report.get("rows", [])
+    if rows:
+        table = Table(title=report.get("title", name))
+        columns = list(rows[0])
+        for column in columns:
+            table.add_column(column, justify="right" if isinstance(rows[0][column], int | float) else "left")
+        for row in rows:
+            table.add_row(*(_format(row.get(c)) for c in columns))
+        console.print(table)
+    for key, value in report.get("figures", {}).items():
+        console.print(f"{key}: {_format(value)}")
+
+
+def _format(value) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+@click.command()
+@click.argument("name", type=click.Choice(sorted(BENCHMARKS)))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object of figures instead of a table.")
+def bench(name: str, as_json: bool) -> None:
+    """Run benchmark NAME and print its figures, each with a baseline measured in the same run."""
+    report = _run(name)
+    if as_json:
+        json.dump({"bench": name, **report.get("figures", {}), "rows": report.get("rows", [])}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        _print_table(name, report)

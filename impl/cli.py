@@ -1,0 +1,49 @@
+"""The `kafkaref` command: one front door over every layer.
+
+Subcommands live next to the code they drive (spec/cli.py, spark_checks/cli.py, ...) and are
+imported only when invoked, so `kafkaref explore` never pays for importing pyspark, and a layer
+can add a command by adding one line to COMMANDS.
+"""
+
+import importlib
+
+import click
+
+# name -> ("module:attribute" of a click command, one-line summary for `kafkaref --help`).
+# The summary lives here so that listing commands imports none of them.
+COMMANDS = {
+    "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
+    "explore": ("kafkaref.spec.cli:explore", "Exhaustively explore the replication spec or model."),
+    "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+}
+
+
+def _load(target: str) -> click.Command:
+    module_name, attribute = target.split(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        entry = COMMANDS.get(name)
+        return _load(entry[0]) if entry else None
+
+    def format_commands(self, ctx, formatter):
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in sorted(COMMANDS)])
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="kafkaref")
+def main():
+    """kafkaref: a formally specified, property-tested reference Kafka data plane.
+
+    \b
+    Common entry points:
+      kafkaref demo                      the main job (see README.md)
+      kafkaref explore --variant kip320  exhaustively check the replication spec
+      kafkaref bench NAME [--json]       benchmarks with ratios against a baseline
+    """
