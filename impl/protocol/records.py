@@ -1,0 +1,490 @@
+"""Record batch v2 (magic 2): the unit Kafka stores on disk and sends on the wire.
+
+Layout (big-endian, 61-byte header, see KAFKA_SEMANTICS.md):
+
+    BaseOffset int64 | Length int32 | PartitionLeaderEpoch int32 | Magic int8 | CRC uint32 |
+    Attributes int16 | LastOffsetDelta int32 | BaseTimestamp int64 | MaxTimestamp int64 |
+    ProducerId int64 | ProducerEpoch int16 | BaseSequence int32 | RecordsCount int32 | Records
+
+Length counts the bytes after itself (batch size - 12). The CRC-32C covers Attributes to the end, so
+a broker can rewrite BaseOffset and PartitionLeaderEpoch in place (stamp_batch) without
+recomputing it. A record inside is
+
+    length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
+    keyLength varint | key | valueLength varint | value | headerCount varint |
+    (headerKeyLength varint | headerKey utf-8 | headerValueLength varint | headerValue)*
+
+with -1 lengths meaning null. When the batch is compressed, everything after RecordsCount is one
+compressed blob.
+
+Functions here never raise on bad input bytes: checks return a kio ErrorCode (ErrorCode.none when
+fine), decoders return a value carrying an ErrorCode. Only programming errors (building a batch from
+impossible arguments) raise.
+"""
+
+import struct
+from collections.abc import Iterable, Sequence
+
+import attrs
+import crc32c
+from kafkaref.impl.protocol.compression import Compression, CompressionError, compress, decompress
+from kafkaref.impl.protocol.varint import (
+    VARINT_BYTES_MAX,
+    decode_varint,
+    encode_varint,
+)
+from kio.schema.errors import ErrorCode
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+HEADER_SIZE = HEADER.size  # 61
+LOG_OVERHEAD = 12  # BaseOffset + Length: the bytes Length does not count
+MAGIC_V2 = 2
+
+BASE_OFFSET_POS = 0
+LENGTH_POS = 8
+PARTITION_LEADER_EPOCH_POS = 12
+MAGIC_POS = 16
+CRC_POS = 17
+ATTRIBUTES_POS = 21  # the CRC covers from here to the end of the batch
+RECORDS_COUNT_POS = 57
+RECORDS_POS = HEADER_SIZE
+
+COMPRESSION_MASK = 0x07
+LOG_APPEND_TIME_FLAG = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+NO_SEQUENCE = -1
+NO_PARTITION_LEADER_EPOCH = -1
+
+INT32_MAX = (1 << 31) - 1
+# Bound on a decompressed batch body: Kafka's default max.message.bytes is about 1 MiB compressed;
+# 64 MiB leaves room for high compression ratios while a bomb still cannot exhaust memory.
+DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024
+
+_OFFSET_LENGTH = struct.Struct(">qi")
+_INT32 = struct.Struct(">i")
+_UINT32 = struct.Struct(">I")
+_INT64 = struct.Struct(">q")
+
+
+@attrs.frozen
+class BatchHeader:
+    """The 61-byte header of a v2 batch, parsed; says nothing about whether the batch is valid."""
+
+    base_offset: int
+    length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+
+    @property
+    def size_bytes(self) -> int:
+        """Size of the whole batch on disk / on the wire."""
+        return self.length + LOG_OVERHEAD
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta + 1
+
+    @property
+    def compression(self) -> int:
+        """The codec number (bits 0-2); may be outside Compression for a bad batch."""
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def is_log_append_time(self) -> bool:
+        return bool(self.attributes & LOG_APPEND_TIME_FLAG)
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG)
+
+
+@attrs.frozen
+class NewRecord:
+    """A record to put into a batch (what a producer sends). timestamp None = the batch's."""
+
+    value: bytes | None
+    key: bytes | None = None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    timestamp: int | None = None
+
+
+@attrs.frozen
+class Record:
+    """A record decoded from a batch, with its absolute offset and timestamp."""
+
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple[tuple[str, bytes | None], ...] = ()
+    attributes: int = 0
+
+
+@attrs.frozen
+class DecodedBatch:
+    """Result of decode_batch: error is ErrorCode.none exactly when header and records are set."""
+
+    error: ErrorCode
+    header: BatchHeader | None = None
+    records: tuple[Record, ...] = ()
+
+
+# ---------------------------------------------------------------------------------------------
+# Header access and in-place stamping
+
+
+def parse_header(buf, pos: int = 0) -> BatchHeader | None:
+    """Parse the header at buf[pos:]; None if fewer than 61 bytes remain."""
+    if len(buf) - pos < HEADER_SIZE:
+        return None
+    return BatchHeader(*HEADER.unpack_from(buf, pos))
+
+
+def peek_offset_and_size(buf, pos: int = 0) -> tuple[int, int] | None:
+    """(base_offset, whole batch size) from the first 12 bytes at pos; None if too short."""
+    if len(buf) - pos < LOG_OVERHEAD:
+        return None
+    base_offset, length = _OFFSET_LENGTH.unpack_from(buf, pos)
+    return base_offset, length + LOG_OVERHEAD
+
+
+def compute_crc(buf) -> int:
+    """CRC-32C of a whole batch's covered bytes (Attributes to the end)."""
+    return crc32c.crc32c(memoryview(buf)[ATTRIBUTES_POS:])
+
+
+def stamp_batch(buf: bytearray | memoryview, base_offset: int, partition_leader_epoch: int) -> None:
+    """Rewrite BaseOffset and PartitionLeaderEpoch in place; the CRC stays valid (not covered)."""
+    _INT64.pack_into(buf, BASE_OFFSET_POS, base_offset)
+    _INT32.pack_into(buf, PARTITION_LEADER_EPOCH_POS, partition_leader_epoch)
+
+
+def stamped(buf, base_offset: int, partition_leader_epoch: int) -> bytearray:
+    """A stamped copy of a batch given as immutable bytes."""
+    out = bytearray(buf)
+    stamp_batch(out, base_offset, partition_leader_epoch)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks
+
+
+def check_batch(buf) -> ErrorCode:
+    """Frame-level check of exactly one batch: sizes, magic, CRC, header sanity. Cheap.
+
+    This is what storage runs on every append and on recovery; it does not look at records.
+    """
+    header = parse_header(buf)
+    if header is None:
+        return ErrorCode.corrupt_message
+    if header.size_bytes != len(buf) or header.length < HEADER_SIZE - LOG_OVERHEAD:
+        return ErrorCode.corrupt_message
+    if header.magic != MAGIC_V2:
+        return ErrorCode.corrupt_message
+    if compute_crc(buf) != header.crc:
+        return ErrorCode.corrupt_message
+    if header.records_count < 0 or header.last_offset_delta < 0:
+        return ErrorCode.corrupt_message
+    if header.base_offset < 0 or header.base_offset > (1 << 63) - 1 - header.last_offset_delta:
+        return ErrorCode.corrupt_message
+    return ErrorCode.none
+
+
+def validate_batch(
+    buf,
+    *,
+    from_client: bool = True,
+    decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX,
+) -> ErrorCode:
+    """Full validation of one batch as a broker does on produce: frame, codec and every record.
+
+    from_client additionally demands what producers must send: base offset 0, at least one
+    record, offset deltas 0..n-1 and LastOffsetDelta = n - 1, and no control batches.
+    """
+    error = check_batch(buf)
+    if error != ErrorCode.none:
+        return error
+    header = parse_header(buf)
+    if header.compression not in _CODECS:
+        return ErrorCode.unsupported_compression_type
+    if from_client:
+        if header.base_offset != 0 or header.records_count == 0 or header.is_control:
+            return ErrorCode.invalid_record
+        if header.last_offset_delta != header.records_count - 1:
+            return ErrorCode.invalid_record
+    body = _records_body(buf, header, decompressed_bytes_max)
+    if isinstance(body, ErrorCode):
+        return body
+    return _walk_records(body, header.records_count, sequential=from_client)
+
+
+def split_batches(buf, *, allow_partial_tail: bool = False) -> tuple[ErrorCode, list[memoryview]]:
+    """Cut a buffer of back-to-back batches (a produce or fetch records field) into batches.
+
+    Only sizes are checked here (run check_batch on each). A trailing partial batch is dropped when
+    allow_partial_tail (fetch responses may end mid-batch), else it is CORRUPT_MESSAGE.
+    """
+    view = memoryview(buf)
+    batches = []
+    pos = 0
+    while pos < len(view):
+        peeked = peek_offset_and_size(view, pos)
+        if peeked is not None and peeked[1] < HEADER_SIZE:
+            return ErrorCode.corrupt_message, batches
+        if peeked is None or pos + peeked[1] > len(view):
+            return (ErrorCode.none if allow_partial_tail else ErrorCode.corrupt_message), batches
+        batches.append(view[pos : pos + peeked[1]])
+        pos += peeked[1]
+    return ErrorCode.none, batches
+
+
+# ---------------------------------------------------------------------------------------------
+# Decoding
+
+
+def decode_batch(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX) -> DecodedBatch:
+    """Check one batch and decode all its records (decompressing if needed)."""
+    error = check_batch(buf)
+    if error != ErrorCode.none:
+        return DecodedBatch(error)
+    header = parse_header(buf)
+    if header.compression not in _CODECS:
+        return DecodedBatch(ErrorCode.unsupported_compression_type, header)
+    body = _records_body(buf, header, decompressed_bytes_max)
+    if isinstance(body, ErrorCode):
+        return DecodedBatch(body, header)
+    records = []
+    pos = 0
+    for _ in range(header.records_count):
+        decoded = _decode_record(body, pos, header)
+        if decoded is None:
+            return DecodedBatch(ErrorCode.corrupt_message, header)
+        record, pos = decoded
+        records.append(record)
+    if pos != len(body):
+        return DecodedBatch(ErrorCode.corrupt_message, header)
+    return DecodedBatch(ErrorCode.none, header, tuple(records))
+
+
+def _records_body(buf, header: BatchHeader, decompressed_bytes_max: int):
+    raw = memoryview(buf)[RECORDS_POS:]
+    if header.compression == Compression.none:
+        return raw
+    try:
+        return decompress(Compression(header.compression), raw, decompressed_bytes_max)
+    except CompressionError:
+        return ErrorCode.corrupt_message
+
+
+def _walk_records(body, count: int, sequential: bool) -> ErrorCode:
+    """Check record framing without building objects: lengths tile the body exactly, counts match."""
+    end = len(body)
+    pos = 0
+    for index in range(count):
+        decoded = decode_varint(body, pos, VARINT_BYTES_MAX)
+        if decoded is None:
+            return ErrorCode.corrupt_message
+        length, start = decoded
+        record_end = start + length
+        if length < 3 or record_end > end:  # attributes + two one-byte varints at least
+            return ErrorCode.corrupt_message
+        timestamp_delta = decode_varint(body, start + 1)
+        if timestamp_delta is None:
+            return ErrorCode.corrupt_message
+        offset_delta = decode_varint(body, timestamp_delta[1], VARINT_BYTES_MAX)
+        if offset_delta is None or offset_delta[1] > record_end:
+            return ErrorCode.corrupt_message
+        if sequential and offset_delta[0] != index:
+            return ErrorCode.invalid_record
+        pos = record_end
+    return ErrorCode.none if pos == end else ErrorCode.corrupt_message
+
+
+def _decode_bytes(body, pos: int, end: int):
+    decoded = decode_varint(body, pos, VARINT_BYTES_MAX)
+    if decoded is None:
+        return None
+    length, pos = decoded
+    if length == -1:
+        return None, pos
+    if length < 0 or pos + length > end:
+        return None
+    return bytes(body[pos : pos + length]), pos + length
+
+
+def _decode_record(body, pos: int, header: BatchHeader):
+    """Decode one record at pos; None if malformed in any way."""
+    decoded = decode_varint(body, pos, VARINT_BYTES_MAX)
+    if decoded is None:
+        return None
+    length, pos = decoded
+    end = pos + length
+    if length < 1 or end > len(body):
+        return None
+    attributes = body[pos]
+    fields = []
+    pos += 1
+    for bytes_max in (10, VARINT_BYTES_MAX):  # timestampDelta varlong, offsetDelta varint
+        decoded = decode_varint(body, pos, bytes_max)
+        if decoded is None:
+            return None
+        fields.append(decoded[0])
+        pos = decoded[1]
+    timestamp_delta, offset_delta = fields
+    key_value = []
+    for _ in range(2):
+        decoded = _decode_bytes(body, pos, end)
+        if decoded is None:
+            return None
+        key_value.append(decoded[0])
+        pos = decoded[1]
+    headers = _decode_headers(body, pos, end)
+    if headers is None:
+        return None
+    headers, pos = headers
+    if pos != end:
+        return None
+    timestamp = header.base_timestamp + timestamp_delta
+    if header.is_log_append_time:
+        timestamp = header.max_timestamp
+    record = Record(
+        offset=header.base_offset + offset_delta,
+        timestamp=timestamp,
+        key=key_value[0],
+        value=key_value[1],
+        headers=headers,
+        attributes=attributes,
+    )
+    return record, end
+
+
+def _decode_headers(body, pos: int, end: int):
+    decoded = decode_varint(body, pos, VARINT_BYTES_MAX)
+    if decoded is None or decoded[0] < 0 or decoded[0] > end - decoded[1]:
+        return None
+    count, pos = decoded
+    headers = []
+    for _ in range(count):
+        key = _decode_bytes(body, pos, end)
+        if key is None or key[0] is None:
+            return None
+        value = _decode_bytes(body, key[1], end)
+        if value is None:
+            return None
+        try:
+            name = key[0].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        headers.append((name, value[0]))
+        pos = value[1]
+    return tuple(headers), pos
+
+
+# ---------------------------------------------------------------------------------------------
+# Building
+
+_CODECS = frozenset(int(codec) for codec in Compression)
+
+
+def _as_new_record(item) -> NewRecord:
+    if isinstance(item, NewRecord):
+        return item
+    key, value, headers, timestamp = item
+    return NewRecord(value=value, key=key, headers=tuple(headers or ()), timestamp=timestamp)
+
+
+def _encode_nullable(data: bytes | None) -> bytes:
+    if data is None:
+        return encode_varint(-1)
+    return encode_varint(len(data)) + bytes(data)
+
+
+def encode_record(record: NewRecord, offset_delta: int, timestamp_delta: int) -> bytes:
+    """One record's bytes, its length prefix included."""
+    parts = [
+        b"\x00",  # record attributes: unused, always 0
+        encode_varint(timestamp_delta),
+        encode_varint(offset_delta),
+        _encode_nullable(record.key),
+        _encode_nullable(record.value),
+        encode_varint(len(record.headers)),
+    ]
+    for name, value in record.headers:
+        parts.append(_encode_nullable(name.encode("utf-8")))
+        parts.append(_encode_nullable(value))
+    body = b"".join(parts)
+    return encode_varint(len(body)) + body
+
+
+def build_batch(
+    records: Iterable[NewRecord | tuple],
+    *,
+    compression: Compression = Compression.none,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    base_timestamp: int = 0,
+    offset_deltas: Sequence[int] | None = None,
+) -> bytes:
+    """Build a v2 batch from records given as NewRecord or (key, value, headers, timestamp) tuples.
+
+    Records without a timestamp take base_timestamp; the batch's BaseTimestamp is the first record's.
+    offset_deltas (default 0..n-1) lets tests build compacted-looking batches with gaps.
+    """
+    items = [_as_new_record(item) for item in records]
+    timestamps = [base_timestamp if r.timestamp is None else r.timestamp for r in items]
+    first_timestamp = timestamps[0] if timestamps else base_timestamp
+    deltas = list(range(len(items))) if offset_deltas is None else list(offset_deltas)
+    if len(deltas) != len(items):
+        raise ValueError("offset_deltas must have one entry per record")
+    body = b"".join(
+        encode_record(r, delta, ts - first_timestamp)
+        for r, delta, ts in zip(items, deltas, timestamps, strict=True)
+    )
+    body = compress(Compression(compression), body)
+    attributes = int(compression) | (TRANSACTIONAL_FLAG if is_transactional else 0)
+    attributes |= CONTROL_FLAG if is_control else 0
+    header = HEADER.pack(
+        base_offset,
+        HEADER_SIZE - LOG_OVERHEAD + len(body),
+        partition_leader_epoch,
+        MAGIC_V2,
+        0,
+        attributes,
+        deltas[-1] if deltas else 0,
+        first_timestamp,
+        max(timestamps) if timestamps else base_timestamp,
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(items),
+    )
+    batch = bytearray(header + body)
+    _UINT32.pack_into(batch, CRC_POS, compute_crc(batch))
+    return bytes(batch)
