@@ -1,0 +1,90 @@
+"""DelayedProduce (acks=all waits for the hw) and DelayedFetch (min_bytes / max_wait)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+from kafkaref.impl.core.partition import AppendResult
+from kafkaref.impl.core.purgatory import DelayedOperation
+from kio.schema.errors import ErrorCode
+
+
+class DelayedProduce(DelayedOperation):
+    """Completes when, for every appended partition, hw >= last offset + 1 (or an error).
+
+    Partitions still waiting at expiry answer REQUEST_TIMED_OUT; an ISR that shrank below the
+    minimum by the time hw passed the batch answers NOT_ENOUGH_REPLICAS_AFTER_APPEND; a lost
+    leadership answers NOT_LEADER_OR_FOLLOWER.
+    """
+
+    def __init__(self, timeout_ms: int, results: dict, lookup, respond: Callable[[dict], None]):
+        super().__init__(timeout_ms)
+        self.results = dict(results)
+        self.lookup = lookup  # key -> Partition | None
+        self.respond = respond
+        self.waiting = {k for k, r in results.items() if r.error == ErrorCode.none}
+
+    def try_complete(self) -> bool:
+        for key in list(self.waiting):
+            error = self._check(key)
+            if error is not None:
+                self.waiting.discard(key)
+                if error != ErrorCode.none:
+                    self.results[key] = attrs.evolve(self.results[key], error=error)
+        return self.force_complete() if not self.waiting else False
+
+    def _check(self, key) -> ErrorCode | None:
+        partition = self.lookup(key)
+        if partition is None or not partition.is_leader:
+            return ErrorCode.not_leader_or_follower
+        if partition.high_watermark > self.results[key].last_offset:
+            if len(partition.isr) < partition.config.minimum_isr(len(partition.replicas)):
+                return ErrorCode.not_enough_replicas_after_append
+            return ErrorCode.none
+        return None
+
+    def on_complete(self) -> None:
+        for key in self.waiting:
+            self.results[key] = AppendResult(ErrorCode.request_timed_out)
+        self.respond(self.results)
+
+
+@attrs.frozen
+class FetchPartition:
+    fetch_offset: int
+    partition_max_bytes: int = 1 << 20
+    current_leader_epoch: int = -1
+    last_fetched_epoch: int = -1
+    log_start_offset: int = -1
+
+
+class DelayedFetch(DelayedOperation):
+    """Completes when min_bytes are readable across its partitions, or any partition changed
+    in a way the fetcher must hear about at once (error, leadership, truncation)."""
+
+    def __init__(self, max_wait_ms: int, min_bytes: int, replica_id: int, fetches: dict,
+                 lookup, read: Callable[[], dict], respond: Callable[[dict], None]):
+        super().__init__(max_wait_ms)
+        self.min_bytes, self.replica_id, self.fetches = min_bytes, replica_id, fetches
+        self.lookup, self.read, self.respond = lookup, read, respond
+
+    def try_complete(self) -> bool:
+        accumulated = 0
+        for key, fetch in self.fetches.items():
+            partition = self.lookup(key)
+            if partition is None or not partition.is_leader:
+                return self.force_complete()
+            if partition.check_leader_epoch(fetch.current_leader_epoch) != ErrorCode.none:
+                return self.force_complete()
+            end = (partition.log_end_offset if self.replica_id >= 0
+                   else partition.high_watermark)
+            if fetch.fetch_offset > end:
+                return self.force_complete()  # truncated below our position: say so now
+            accumulated += partition.readable_bytes(fetch.fetch_offset, self.replica_id)
+        if accumulated >= self.min_bytes:
+            return self.force_complete()
+        return False
+
+    def on_complete(self) -> None:
+        self.respond(self.read())

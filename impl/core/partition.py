@@ -1,0 +1,320 @@
+"""One partition replica on one broker: leader append, follower fetch state, hw, ISR, epochs.
+
+Single-threaded; the clock is injected. What it follows (KAFKA_SEMANTICS.md):
+- hw = min log end offset over the MAXIMAL ISR (committed ISR plus the members of an ISR change
+  still in flight), never moves backwards, and (KIP-966) does not advance while the ISR is below
+  min.insync.replicas;
+- acks=all with an ISR below min(min.insync.replicas, replication factor) is rejected before
+  anything is written (NOT_ENOUGH_REPLICAS);
+- fetches carrying a current leader epoch are fenced (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
+  before they can move follower state (KIP-320);
+- ISR expansion only for a follower whose leo >= hw and >= the start of the leader's epoch;
+  shrink for followers not caught up within replica.lag.time.max.ms.
+ISR changes are proposed through `alter_isr(partition, proposed_isr)` and take effect when the
+caller reports them committed (`isr_committed`), as with Kafka's AlterPartition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+from kafkaref.impl.core.batches import last_sequence, positioned_headers
+from kafkaref.impl.core.epoch_cache import UNDEFINED
+from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+from kafkaref.impl.protocol import records
+from kio.schema.errors import ErrorCode
+
+
+@attrs.frozen
+class PartitionConfig:
+    min_insync_replicas: int = 1
+    replica_lag_time_max_ms: int = 30_000
+    # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
+    # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
+    hw_requires_min_isr: bool = True
+
+    def minimum_isr(self, replication_factor: int) -> int:
+        return min(self.min_insync_replicas, replication_factor)
+
+
+@attrs.frozen
+class AppendResult:
+    error: ErrorCode
+    base_offset: int = -1
+    last_offset: int = -1
+    log_start_offset: int = 0
+    error_message: str | None = None
+
+
+@attrs.frozen
+class FetchResult:
+    error: ErrorCode
+    high_watermark: int = -1
+    log_start_offset: int = -1
+    log_end_offset: int = -1
+    records: bytes = b""
+    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
+
+
+@attrs.define
+class FollowerState:
+    log_end_offset: int = -1  # unknown until the follower fetches in this epoch
+    last_caught_up_ms: int = 0
+    last_fetch_leader_leo: int = -1
+    last_fetch_ms: int = 0
+
+
+class Partition:
+    def __init__(
+        self,
+        topic: str,
+        index: int,
+        broker_id: int,
+        log,
+        clock: Callable[[], int],
+        config: PartitionConfig = PartitionConfig(),  # noqa: B008 (frozen value)
+        alter_isr: Callable[[Partition, frozenset[int]], None] | None = None,
+    ):
+        self.topic, self.index, self.broker_id = topic, index, broker_id
+        self.log, self.clock, self.config = log, clock, config
+        self.alter_isr = alter_isr
+        self.replicas: tuple[int, ...] = (broker_id,)
+        self.leader_id: int | None = None
+        self.leader_epoch = UNDEFINED
+        self.isr: frozenset[int] = frozenset()
+        self.pending_isr: frozenset[int] | None = None
+        self.high_watermark = 0
+        self.followers: dict[int, FollowerState] = {}
+        self.producers = ProducerState()
+
+    # -- roles ----------------------------------------------------------------------------
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.topic, self.index)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.broker_id
+
+    @property
+    def maximal_isr(self) -> frozenset[int]:
+        return self.isr | self.pending_isr if self.pending_isr is not None else self.isr
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    def make_leader(self, leader_epoch: int, isr, replicas) -> bool:
+        """Become leader of leader_epoch; True if this is a new epoch or a leader change."""
+        changed = leader_epoch != self.leader_epoch or not self.is_leader
+        now = self.clock()
+        if leader_epoch > self.log.epochs.latest_epoch:
+            self.log.epochs.assign(leader_epoch, self.log.log_end_offset)
+        self.leader_id, self.leader_epoch = self.broker_id, leader_epoch
+        self.replicas, self.isr, self.pending_isr = tuple(replicas), frozenset(isr), None
+        if changed:
+            # a new leader knows nothing of its followers yet; ISR members get a grace period
+            self.followers = {
+                r: FollowerState(last_caught_up_ms=now if r in self.isr else 0)
+                for r in self.replicas
+                if r != self.broker_id
+            }
+        self.maybe_increment_hw()
+        return changed
+
+    def make_follower(self, leader_id: int | None, leader_epoch: int, replicas) -> bool:
+        changed = leader_epoch != self.leader_epoch or leader_id != self.leader_id
+        self.leader_id, self.leader_epoch = leader_id, leader_epoch
+        self.replicas, self.isr, self.pending_isr = tuple(replicas), frozenset(), None
+        self.followers = {}
+        return changed
+
+    # -- leader append ----------------------------------------------------------------------
+    def append_as_leader(self, data: bytes, required_acks: int) -> AppendResult:
+        if not self.is_leader:
+            return AppendResult(ErrorCode.not_leader_or_follower)
+        if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)):
+            return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
+        error, views = records.split_batches(data)
+        if error == ErrorCode.none and not views:
+            error = ErrorCode.invalid_record
+        for view in views if error == ErrorCode.none else ():
+            error = records.validate_batch(view, from_client=True)
+            if error != ErrorCode.none:
+                break
+        if error != ErrorCode.none:
+            return AppendResult(error, error_message="invalid record batch")
+        headers = [records.parse_header(view) for view in views]
+        idempotent = [h for h in headers if h.producer_id >= 0]
+        if idempotent:
+            if len(headers) != 1:
+                return AppendResult(ErrorCode.invalid_record, error_message="one batch only")
+            h = headers[0]
+            check = self.producers.check(
+                h.producer_id, h.producer_epoch, h.base_sequence, last_sequence(h)
+            )
+            if check.duplicate is not None:
+                dup = check.duplicate
+                return AppendResult(ErrorCode.none, dup.first_offset, dup.last_offset,
+                                    self.log.log_start_offset)
+            if check.error != ErrorCode.none:
+                return AppendResult(check.error)
+        return self._stamp_and_append(data, headers)
+
+    def _stamp_and_append(self, data: bytes, headers) -> AppendResult:
+        buffer = bytearray(data)
+        view = memoryview(buffer)
+        base = next_offset = self.log.log_end_offset
+        position = 0
+        for header in headers:
+            records.stamp_batch(view[position:], next_offset, self.leader_epoch)
+            position += header.size_bytes
+            first = next_offset
+            next_offset += header.last_offset_delta + 1
+            self.producers.record(
+                header.producer_id,
+                header.producer_epoch,
+                CachedBatch(header.base_sequence, last_sequence(header), first, next_offset - 1),
+            )
+        self.log.append(bytes(buffer))
+        self.maybe_increment_hw()
+        return AppendResult(ErrorCode.none, base, next_offset - 1, self.log.log_start_offset)
+
+    # -- follower side ----------------------------------------------------------------------
+    def append_as_follower(self, data: bytes, leader_hw: int) -> None:
+        """Append batches copied from the leader (offsets and epochs already stamped)."""
+        error, positioned = positioned_headers(data)
+        if error != ErrorCode.none:
+            raise ValueError(f"leader sent a malformed batch: {error.name}")
+        if positioned:
+            self.log.append(data)
+            for _, h in positioned:
+                if h.producer_id >= 0:
+                    self.producers.record(
+                        h.producer_id, h.producer_epoch,
+                        CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset),
+                    )
+        self.high_watermark = max(0, min(leader_hw, self.log.log_end_offset))
+
+    def truncate_to(self, offset: int) -> None:
+        self.log.truncate_to(offset)
+        self.producers.truncate_to(offset)
+        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+
+    # -- fetch ------------------------------------------------------------------------------
+    def check_leader_epoch(self, current_leader_epoch: int) -> ErrorCode:
+        if current_leader_epoch == UNDEFINED:
+            return ErrorCode.none
+        if current_leader_epoch < self.leader_epoch:
+            return ErrorCode.fenced_leader_epoch
+        if current_leader_epoch > self.leader_epoch:
+            return ErrorCode.unknown_leader_epoch
+        return ErrorCode.none
+
+    def fetch(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        replica_id: int = -1,
+        current_leader_epoch: int = UNDEFINED,
+        last_fetched_epoch: int = UNDEFINED,
+        min_one: bool = True,
+    ) -> FetchResult:
+        error = self.check_leader_epoch(current_leader_epoch)
+        if error == ErrorCode.none and not self.is_leader:
+            error = ErrorCode.not_leader_or_follower
+        if error != ErrorCode.none:
+            return FetchResult(error)
+        is_follower = replica_id >= 0
+        if is_follower and replica_id not in self.followers:
+            return FetchResult(ErrorCode.not_leader_or_follower)
+        leo, start = self.log.log_end_offset, self.log.log_start_offset
+        if is_follower and last_fetched_epoch != UNDEFINED:
+            epoch, end = self.log.epochs.end_offset_for(last_fetched_epoch, leo)
+            if epoch < last_fetched_epoch or end < fetch_offset:
+                return FetchResult(ErrorCode.none, self.high_watermark, start, leo,
+                                   diverging_epoch=(epoch, end))
+        if fetch_offset < start or fetch_offset > leo:
+            return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
+        if is_follower:
+            self._update_follower(replica_id, fetch_offset)
+        max_offset = leo if is_follower else self.high_watermark
+        records = self.log.read(fetch_offset, max_bytes, max_offset, min_one) if (
+            fetch_offset < max_offset) else b""
+        return FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)
+
+    def readable_bytes(self, fetch_offset: int, replica_id: int) -> int:
+        """Bytes a fetch at fetch_offset could return now (for DelayedFetch's min_bytes)."""
+        end = self.log.log_end_offset if replica_id >= 0 else self.high_watermark
+        return self.log.bytes_between(fetch_offset, end) if fetch_offset < end else 0
+
+    def _update_follower(self, replica_id: int, fetch_offset: int) -> None:
+        now, leader_leo = self.clock(), self.log.log_end_offset
+        state = self.followers[replica_id]
+        if fetch_offset >= leader_leo:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, now)
+        elif fetch_offset >= state.last_fetch_leader_leo >= 0:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
+        state.log_end_offset = fetch_offset
+        state.last_fetch_leader_leo, state.last_fetch_ms = leader_leo, now
+        self.maybe_expand_isr(replica_id)
+        self.maybe_increment_hw()
+
+    # -- hw and ISR -------------------------------------------------------------------------
+    def replica_leo(self, replica_id: int) -> int:
+        if replica_id == self.broker_id:
+            return self.log.log_end_offset
+        state = self.followers.get(replica_id)
+        return state.log_end_offset if state is not None else -1
+
+    def maybe_increment_hw(self) -> bool:
+        """Raise hw to the minimum leo over the maximal ISR; True if it moved."""
+        if not self.is_leader:
+            return False
+        minimum = self.config.minimum_isr(len(self.replicas))
+        if self.config.hw_requires_min_isr and len(self.isr) < minimum:
+            return False
+        candidate = min(self.replica_leo(r) for r in self.maximal_isr | {self.broker_id})
+        if candidate > self.high_watermark:
+            self.high_watermark = candidate
+            return True
+        return False
+
+    def maybe_expand_isr(self, replica_id: int) -> None:
+        if self.pending_isr is not None or replica_id in self.isr:
+            return
+        leo = self.replica_leo(replica_id)
+        epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
+        if epoch_start is None or leo < self.high_watermark or leo < epoch_start:
+            return
+        self._propose(self.isr | {replica_id})
+
+    def maybe_shrink_isr(self) -> None:
+        if not self.is_leader or self.pending_isr is not None:
+            return
+        now, lag = self.clock(), self.config.replica_lag_time_max_ms
+        out = {
+            r for r in self.isr - {self.broker_id}
+            if r in self.followers and now - self.followers[r].last_caught_up_ms > lag
+        }
+        if out:
+            self._propose(self.isr - out)
+
+    def _propose(self, proposed: frozenset[int]) -> None:
+        self.pending_isr = frozenset(proposed)
+        if self.alter_isr is None:
+            self.isr_committed(self.leader_epoch, proposed)
+        else:
+            self.alter_isr(self, self.pending_isr)
+
+    def isr_committed(self, leader_epoch: int, isr) -> bool:
+        """The controller accepted an ISR for leader_epoch; False if it is stale."""
+        if leader_epoch != self.leader_epoch or not self.is_leader:
+            return False
+        self.isr, self.pending_isr = frozenset(isr), None
+        self.maybe_increment_hw()
+        return True
+
+    def isr_rejected(self) -> None:
+        self.pending_isr = None

@@ -1,0 +1,84 @@
+"""Idempotent producer state per partition: producer id -> epoch and its last batches.
+
+Rules (Kafka's ProducerStateManager / ProducerAppendInfo, client-origin appends):
+- an epoch older than the producer's current one: INVALID_PRODUCER_EPOCH;
+- a new epoch must start at sequence 0 (unless nothing is known about the producer);
+- a batch equal to one of the last 5 cached: a duplicate -- Kafka answers success with the
+  ORIGINAL offsets and appends nothing (the producer's retry of an acknowledged batch);
+- otherwise the base sequence must follow the last one: OUT_OF_ORDER_SEQUENCE_NUMBER.
+"""
+
+from __future__ import annotations
+
+import attrs
+from kio.schema.errors import ErrorCode
+
+MAX_CACHED_BATCHES = 5
+NO_PRODUCER_ID = -1
+INT32_MAX = 2**31 - 1
+
+
+@attrs.frozen
+class CachedBatch:
+    first_seq: int
+    last_seq: int
+    first_offset: int
+    last_offset: int
+
+
+@attrs.frozen
+class ProducerEntry:
+    epoch: int
+    batches: tuple[CachedBatch, ...] = ()
+
+    @property
+    def last_seq(self) -> int:
+        return self.batches[-1].last_seq if self.batches else -1
+
+
+@attrs.frozen
+class SequenceCheck:
+    error: ErrorCode
+    duplicate: CachedBatch | None = None
+
+
+class ProducerState:
+    def __init__(self):
+        self.producers: dict[int, ProducerEntry] = {}
+
+    def check(self, producer_id: int, epoch: int, first_seq: int, last_seq: int) -> SequenceCheck:
+        if producer_id == NO_PRODUCER_ID:
+            return SequenceCheck(ErrorCode.none)
+        entry = self.producers.get(producer_id)
+        if entry is None:
+            return SequenceCheck(ErrorCode.none)
+        if epoch < entry.epoch:
+            return SequenceCheck(ErrorCode.invalid_producer_epoch)
+        if epoch > entry.epoch:
+            ok = first_seq == 0
+            return SequenceCheck(ErrorCode.none if ok else ErrorCode.out_of_order_sequence_number)
+        for batch in entry.batches:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
+                return SequenceCheck(ErrorCode.none, duplicate=batch)
+        expected = 0 if entry.last_seq == INT32_MAX else entry.last_seq + 1
+        if first_seq != expected:
+            return SequenceCheck(ErrorCode.out_of_order_sequence_number)
+        return SequenceCheck(ErrorCode.none)
+
+    def record(self, producer_id: int, epoch: int, batch: CachedBatch) -> None:
+        if producer_id == NO_PRODUCER_ID:
+            return
+        entry = self.producers.get(producer_id)
+        kept = entry.batches if entry is not None and entry.epoch == epoch else ()
+        self.producers[producer_id] = ProducerEntry(
+            epoch, (*kept, batch)[-MAX_CACHED_BATCHES:]
+        )
+
+    def truncate_to(self, offset: int) -> None:
+        """Forget batches at or beyond offset (a follower truncated its log)."""
+        for pid, entry in list(self.producers.items()):
+            kept = tuple(b for b in entry.batches if b.last_offset < offset)
+            if kept:
+                self.producers[pid] = attrs.evolve(entry, batches=kept)
+            else:
+                del self.producers[pid]

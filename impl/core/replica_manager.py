@@ -1,0 +1,205 @@
+"""The replica manager: every partition replica of one broker, and its two purgatories.
+
+Single-threaded and steppable: callers pass a `respond` callback with each request and the
+manager calls it exactly once, now or when a delayed operation completes or expires during a
+later call (another request, an ISR change, `advance_clock`). The threaded server wraps calls in
+one lock; tests and the lockstep checks call it directly with an injected clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import attrs
+from kafkaref.impl.core.batches import positioned_headers
+from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
+from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
+from kafkaref.impl.core.purgatory import Purgatory
+from kio.schema.errors import ErrorCode
+
+Key = tuple[str, int]
+EARLIEST, LATEST = -2, -1
+
+
+@attrs.frozen
+class OffsetAnswer:
+    error: ErrorCode
+    offset: int = -1
+    timestamp: int = -1
+    leader_epoch: int = -1
+
+
+class ReplicaManager:
+    def __init__(self, broker_id: int, clock: Callable[[], int], log_factory: Callable,
+                 alter_isr: Callable | None = None, isr_check_interval_ms: int | None = None):
+        self.broker_id, self.clock, self.log_factory = broker_id, clock, log_factory
+        self.alter_isr = alter_isr
+        self.partitions: dict[Key, Partition] = {}
+        self.produce_purgatory = Purgatory("produce", clock)
+        self.fetch_purgatory = Purgatory("fetch", clock)
+        self.isr_check_interval_ms = isr_check_interval_ms
+        self._next_isr_check_ms = clock()
+
+    # -- partitions -------------------------------------------------------------------------
+    def partition(self, key: Key) -> Partition | None:
+        return self.partitions.get(key)
+
+    def ensure_partition(self, key: Key, config: PartitionConfig) -> Partition:
+        partition = self.partitions.get(key)
+        if partition is None:
+            partition = Partition(key[0], key[1], self.broker_id, self.log_factory(key),
+                                  self.clock, config, self.alter_isr)
+            self.partitions[key] = partition
+        else:
+            partition.config = config
+        return partition
+
+    def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
+                      replicas) -> None:
+        partition = self.ensure_partition(key, config)
+        partition.make_leader(leader_epoch, isr, replicas)
+        self._wake(key, hw_changed=True)
+
+    def become_follower(self, key: Key, config: PartitionConfig, leader_id, leader_epoch: int,
+                        replicas) -> None:
+        partition = self.ensure_partition(key, config)
+        partition.make_follower(leader_id, leader_epoch, replicas)
+        # waiting requests learn now that this broker no longer leads
+        self.produce_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
+
+    def isr_committed(self, key: Key, leader_epoch: int, isr) -> None:
+        partition = self.partitions.get(key)
+        if partition is not None:
+            before = partition.high_watermark
+            partition.isr_committed(leader_epoch, isr)
+            self._wake(key, hw_changed=partition.high_watermark != before)
+            self.produce_purgatory.check_and_complete(key)  # ISR size matters to acks=all
+
+    def _wake(self, key: Key, hw_changed: bool) -> None:
+        if hw_changed:
+            self.produce_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
+
+    # -- produce ----------------------------------------------------------------------------
+    def append_records(self, timeout_ms: int, required_acks: int, entries: dict[Key, bytes],
+                       respond: Callable[[dict[Key, AppendResult]], None]) -> None:
+        if required_acks not in (-1, 0, 1):
+            respond({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries})
+            return
+        results = {}
+        for key, data in entries.items():
+            partition = self.partitions.get(key)
+            if partition is None:
+                results[key] = AppendResult(ErrorCode.unknown_topic_or_partition)
+                continue
+            before = partition.high_watermark
+            results[key] = partition.append_as_leader(data, required_acks)
+            if results[key].error == ErrorCode.none:
+                self._wake(key, hw_changed=partition.high_watermark != before)
+        if required_acks == -1 and any(r.error == ErrorCode.none for r in results.values()):
+            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
+            self.produce_purgatory.try_complete_else_watch(op, list(entries))
+        else:
+            respond(results)
+
+    # -- fetch ------------------------------------------------------------------------------
+    def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
+              fetches: dict[Key, FetchPartition],
+              respond: Callable[[dict[Key, FetchResult]], None]) -> None:
+        def read() -> dict[Key, FetchResult]:
+            return self._read(replica_id, max_bytes, fetches)
+
+        results = read()
+        readable = sum(len(r.records) for r in results.values())
+        errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
+        if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors:
+            respond(results)
+            return
+        op = DelayedFetch(max_wait_ms, min_bytes, replica_id, fetches, self.partitions.get,
+                          read, respond)
+        self.fetch_purgatory.try_complete_else_watch(op, list(fetches))
+
+    def _read(self, replica_id: int, max_bytes: int, fetches) -> dict[Key, FetchResult]:
+        results, remaining = {}, max_bytes
+        for key, fetch in fetches.items():
+            partition = self.partitions.get(key)
+            if partition is None:
+                results[key] = FetchResult(ErrorCode.unknown_topic_or_partition)
+                continue
+            before = partition.high_watermark
+            result = partition.fetch(
+                fetch.fetch_offset, max(0, min(fetch.partition_max_bytes, remaining)),
+                replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
+                min_one=remaining == max_bytes,
+            )
+            results[key] = result
+            remaining -= len(result.records)
+            if partition.high_watermark != before:
+                self.produce_purgatory.check_and_complete(key)
+                self.fetch_purgatory.check_and_complete(key)
+        return results
+
+    # -- offsets ----------------------------------------------------------------------------
+    def list_offset(self, key: Key, timestamp: int, current_leader_epoch: int = -1,
+                    replica_id: int = -1) -> OffsetAnswer:
+        partition = self.partitions.get(key)
+        if partition is None:
+            return OffsetAnswer(ErrorCode.unknown_topic_or_partition)
+        error = partition.check_leader_epoch(current_leader_epoch)
+        if error == ErrorCode.none and not partition.is_leader:
+            error = ErrorCode.not_leader_or_follower
+        if error != ErrorCode.none:
+            return OffsetAnswer(error)
+        log = partition.log
+        if timestamp == EARLIEST:
+            offset = log.log_start_offset
+        elif timestamp == LATEST:
+            offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
+        else:
+            offset = self._offset_for_time(partition, timestamp)
+        return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
+
+    @staticmethod
+    def _offset_for_time(partition: Partition, timestamp: int) -> int:
+        """First batch below hw whose max timestamp >= timestamp (batch granularity)."""
+        position, hw = partition.log.log_start_offset, partition.high_watermark
+        while position < hw:
+            data = partition.log.read(position, 1 << 20, hw)
+            if not data:
+                break
+            for _, header in positioned_headers(data)[1]:
+                if header.max_timestamp >= timestamp and header.last_offset >= position:
+                    return max(header.base_offset, position)
+                position = header.next_offset
+        return hw
+
+    def offset_for_leader_epoch(self, key: Key, leader_epoch: int,
+                                current_leader_epoch: int = -1) -> OffsetAnswer:
+        partition = self.partitions.get(key)
+        if partition is None:
+            return OffsetAnswer(ErrorCode.unknown_topic_or_partition)
+        error = partition.check_leader_epoch(current_leader_epoch)
+        if error == ErrorCode.none and not partition.is_leader:
+            error = ErrorCode.not_leader_or_follower
+        if error != ErrorCode.none:
+            return OffsetAnswer(error)
+        epoch, end = partition.log.epochs.end_offset_for(leader_epoch, partition.log_end_offset)
+        return OffsetAnswer(ErrorCode.none, end, -1, epoch)
+
+    # -- time -------------------------------------------------------------------------------
+    def advance_clock(self, now_ms: int | None = None) -> None:
+        now = self.clock() if now_ms is None else now_ms
+        self.produce_purgatory.advance_clock(now)
+        self.fetch_purgatory.advance_clock(now)
+        interval = self.isr_check_interval_ms
+        if interval is not None and now >= self._next_isr_check_ms:
+            self._next_isr_check_ms = now + interval
+            self.maybe_shrink_isrs()
+
+    def maybe_shrink_isrs(self) -> None:
+        for key, partition in self.partitions.items():
+            before = partition.high_watermark
+            partition.maybe_shrink_isr()
+            if partition.high_watermark != before or partition.pending_isr is None:
+                self._wake(key, hw_changed=partition.high_watermark != before)
