@@ -13,7 +13,7 @@ import click
 # The summary lives here so that listing commands imports none of them.
 COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
-    "explore": ("kafkaref.spec.cli:explore", "Exhaustively explore the replication spec or model."),
+    "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
 }
 
