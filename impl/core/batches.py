@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.protocol import records
 from kafkaref.impl.protocol.records import BatchHeader
-from kio.schema.errors import ErrorCode
 
 
 def positioned_headers(data) -> tuple[ErrorCode, list[tuple[int, BatchHeader]]]:

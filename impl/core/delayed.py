@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.core.partition import AppendResult
 from kafkaref.impl.core.purgatory import DelayedOperation
-from kio.schema.errors import ErrorCode
 
 
 class DelayedProduce(DelayedOperation):

@@ -19,11 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.core.batches import last_sequence, positioned_headers
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
 from kafkaref.impl.protocol import records
-from kio.schema.errors import ErrorCode
 
 
 @attrs.frozen

@@ -11,11 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import attrs
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.core.batches import positioned_headers
 from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
-from kio.schema.errors import ErrorCode
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1

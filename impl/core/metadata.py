@@ -1,0 +1,66 @@
+"""Cluster metadata as frozen values: brokers, topics, and per partition leader / epoch / ISR.
+
+The controller (or, for a single broker, the broker itself) is the only writer; brokers apply a
+new image with `Broker.apply_metadata`, which turns it into become_leader / become_follower.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from kafkaref.impl.core.partition import PartitionConfig
+
+
+@attrs.frozen
+class BrokerEndpoint:
+    broker_id: int
+    host: str
+    port: int
+
+
+@attrs.frozen
+class PartitionMeta:
+    leader: int  # -1 when no replica can lead
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    partition_epoch: int = 0  # bumped on every leader or ISR change (Kafka's partition epoch)
+
+
+@attrs.frozen
+class TopicMeta:
+    name: str
+    partitions: tuple[PartitionMeta, ...]
+    configs: tuple[tuple[str, str], ...] = ()
+
+    def config(self) -> PartitionConfig:
+        values = dict(self.configs)
+        return PartitionConfig(
+            min_insync_replicas=int(values.get("min.insync.replicas", 1)),
+            replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
+        )
+
+
+@attrs.frozen
+class ClusterMetadata:
+    cluster_id: str = "kafkaref"
+    controller_id: int = -1
+    epoch: int = 0  # bumped on every change; brokers ignore older images
+    brokers: tuple[BrokerEndpoint, ...] = ()
+    topics: tuple[TopicMeta, ...] = ()
+
+    def topic(self, name: str) -> TopicMeta | None:
+        for topic in self.topics:
+            if topic.name == name:
+                return topic
+        return None
+
+    def broker(self, broker_id: int) -> BrokerEndpoint | None:
+        for broker in self.brokers:
+            if broker.broker_id == broker_id:
+                return broker
+        return None
+
+    def with_topic(self, topic: TopicMeta) -> ClusterMetadata:
+        others = tuple(t for t in self.topics if t.name != topic.name)
+        return attrs.evolve(self, topics=(*others, topic), epoch=self.epoch + 1)

@@ -1,0 +1,181 @@
+"""Kafka request/response framing over kio (pinned 0.6.5): headers, bodies, supported versions.
+
+Why kio: it is generated from Kafka's own JSON message schemas (every API, every version,
+flexible encodings and tagged fields included) with a native decoder; writing a codec by hand
+from the schemas would be a second, less tested copy of the same thing. kio does not touch
+record batches; impl/protocol/records.py does.
+
+A frame on the wire is int32 size + payload. A request payload is a request header (v1, or v2
+for flexible versions) then the body; a response is a response header (v0, or v1 for flexible
+versions -- except ApiVersions, always v0) then the body.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+
+import attrs
+from kio.index import load_request_schema, load_response_schema
+from kio.schema.errors import ErrorCode
+from kio.schema.request_header.v1.header import RequestHeader as RequestHeaderV1
+from kio.schema.request_header.v2.header import RequestHeader as RequestHeaderV2
+from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeaderV0
+from kio.serial import entity_reader, entity_writer
+from kio.serial.errors import SerialError
+
+SIZE = struct.Struct(">i")
+API_VERSIONS = 18
+
+# api_key -> (name, min advertised, max advertised). KAFKA_SEMANTICS.md "Wire protocol for real
+# clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
+# librdkafka starts with it; answering it directly saves a round trip).
+SUPPORTED: dict[int, tuple[str, int, int]] = {
+    0: ("produce", 3, 8),
+    1: ("fetch", 4, 11),
+    2: ("list_offsets", 1, 5),
+    3: ("metadata", 1, 8),
+    8: ("offset_commit", 2, 7),
+    9: ("offset_fetch", 1, 5),
+    10: ("find_coordinator", 0, 2),
+    18: ("api_versions", 0, 3),
+    19: ("create_topics", 2, 4),
+    22: ("init_producer_id", 0, 1),
+    23: ("offset_for_leader_epoch", 2, 3),
+}
+# Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
+# fetched epoch and returns the diverging epoch).
+ACCEPTED_EXTRA: dict[int, tuple[int, int]] = {1: (12, 12)}
+
+
+def is_supported(api_key: int, version: int) -> bool:
+    if api_key not in SUPPORTED:
+        return False
+    _, low, high = SUPPORTED[api_key]
+    if low <= version <= high:
+        return True
+    extra = ACCEPTED_EXTRA.get(api_key)
+    return extra is not None and extra[0] <= version <= extra[1]
+
+
+class MalformedRequest(ValueError):
+    """The frame cannot be understood; the connection must be closed."""
+
+
+@attrs.frozen
+class Request:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    body: object | None  # kio request object; None when the version is unsupported
+
+    @property
+    def name(self) -> str:
+        return SUPPORTED[self.api_key][0]
+
+
+def peek_header(payload: bytes) -> tuple[int, int, int]:
+    """(api_key, api_version, correlation_id): the fields that are the same in every header."""
+    if len(payload) < 8:
+        raise MalformedRequest("request shorter than a header")
+    api_key, api_version, correlation_id = struct.unpack_from(">hhi", payload, 0)
+    return api_key, api_version, correlation_id
+
+
+def decode_request(payload: bytes) -> Request:
+    """Decode a request payload (without the size prefix).
+
+    Raises MalformedRequest for garbage. An unsupported ApiVersions version yields a Request
+    with body None (to be answered UNSUPPORTED_VERSION); any other unknown API or version is
+    malformed (Kafka closes the connection).
+    """
+    api_key, api_version, correlation_id = peek_header(payload)
+    if not is_supported(api_key, api_version):
+        if api_key == API_VERSIONS and api_version >= 0:
+            return Request(api_key, api_version, correlation_id, None, None)
+        raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
+    cls = load_request_schema(api_key, api_version)
+    try:
+        header, offset = entity_reader(cls.__header_schema__)(payload, 0)
+        body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
+        offset += size
+    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError) as exc:
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc}") from exc
+    if offset != len(payload):
+        raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
+    return Request(api_key, api_version, correlation_id, header.client_id, body)
+
+
+def response_class(api_key: int, api_version: int):
+    return load_response_schema(api_key, api_version)
+
+
+def _header_class(response_cls):
+    if response_cls.__api_key__ == API_VERSIONS:
+        return ResponseHeaderV0  # ApiVersions answers with header v0 at every version
+    return response_cls.__header_schema__
+
+
+def encode_response(correlation_id: int, response) -> bytes:
+    """Size-prefixed frame holding a response header and the kio response object."""
+    buffer = io.BytesIO()
+    buffer.write(b"\0\0\0\0")
+    header_cls = _header_class(type(response))
+    entity_writer(header_cls)(buffer, header_cls(correlation_id=correlation_id))
+    entity_writer(type(response))(buffer, response)
+    frame = buffer.getbuffer()
+    SIZE.pack_into(frame, 0, len(frame) - 4)
+    return bytes(frame)
+
+
+def encode_request(correlation_id: int, client_id: str | None, request) -> bytes:
+    """Size-prefixed frame holding a request header and the kio request object."""
+    buffer = io.BytesIO()
+    buffer.write(b"\0\0\0\0")
+    header_cls = type(request).__header_schema__
+    fields = {
+        "request_api_key": type(request).__api_key__,
+        "request_api_version": type(request).__version__,
+        "correlation_id": correlation_id,
+        "client_id": client_id,
+    }
+    entity_writer(header_cls)(buffer, header_cls(**fields))
+    entity_writer(type(request))(buffer, request)
+    frame = buffer.getbuffer()
+    SIZE.pack_into(frame, 0, len(frame) - 4)
+    return bytes(frame)
+
+
+def decode_response(api_key: int, api_version: int, payload: bytes):
+    """(correlation_id, kio response) from a response payload (without the size prefix)."""
+    cls = response_class(api_key, api_version)
+    header, offset = entity_reader(_header_class(cls))(payload, 0)
+    body, _ = entity_reader(cls)(payload, offset)
+    return header.correlation_id, body
+
+
+def unsupported_api_versions_response() -> bytes:
+    """The v0 body Kafka sends for an ApiVersions version it does not know."""
+    from kio.schema.api_versions.v0.response import ApiVersion, ApiVersionsResponse
+
+    return ApiVersionsResponse(
+        error_code=ErrorCode.unsupported_version,
+        api_keys=tuple(
+            ApiVersion(api_key=key, min_version=low, max_version=high)
+            for key, (_, low, high) in sorted(SUPPORTED.items())
+        ),
+    )
+
+
+__all__ = [
+    "RequestHeaderV1",
+    "RequestHeaderV2",
+    "SUPPORTED",
+    "MalformedRequest",
+    "Request",
+    "decode_request",
+    "encode_request",
+    "encode_response",
+    "decode_response",
+]
