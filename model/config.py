@@ -1,0 +1,67 @@
+"""The cluster configuration of the model, and the switchable bug variants.
+
+Everything that bounds or parameterises the model lives in one frozen value, so a test, an
+exploration or a lockstep run states its whole setup in one place.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import attrs
+
+
+class Bug(enum.Enum):
+    """Deliberate flaws from BUG_CATALOG.md, switched on one by one to show the checks catch them."""
+
+    # B1: on becoming follower, truncate the log to the local high watermark (pre-KIP-101).
+    TRUNCATE_TO_HW = "truncate-to-hw"
+    # B8: the leader computes the hw from the committed ISR only, not the maximal ISR.
+    HW_WITHOUT_MAXIMAL_ISR = "hw-without-maximal-isr"
+    # B9: the hw keeps advancing while the ISR is below min.insync.replicas (pre-KIP-966).
+    HW_UNDER_MIN_ISR = "hw-under-min-isr"
+    # M4: consumer fetches are served up to the log end offset instead of the hw.
+    READ_ABOVE_HW = "read-above-hw"
+
+
+def _positive(instance, attribute, value) -> None:
+    if value < 1:
+        raise ValueError(f"{attribute.name} must be >= 1, got {value}")
+
+
+@attrs.frozen
+class ClusterConfig:
+    """Static configuration: topology, replication settings, flush policy and bug switches.
+
+    Partition p is replicated on brokers (p + i) % brokers for i in range(replication_factor);
+    its preferred (first) replica is p % brokers.
+    """
+
+    brokers: int = attrs.field(default=3, validator=_positive)
+    partitions: int = attrs.field(default=1, validator=_positive)
+    replication_factor: int = attrs.field(default=3, validator=_positive)
+    min_insync_replicas: int = attrs.field(default=2, validator=_positive)
+    unclean_leader_election: bool = False
+    replica_lag_time_max_ms: int = attrs.field(default=30_000, validator=_positive)
+    # Flush policy: flush a replica once this many records are unflushed (Kafka's
+    # flush.messages). None = never flush by itself (Kafka's default): only Flush events do.
+    flush_interval_messages: int | None = None
+    # Upper bound on records a follower takes per replica fetch (None: everything up to leo).
+    replica_fetch_max_records: int | None = None
+    bugs: frozenset[Bug] = attrs.field(default=frozenset(), converter=frozenset)
+
+    def __attrs_post_init__(self) -> None:
+        if self.replication_factor > self.brokers:
+            raise ValueError("replication_factor cannot exceed the number of brokers")
+
+    @property
+    def min_isr(self) -> int:
+        """The effective minimum ISR size: Kafka caps min.insync.replicas at the replica count."""
+        return min(self.min_insync_replicas, self.replication_factor)
+
+    def assignment(self, partition: int) -> tuple[int, ...]:
+        """The brokers holding a replica of `partition`, preferred replica first."""
+        return tuple((partition + i) % self.brokers for i in range(self.replication_factor))
+
+    def has(self, bug: Bug) -> bool:
+        return bug in self.bugs

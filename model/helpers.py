@@ -1,0 +1,129 @@
+"""Pure helpers of the model with PEP 316 contracts (`pre:` / `post:`), checked by CrossHair
+(`tox -e crosshair`). They take plain tuples and ints, so CrossHair can reason about them.
+
+An epoch cache is a tuple of (leader epoch, start offset) pairs, ascending in both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+UNDEFINED = -1
+
+
+def end_offset_for_epoch(
+    cache: Sequence[tuple[int, int]], log_end_offset: int, epoch: int
+) -> tuple[int, int]:
+    """Kafka's answer to "where does `epoch` end in this log?" (LeaderEpochFileCache.endOffsetFor):
+    the latest epoch itself ends at the log end offset; an older epoch ends where the next larger
+    epoch starts, reported with the largest known epoch <= `epoch` (or `epoch` itself when the
+    cache knows none that small); (UNDEFINED, UNDEFINED) when no larger epoch is known.
+
+    pre: all(cache[i][0] < cache[i + 1][0] and cache[i][1] <= cache[i + 1][1] for i in range(len(cache) - 1))
+    pre: all(0 <= start <= log_end_offset for _, start in cache)
+    post: __return__ == (UNDEFINED, UNDEFINED) or __return__[0] <= epoch
+    post: __return__[1] <= log_end_offset
+    post: not cache or cache[-1][0] != epoch or __return__ == (epoch, log_end_offset)
+    """
+    if epoch == UNDEFINED:
+        return UNDEFINED, UNDEFINED
+    if cache and cache[-1][0] == epoch:
+        return epoch, log_end_offset
+    floor = None
+    for known, start in cache:
+        if known > epoch:
+            return (epoch if floor is None else floor), start
+        floor = known
+    return UNDEFINED, UNDEFINED
+
+
+def follower_truncation(
+    leader_epoch: int,
+    leader_end_offset: int,
+    own_cache: Sequence[tuple[int, int]],
+    own_end_offset: int,
+    own_hw: int,
+) -> tuple[int, bool]:
+    """Where a follower truncates on a diverging-epoch fetch response (fetch v12+, the modern
+    form of KIP-320), and whether that settles it (False: another fetch round is needed because
+    the follower's own epoch for that offset differs). Kafka's getOffsetTruncationState.
+
+    pre: 0 <= own_hw <= own_end_offset
+    pre: all(0 <= start <= own_end_offset for _, start in own_cache)
+    pre: all(own_cache[i][0] < own_cache[i + 1][0] and own_cache[i][1] <= own_cache[i + 1][1] for i in range(len(own_cache) - 1))
+    post: 0 <= __return__[0] <= own_end_offset
+    """
+    if leader_end_offset == UNDEFINED:
+        return min(own_hw, own_end_offset), True
+    if leader_epoch == UNDEFINED:
+        return max(0, min(leader_end_offset, own_end_offset)), True
+    own_epoch, own_end = end_offset_for_epoch(own_cache, own_end_offset, leader_epoch)
+    if own_end == UNDEFINED:
+        return max(0, min(leader_end_offset, own_end_offset)), True
+    if own_epoch != leader_epoch:
+        return min(own_end, own_end_offset), False
+    return max(0, min(leader_end_offset, own_end)), True
+
+
+def high_watermark(
+    hw: int, leader_end_offset: int, follower_end_offsets: Sequence[int], gated: bool
+) -> int:
+    """The leader's hw: the smallest log end offset over the (maximal) ISR, the leader's own
+    included, never lower than before. `gated` (the ISR is below min.insync.replicas, KIP-966)
+    freezes it. A follower that has not fetched in this epoch reports -1 and holds it still.
+
+    pre: 0 <= hw <= leader_end_offset
+    post: hw <= __return__ <= leader_end_offset
+    post: not gated or __return__ == hw
+    post: __return__ == hw or all(__return__ <= e for e in follower_end_offsets)
+    """
+    if gated:
+        return hw
+    low = leader_end_offset
+    for end in follower_end_offsets:
+        if end < low:
+            low = end
+    return low if low > hw else hw
+
+
+def trim_epoch_cache(cache: tuple[tuple[int, int], ...], end_offset: int) -> tuple[tuple[int, int], ...]:
+    """The cache after truncating the log to `end_offset`: epochs starting at or beyond it go
+    (Kafka's truncateFromEnd).
+
+    pre: end_offset >= 0
+    post: all(start < end_offset for _, start in __return__)
+    post: __return__ == cache[:len(__return__)]
+    """
+    keep = len(cache)
+    while keep and cache[keep - 1][1] >= end_offset:
+        keep -= 1
+    return cache if keep == len(cache) else cache[:keep]
+
+
+def assign_epoch(cache: tuple[tuple[int, int], ...], epoch: int, start_offset: int) -> tuple[tuple[int, int], ...]:
+    """Record that `epoch` starts at `start_offset` (a new leader, or a follower appending the
+    first record of an epoch). Epochs not newer than the latest are ignored; entries starting at
+    or after `start_offset` are replaced (an epoch without records has no range: Kafka's
+    LeaderEpochFileCache.assign does the same).
+
+    pre: start_offset >= 0
+    pre: all(cache[i][0] < cache[i + 1][0] and cache[i][1] <= cache[i + 1][1] for i in range(len(cache) - 1))
+    post: all(__return__[i][0] < __return__[i + 1][0] and __return__[i][1] < __return__[i + 1][1] for i in range(len(__return__) - 1)) or __return__ == cache
+    post: len(__return__) <= len(cache) + 1
+    post: __return__ == cache or __return__[-1] == (epoch, start_offset)
+    """
+    if cache and cache[-1][0] >= epoch:
+        return cache
+    keep = len(cache)
+    while keep and cache[keep - 1][1] >= start_offset:
+        keep -= 1
+    return cache[:keep] + ((epoch, start_offset),)
+
+
+def record_size(value: bytes) -> int:
+    """Bytes a record counts for in min_bytes / max_bytes: its value plus one byte of framing,
+    so that empty values still count (the model does not encode batches; see MODEL.md).
+
+    post: __return__ == len(value) + 1
+    """
+    return len(value) + 1

@@ -1,0 +1,742 @@
+"""The model's single entry point: step(state, event) -> (state, effects).
+
+Pure and deterministic: no threads, sockets, files or wall clock. Each handler takes the state
+and one event and returns the next state and the effects (responses with Kafka error codes,
+purgatory completions and expirations). Expected failures are error codes; impossible events
+(unknown broker or partition, a broker without a replica of the partition) raise ValueError.
+
+Semantics follow shared/design/KAFKA_SEMANTICS.md; MODEL.md lists every simplification.
+"""
+
+from __future__ import annotations
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.model.config import Bug, ClusterConfig
+from kafkaref.model.effects import (
+    COMPLETED,
+    EXPIRED,
+    IMMEDIATE,
+    Disconnected,
+    Effect,
+    ElectionResult,
+    FetchResponse,
+    IsrChangeResult,
+    ListOffsetsResponse,
+    ProduceResponse,
+    ReplicaFetchResult,
+)
+from kafkaref.model.events import (
+    ACKS_ALL,
+    ACKS_NONE,
+    EARLIEST,
+    LATEST,
+    CommitIsrChange,
+    CrashBroker,
+    Elect,
+    Event,
+    Fetch,
+    Flush,
+    ListOffsets,
+    Produce,
+    ReplicaFetch,
+    RestartBroker,
+    Tick,
+)
+from kafkaref.model.helpers import (
+    UNDEFINED,
+    assign_epoch,
+    end_offset_for_epoch,
+    follower_truncation,
+    high_watermark,
+    record_size,
+    trim_epoch_cache,
+)
+from kafkaref.model.values import (
+    UNKNOWN_OFFSET,
+    Delayed,
+    DelayedFetch,
+    DelayedProduce,
+    Entry,
+    ModelState,
+    PartitionState,
+    Replica,
+)
+
+Effects = tuple[Effect, ...]
+NONE = ErrorCode.none
+
+
+def step(state: ModelState, event: Event) -> tuple[ModelState, Effects]:
+    """Apply one event. Returns the next state and the effects, in the order they happen."""
+    try:
+        handler = _HANDLERS[type(event)]
+    except KeyError:
+        raise TypeError(f"not a model event: {event!r}") from None
+    return handler(state, event)
+
+
+# ---------------------------------------------------------------------------------------------
+# Small rebuilders: replace one replica / one partition, sharing everything else.
+
+
+def _with_replica(part: PartitionState, broker: int, replica: Replica) -> PartitionState:
+    replicas = part.replicas
+    return PartitionState(
+        replicas[:broker] + (replica,) + replicas[broker + 1 :], part.control, part.next_record_id
+    )
+
+
+def _with_partition(state: ModelState, p: int, part: PartitionState, purgatory=None) -> ModelState:
+    parts = state.partitions
+    return ModelState(
+        state.config,
+        state.now_ms,
+        state.alive,
+        parts[:p] + (part,) + parts[p + 1 :],
+        state.purgatory if purgatory is None else purgatory,
+    )
+
+
+def _replica_of(state: ModelState, p: int, broker: int) -> Replica | None:
+    config = state.config
+    if not 0 <= p < config.partitions:
+        raise ValueError(f"no partition {p}")
+    if not 0 <= broker < config.brokers:
+        raise ValueError(f"no broker {broker}")
+    return state.partitions[p].replicas[broker]
+
+
+def _replace(replica: Replica, **changes) -> Replica:
+    """attrs.evolve without its per-call introspection (step() is on the hot path)."""
+    fields = {
+        "log": replica.log,
+        "hw": replica.hw,
+        "flushed": replica.flushed,
+        "epoch_cache": replica.epoch_cache,
+        "leader": replica.leader,
+        "leader_epoch": replica.leader_epoch,
+        "partition_epoch": replica.partition_epoch,
+        "isr": replica.isr,
+        "pending_isr": replica.pending_isr,
+        "follower_offsets": replica.follower_offsets,
+        "caught_up_ms": replica.caught_up_ms,
+        "synced_epoch": replica.synced_epoch,
+    }
+    fields.update(changes)
+    return Replica(**fields)
+
+
+def _maybe_flush(config: ClusterConfig, replica: Replica) -> Replica:
+    every = config.flush_interval_messages
+    if every is not None and replica.leo - replica.flushed >= every:
+        return _replace(replica, flushed=replica.leo)
+    return replica
+
+
+def _truncate(replica: Replica, length: int) -> Replica:
+    if length >= replica.leo:
+        return replica
+    return _replace(
+        replica,
+        log=replica.log.truncate(length),
+        hw=min(replica.hw, length),
+        flushed=min(replica.flushed, length),
+        epoch_cache=trim_epoch_cache(replica.epoch_cache, length),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# High watermark and purgatory.
+
+
+def _leader_hw(config: ClusterConfig, broker: int, replica: Replica) -> Replica:
+    """Recompute a leader's hw from its (maximal) ISR; KIP-966: frozen below min ISR."""
+    members = replica.isr if Bug.HW_WITHOUT_MAXIMAL_ISR in config.bugs else replica.maximal_isr
+    # KIP-966: no hw advance while the committed ISR is below min.insync.replicas.
+    gated = Bug.HW_UNDER_MIN_ISR not in config.bugs and len(replica.isr) < config.min_isr
+    offsets = replica.follower_offsets
+    follower_ends = [offsets[f] for f in members if f != broker]
+    return replica.raise_hw(high_watermark(replica.hw, replica.leo, follower_ends, gated))
+
+
+def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int, tuple[Entry, ...]]:
+    """Whole batches from the one holding `offset` up to `end`: at least one batch, then more
+    while the total stays within max_bytes. Returns (first offset, entries)."""
+    if offset >= end:
+        return offset, ()
+    log = replica.log
+    first = log[offset].base
+    stop = first
+    total = 0
+    while stop < end:
+        batch_end = stop
+        batch_bytes = 0
+        base = log[stop].base
+        while batch_end < end and log[batch_end].base == base:
+            batch_bytes += record_size(log[batch_end].value)
+            batch_end += 1
+        if stop > first and total + batch_bytes > max_bytes:
+            break
+        total += batch_bytes
+        stop = batch_end
+    return first, log.slice(first, stop)
+
+
+def _readable_bytes(replica: Replica, offset: int, end: int, enough: int) -> int:
+    """Bytes readable from `offset` to `end`, counting no further than `enough`."""
+    total = 0
+    log = replica.log
+    for index in range(offset, end):
+        total += record_size(log[index].value)
+        if total >= enough:
+            break
+    return total
+
+
+def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
+    return replica.leo if Bug.READ_ABOVE_HW in config.bugs else replica.hw
+
+
+def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> FetchResponse:
+    first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
+    return FetchResponse(request_id, NONE, replica.hw, first, records, via)
+
+
+def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker: int) -> Effect | None:
+    """The answer for a parked operation if it can complete now, else None."""
+    lost = replica is None or replica.leader != broker
+    if isinstance(op, DelayedProduce):
+        if lost:
+            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+        if replica.hw >= op.required_offset:
+            error = NONE if len(replica.isr) >= config.min_isr else ErrorCode.not_enough_replicas_after_append
+            return ProduceResponse(op.request_id, error, op.base_offset, op.record_ids, COMPLETED)
+        return None
+    if lost:
+        return FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+    end = _consumer_end(config, replica)
+    if _readable_bytes(replica, op.offset, end, op.min_bytes) >= op.min_bytes:
+        return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, COMPLETED)
+    return None
+
+
+def _try_complete(
+    config: ClusterConfig, purgatory: tuple[Delayed, ...], broker: int, p: int, replica: Replica | None
+) -> tuple[tuple[Delayed, ...], list[Effect]]:
+    """Check every operation watched on (broker, partition): the trigger after an hw change or a
+    leadership change."""
+    if not purgatory:
+        return purgatory, []
+    keep: list[Delayed] = []
+    effects: list[Effect] = []
+    for op in purgatory:
+        if op.broker == broker and op.partition == p:
+            answer = _settle(config, op, replica, broker)
+            if answer is not None:
+                effects.append(answer)
+                continue
+        keep.append(op)
+    return (tuple(keep) if effects else purgatory), effects
+
+
+def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionState, replica: Replica,
+                     effects: list[Effect]) -> ModelState:
+    """Store a leader's replica after its log or followers moved; if its hw rose, complete what
+    waits on it."""
+    before = replica.hw
+    replica = _leader_hw(state.config, broker, replica)
+    part = _with_replica(part, broker, replica)
+    purgatory = state.purgatory
+    if replica.hw != before:
+        purgatory, done = _try_complete(state.config, purgatory, broker, p, replica)
+        effects.extend(done)
+    return _with_partition(state, p, part, purgatory)
+
+
+# ---------------------------------------------------------------------------------------------
+# Client requests.
+
+
+def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
+    config, p, broker = state.config, event.partition, event.broker
+    replica = _replica_of(state, p, broker)
+    silent = event.acks == ACKS_NONE  # acks=0: the client expects no answer at all
+
+    def fail(error: ErrorCode) -> tuple[ModelState, Effects]:
+        return state, () if silent else (ProduceResponse(event.request_id, error),)
+
+    if not state.alive[broker]:
+        return state, () if silent else (Disconnected(event.request_id),)
+    if replica is None or replica.leader != broker:
+        return fail(ErrorCode.not_leader_or_follower)
+    if event.acks not in (ACKS_NONE, 1, ACKS_ALL):
+        return fail(ErrorCode.invalid_required_acks)
+    if not event.values:
+        return fail(ErrorCode.invalid_request)
+    if event.acks == ACKS_ALL and len(replica.isr) < config.min_isr:
+        return fail(ErrorCode.not_enough_replicas)  # checked before the append: nothing written
+
+    part = state.partitions[p]
+    base = replica.leo
+    epoch = replica.leader_epoch
+    first_id = part.next_record_id
+    entries = tuple(Entry(first_id + i, epoch, value, base) for i, value in enumerate(event.values))
+    record_ids = tuple(entry.id for entry in entries)
+    replica = _maybe_flush(config, _replace(replica, log=replica.log.append(entries)))
+    part = PartitionState(part.replicas, part.control, first_id + len(entries))
+
+    effects: list[Effect] = []
+    state = _leader_progress(state, p, broker, part, replica, effects)
+    replica = state.partitions[p].replicas[broker]
+    if event.acks == 1:
+        effects.append(ProduceResponse(event.request_id, NONE, base, record_ids))
+    elif event.acks == ACKS_ALL:
+        op = DelayedProduce(event.request_id, broker, p, base, base + len(entries), record_ids,
+                            state.now_ms + event.timeout_ms)
+        answer = _settle(config, op, replica, broker)
+        if answer is not None:
+            effects.append(ProduceResponse(op.request_id, answer.error, base, record_ids))
+        elif event.timeout_ms <= 0:
+            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
+        else:
+            state = ModelState(state.config, state.now_ms, state.alive, state.partitions,
+                               state.purgatory + (op,))
+    return state, tuple(effects)
+
+
+def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_epoch: int
+                        ) -> tuple[Replica | None, ErrorCode]:
+    replica = _replica_of(state, p, broker)
+    if replica is None or replica.leader != broker:
+        return None, ErrorCode.not_leader_or_follower
+    if current_leader_epoch >= 0:
+        if current_leader_epoch < replica.leader_epoch:
+            return None, ErrorCode.fenced_leader_epoch
+        if current_leader_epoch > replica.leader_epoch:
+            return None, ErrorCode.unknown_leader_epoch
+    return replica, NONE
+
+
+def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
+    if not state.alive[event.broker]:
+        _replica_of(state, event.partition, event.broker)
+        return state, (Disconnected(event.request_id),)
+    config = state.config
+    replica, error = _leader_for_request(state, event.partition, event.broker,
+                                         event.current_leader_epoch)
+    if replica is None:
+        return state, (FetchResponse(event.request_id, error),)
+    if not 0 <= event.offset <= replica.leo:
+        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw),)
+    end = _consumer_end(config, replica)
+    if event.max_wait_ms <= 0 or _readable_bytes(replica, event.offset, end, event.min_bytes) >= event.min_bytes:
+        return state, (_fetch_answer(config, replica, event.request_id, event.offset,
+                                     event.max_bytes, IMMEDIATE),)
+    op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
+                      event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms)
+    return ModelState(config, state.now_ms, state.alive, state.partitions,
+                      state.purgatory + (op,)), ()
+
+
+def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Effects]:
+    if not state.alive[event.broker]:
+        _replica_of(state, event.partition, event.broker)
+        return state, (Disconnected(event.request_id),)
+    replica, error = _leader_for_request(state, event.partition, event.broker, -1)
+    if replica is None:
+        return state, (ListOffsetsResponse(event.request_id, error),)
+    if event.timestamp == EARLIEST:
+        return state, (ListOffsetsResponse(event.request_id, NONE, 0),)
+    if event.timestamp == LATEST:
+        # read_uncommitted consumers see up to the hw, so "latest" is the hw.
+        return state, (ListOffsetsResponse(event.request_id, NONE, replica.hw),)
+    return state, (ListOffsetsResponse(event.request_id, ErrorCode.invalid_request),)
+
+
+# ---------------------------------------------------------------------------------------------
+# Replication.
+
+
+def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, Effects]:
+    config, p = state.config, event.partition
+    leader_id, follower_id = event.leader, event.follower
+    leader = _replica_of(state, p, leader_id)
+    follower = _replica_of(state, p, follower_id)
+    if leader is None or follower is None or leader_id == follower_id:
+        raise ValueError(f"replica fetch between non-replicas of partition {p}: {event!r}")
+    if not state.alive[follower_id]:
+        return state, ()  # a dead broker sends nothing
+
+    def result(error: ErrorCode, **more) -> ReplicaFetchResult:
+        return ReplicaFetchResult(leader_id, follower_id, p, error, **more)
+
+    if not state.alive[leader_id]:
+        return state, (result(ErrorCode.network_exception, applied=False),)
+    if leader.leader != leader_id:
+        return state, (result(ErrorCode.not_leader_or_follower, applied=False),)
+    if event.current_leader_epoch < leader.leader_epoch:
+        return state, (result(ErrorCode.fenced_leader_epoch, applied=False),)
+    if event.current_leader_epoch > leader.leader_epoch:
+        return state, (result(ErrorCode.unknown_leader_epoch, applied=False),)
+
+    # The follower applies the response only if it is still in the state it fetched from.
+    current = (
+        follower.leader == leader_id
+        and follower.leader_epoch == event.current_leader_epoch
+        and follower.leo == event.fetch_offset
+        and (follower.log.last.epoch if follower.log else UNDEFINED) == event.last_fetched_epoch
+    )
+    part = state.partitions[p]
+
+    if event.last_fetched_epoch != UNDEFINED:
+        epoch, end = end_offset_for_epoch(leader.epoch_cache, leader.leo, event.last_fetched_epoch)
+        if epoch < event.last_fetched_epoch or end < event.fetch_offset:
+            # Diverging epoch: no records, no update of the leader's view of the follower.
+            if not current:
+                return state, (result(NONE, diverging=(epoch, end), applied=False),)
+            offset, _settled = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
+                                                   min(follower.hw, follower.leo))
+            follower = _truncate(follower, offset)
+            part = _with_replica(part, follower_id, follower)
+            return _with_partition(state, p, part), (
+                result(NONE, diverging=(epoch, end), truncated_to=offset),
+            )
+
+    if not 0 <= event.fetch_offset <= leader.leo:
+        if current and follower.leo > leader.leo:
+            follower = _truncate(follower, leader.leo)
+            part = _with_replica(part, follower_id, follower)
+            return _with_partition(state, p, part), (
+                result(ErrorCode.offset_out_of_range, truncated_to=leader.leo),
+            )
+        return state, (result(ErrorCode.offset_out_of_range, applied=current),)
+
+    # Leader side. The response carries the hw from before this fetch's update (Kafka reads the
+    # log first and then updates the follower's state), so followers learn the hw one fetch late.
+    response_hw = leader.hw
+    stop = _replica_fetch_stop(config, leader, event.fetch_offset)
+    records = leader.log.slice(event.fetch_offset, stop)
+    leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset)
+    effects: list[Effect] = []
+    state = _leader_progress(state, p, leader_id, part, leader, effects)
+    part = state.partitions[p]
+
+    # Follower side.
+    if not current:
+        effects.insert(0, result(NONE, applied=False))
+        return state, tuple(effects)
+    follower = _follower_append(config, follower, records, response_hw, event.current_leader_epoch)
+    state = _with_partition(state, p, _with_replica(part, follower_id, follower))
+    effects.insert(0, result(NONE, appended=len(records)))
+    return state, tuple(effects)
+
+
+def _replica_fetch_stop(config: ClusterConfig, leader: Replica, fetch_offset: int) -> int:
+    """Where a follower's fetch stops: the leader's leo, or whole batches up to the cap."""
+    cap = config.replica_fetch_max_records
+    if cap is None or leader.leo - fetch_offset <= cap:
+        return leader.leo
+    stop = fetch_offset
+    log = leader.log
+    while stop < leader.leo and (stop == fetch_offset or stop - fetch_offset < cap):
+        base = log[stop].base
+        while stop < leader.leo and log[stop].base == base:
+            stop += 1
+    return stop
+
+
+def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follower_id: int,
+                      fetch_offset: int) -> Replica:
+    """The leader records the follower's fetch offset and catch-up time, and proposes an ISR
+    expansion when the follower has reached the hw and the start of the leader's epoch."""
+    offsets = leader.follower_offsets
+    offsets = offsets[:follower_id] + (fetch_offset,) + offsets[follower_id + 1 :]
+    caught_up = leader.caught_up_ms
+    if fetch_offset >= leader.leo:
+        caught_up = caught_up[:follower_id] + (state.now_ms,) + caught_up[follower_id + 1 :]
+    pending = leader.pending_isr
+    if pending is None and follower_id not in leader.isr:
+        epoch_start = leader.epoch_cache[-1][1] if leader.epoch_cache else 0
+        if fetch_offset >= leader.hw and fetch_offset >= epoch_start:
+            pending = leader.isr | {follower_id}
+    return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending)
+
+
+def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[Entry, ...],
+                     leader_hw: int, epoch: int) -> Replica:
+    cache = follower.epoch_cache
+    latest = cache[-1][0] if cache else UNDEFINED
+    offset = follower.leo
+    for entry in records:
+        if entry.epoch > latest:
+            cache = assign_epoch(cache, entry.epoch, offset)
+            latest = entry.epoch
+        offset += 1
+    log = follower.log.append(records)
+    follower = _replace(follower, log=log, epoch_cache=cache, hw=min(leader_hw, len(log)),
+                        synced_epoch=epoch)
+    return _maybe_flush(config, follower)
+
+
+# ---------------------------------------------------------------------------------------------
+# Time, ISR changes, controller.
+
+
+def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
+    state = state.advance_clock(event.ms)
+    now = state.now_ms
+    effects: list[Effect] = []
+    purgatory = state.purgatory
+    if purgatory:
+        keep = []
+        for op in purgatory:
+            if op.deadline_ms > now:
+                keep.append(op)
+                continue
+            replica = state.partitions[op.partition].replicas[op.broker]
+            if isinstance(op, DelayedProduce):
+                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
+            elif replica is None or replica.leader != op.broker:
+                effects.append(FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=EXPIRED))
+            else:
+                effects.append(_fetch_answer(state.config, replica, op.request_id, op.offset,
+                                             op.max_bytes, EXPIRED))
+        if effects:
+            state = ModelState(state.config, now, state.alive, state.partitions, tuple(keep))
+    parts = state.partitions
+    new_parts = list(parts)
+    lag = state.config.replica_lag_time_max_ms
+    for p, part in enumerate(parts):
+        leader_id = part.control.leader
+        if leader_id is None or not state.alive[leader_id]:
+            continue
+        leader = part.replicas[leader_id]
+        if leader.leader != leader_id or leader.pending_isr is not None:
+            continue
+        laggards = {
+            f for f in leader.isr
+            if f != leader_id and leader.follower_offsets[f] < leader.leo
+            and now - leader.caught_up_ms[f] > lag
+        }
+        if laggards:
+            new_parts[p] = _with_replica(part, leader_id,
+                                         _replace(leader, pending_isr=leader.isr - laggards))
+    if any(a is not b for a, b in zip(new_parts, parts, strict=True)):
+        state = ModelState(state.config, now, state.alive, tuple(new_parts), state.purgatory)
+    return state, tuple(effects)
+
+
+def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[ModelState, Effects]:
+    """The controller handles the leader's AlterPartition: compare-and-set on the partition epoch
+    and leader epoch; a new member must be alive. ELR (KIP-966): members leaving an ISR that is
+    then below min.insync.replicas become eligible leaders; an ISR at or above the minimum
+    clears the ELR."""
+    config, p = state.config, event.partition
+    part = state.partitions[p]
+    control = part.control
+    leader_id = control.leader
+    if leader_id is None or not state.alive[leader_id]:
+        return state, ()
+    leader = part.replicas[leader_id]
+    proposed = leader.pending_isr
+    if leader.leader != leader_id or proposed is None:
+        return state, ()
+    error = NONE
+    if leader.partition_epoch != control.partition_epoch or leader.leader_epoch != control.leader_epoch:
+        error = ErrorCode.invalid_update_version
+    elif any(not state.alive[r] for r in proposed - control.isr):
+        error = ErrorCode.ineligible_replica
+    if error != NONE:
+        leader = _replace(leader, pending_isr=None)
+        return _with_partition(state, p, _with_replica(part, leader_id, leader)), (
+            IsrChangeResult(p, error, control.isr),
+        )
+    removed = control.isr - proposed
+    elr = (control.elr | removed) - proposed if len(proposed) < config.min_isr else frozenset()
+    control = control.changed(leader=leader_id, isr=proposed, elr=elr, new_leader_epoch=False)
+    part = PartitionState(part.replicas, control, part.next_record_id)
+    leader = _replace(leader, isr=proposed, pending_isr=None, partition_epoch=control.partition_epoch)
+    effects: list[Effect] = [IsrChangeResult(p, NONE, proposed)]
+    return _leader_progress(state, p, leader_id, part, leader, effects), tuple(effects)
+
+
+def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broker: int,
+                          effects: list[Effect]) -> tuple[PartitionState, tuple[Delayed, ...]]:
+    """Deliver the controller's current state of partition p to a live broker: it becomes the
+    leader (recording its epoch start and forgetting followers' positions) or a follower."""
+    control = part.control
+    replica = part.replicas[broker]
+    config = state.config
+    now = state.now_ms
+    was_leader = replica.leader == broker
+    if control.leader == broker:
+        brokers = config.brokers
+        caught_up = tuple(now if f in control.isr else replica.caught_up_ms[f] for f in range(brokers))
+        replica = _replace(
+            replica,
+            leader=broker,
+            leader_epoch=control.leader_epoch,
+            partition_epoch=control.partition_epoch,
+            isr=control.isr,
+            pending_isr=None,
+            epoch_cache=assign_epoch(replica.epoch_cache, control.leader_epoch, replica.leo),
+            follower_offsets=(UNKNOWN_OFFSET,) * brokers,
+            caught_up_ms=caught_up,
+            synced_epoch=control.leader_epoch,
+        )
+    else:
+        if Bug.TRUNCATE_TO_HW in config.bugs and control.leader is not None:
+            replica = _truncate(replica, replica.hw)
+        replica = _replace(
+            replica,
+            leader=control.leader,
+            leader_epoch=control.leader_epoch,
+            partition_epoch=control.partition_epoch,
+            isr=control.isr,
+            pending_isr=None,
+            hw=min(replica.hw, replica.leo),
+        )
+    part = _with_replica(part, broker, replica)
+    purgatory = state.purgatory
+    if was_leader and control.leader != broker:
+        purgatory, done = _try_complete(config, purgatory, broker, p, replica)
+        effects.extend(done)
+    return part, purgatory
+
+
+def _publish(state: ModelState, p: int, part: PartitionState, effects: list[Effect]) -> ModelState:
+    """Store a new controller state for p and send LeaderAndIsr to every live replica (delivery
+    is synchronous in the model; see MODEL.md)."""
+    state = _with_partition(state, p, part)
+    for broker in state.config.assignment(p):
+        if state.alive[broker]:
+            part, purgatory = _apply_leader_and_isr(state, p, part, broker, effects)
+            state = _with_partition(state, p, part, purgatory)
+    leader_id = part.control.leader
+    if leader_id is not None and state.alive[leader_id]:
+        state = _leader_progress(state, p, leader_id, part, part.replicas[leader_id], effects)
+    return state
+
+
+def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
+    config, p, candidate = state.config, event.partition, event.leader
+    if _replica_of(state, p, candidate) is None:
+        raise ValueError(f"broker {candidate} holds no replica of partition {p}")
+    part = state.partitions[p]
+    control = part.control
+
+    def refuse(error: ErrorCode) -> tuple[ModelState, Effects]:
+        return state, (ElectionResult(p, candidate, error),)
+
+    if control.leader == candidate:
+        return refuse(ErrorCode.election_not_needed)
+    if not state.alive[candidate]:
+        return refuse(ErrorCode.ineligible_replica)
+    live_isr = {r for r in control.isr if state.alive[r]}
+    live_elr = {r for r in control.elr if state.alive[r]}
+    if event.unclean:
+        if not config.unclean_leader_election or live_isr or live_elr:
+            return refuse(ErrorCode.ineligible_replica)
+        isr, elr = frozenset({candidate}), frozenset()
+    elif candidate in live_isr:
+        isr, elr = control.isr, control.elr
+    elif not live_isr and candidate in live_elr:
+        isr, elr = frozenset({candidate}), control.elr - {candidate}
+    else:
+        return refuse(ErrorCode.ineligible_replica)
+    control = control.changed(leader=candidate, isr=isr, elr=elr, new_leader_epoch=True)
+    part = PartitionState(part.replicas, control, part.next_record_id)
+    effects: list[Effect] = [ElectionResult(p, candidate, NONE, control.leader_epoch)]
+    state = _publish(state, p, part, effects)
+    return state, tuple(effects)
+
+
+def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
+    """Unclean shutdown: unflushed suffixes are lost, parked requests are disconnected, and the
+    controller (which notices at once) removes the broker from ISRs and ELRs, bumping the leader
+    epoch as the ZooKeeper-era controller does. The last ISR member stays in the ISR (so the
+    partition stays offline rather than electing a replica without the data)."""
+    broker = event.broker
+    if not 0 <= broker < state.config.brokers:
+        raise ValueError(f"no broker {broker}")
+    if not state.alive[broker]:
+        return state, ()
+    effects: list[Effect] = [Disconnected(op.request_id) for op in state.purgatory if op.broker == broker]
+    purgatory = tuple(op for op in state.purgatory if op.broker != broker)
+    alive = state.alive[:broker] + (False,) + state.alive[broker + 1 :]
+    state = ModelState(state.config, state.now_ms, alive, state.partitions, purgatory)
+    for p in range(state.config.partitions):
+        part = state.partitions[p]
+        replica = part.replicas[broker]
+        if replica is None:
+            continue
+        replica = _truncate(replica, replica.flushed)
+        replica = _replace(replica, leader=None, pending_isr=None)
+        part = _with_replica(part, broker, replica)
+        control = part.control
+        isr, elr = control.isr, control.elr - {broker}
+        if broker == control.leader or (broker in isr and len(isr) > 1):
+            new_isr = isr - {broker} if len(isr) > 1 else isr
+            new_leader = None if broker == control.leader else control.leader
+            control = control.changed(leader=new_leader, isr=new_isr, elr=elr, new_leader_epoch=True)
+            state = _publish(state, p, PartitionState(part.replicas, control, part.next_record_id), effects)
+        else:
+            if elr != control.elr:
+                control = control.changed(leader=control.leader, isr=isr, elr=elr, new_leader_epoch=False)
+            state = _with_partition(state, p, PartitionState(part.replicas, control, part.next_record_id))
+    return state, tuple(effects)
+
+
+def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effects]:
+    """Recovery: the broker comes back with its flushed logs and follows the current leaders.
+    KIP-966: a last ISR member returning from an unclean shutdown leaves the ISR (it may have
+    lost committed records), so only the ELR or an unclean election can bring the partition
+    back."""
+    broker = event.broker
+    if not 0 <= broker < state.config.brokers:
+        raise ValueError(f"no broker {broker}")
+    if state.alive[broker]:
+        return state, ()
+    alive = state.alive[:broker] + (True,) + state.alive[broker + 1 :]
+    state = ModelState(state.config, state.now_ms, alive, state.partitions, state.purgatory)
+    effects: list[Effect] = []
+    for p in range(state.config.partitions):
+        part = state.partitions[p]
+        if part.replicas[broker] is None:
+            continue
+        control = part.control
+        if control.isr == frozenset({broker}) and control.leader is None:
+            control = control.changed(leader=None, isr=frozenset(), elr=control.elr, new_leader_epoch=False)
+            part = PartitionState(part.replicas, control, part.next_record_id)
+        part, purgatory = _apply_leader_and_isr(state, p, part, broker, effects)
+        state = _with_partition(state, p, part, purgatory)
+    return state, tuple(effects)
+
+
+def _flush(state: ModelState, event: Flush) -> tuple[ModelState, Effects]:
+    broker = event.broker
+    if not 0 <= broker < state.config.brokers:
+        raise ValueError(f"no broker {broker}")
+    if not state.alive[broker]:
+        return state, ()
+    for p in range(state.config.partitions):
+        part = state.partitions[p]
+        replica = part.replicas[broker]
+        if replica is not None and replica.flushed != replica.leo:
+            state = _with_partition(state, p, _with_replica(part, broker, _replace(replica, flushed=replica.leo)))
+    return state, ()
+
+
+_HANDLERS = {
+    Produce: _produce,
+    Fetch: _fetch,
+    ListOffsets: _list_offsets,
+    ReplicaFetch: _replica_fetch,
+    Tick: _tick,
+    CrashBroker: _crash,
+    RestartBroker: _restart,
+    Elect: _elect,
+    CommitIsrChange: _commit_isr_change,
+    Flush: _flush,
+}
