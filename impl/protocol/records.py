@@ -27,13 +27,14 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 import crc32c
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.protocol.compression import Compression, CompressionError, compress, decompress
 from kafkaref.impl.protocol.varint import (
     VARINT_BYTES_MAX,
     decode_varint,
     encode_varint,
 )
-from kio.schema.errors import ErrorCode
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61

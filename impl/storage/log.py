@@ -1,0 +1,659 @@
+"""Log: one partition's commit log on disk, a directory of segments.
+
+    <dir>/00000000000000000000.log        batches exactly as Kafka stores them
+    <dir>/00000000000000000000.index      sparse offset index (rebuilt by recovery)
+    <dir>/00000000000000000000.timeindex  sparse time index (rebuilt by recovery)
+    <dir>/partition-checkpoint            recovery point, high watermark, log start offset
+    <dir>/leader-epoch-checkpoint         the leader epoch cache
+    <dir>/.kafka_cleanshutdown            present only between close() and the next open
+
+Opening a directory without the clean-shutdown marker runs recovery: every segment from the one
+holding the recovery point on is scanned batch by batch (size, magic, CRC, offsets); the first bad
+or torn batch and everything after it is removed, the indexes are rebuilt, later segments deleted.
+
+Threading: a Log is not thread-safe; the caller serialises calls per partition (the partition
+lock). A FetchSlice owns a duplicate of the segment's file descriptor, so a network thread can
+sendfile() from it after the lock is released, even if the segment is deleted meanwhile.
+
+The interface the core uses (impl/core/memory_log.MemoryLog is its in-memory twin):
+log_start_offset, log_end_offset, epochs, append(), read(), bytes_between(), truncate_to(),
+batches(), flush(), flushed_offset.
+"""
+
+import bisect
+import os
+import re
+import time
+from collections.abc import Callable, Iterator
+
+import attrs
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.protocol.records import (
+    BatchHeader,
+    check_batch,
+    parse_header,
+    split_batches,
+    stamp_batch,
+    validate_batch,
+)
+from kafkaref.impl.storage import checkpoint
+from kafkaref.impl.storage.config import LogConfig
+from kafkaref.impl.storage.epoch_cache import FILE_NAME as EPOCH_FILE_NAME
+from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
+from kafkaref.impl.storage.fetch import FetchSlice
+from kafkaref.impl.storage.segment import LogSegment
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+CHECKPOINT_FILE = "partition-checkpoint"
+_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
+_INDEX_NAME = re.compile(r"^(\d{20})\.(index|timeindex)$")
+
+
+def wall_clock_ms() -> int:
+    """The default clock for a Log used outside tests (tests pass their own)."""
+    return int(time.time() * 1000)
+
+
+@attrs.frozen
+class AppendInfo:
+    """Outcome of an append: error is ErrorCode.none when every batch was written."""
+
+    error: ErrorCode
+    first_offset: int = -1
+    last_offset: int = -1
+    batches: int = 0
+    bytes: int = 0
+    log_start_offset: int = 0
+
+
+@attrs.frozen
+class RecoveryReport:
+    """What open() did: whether it recovered, what it scanned, what it cut off."""
+
+    clean_shutdown: bool
+    segments_scanned: int = 0
+    bytes_scanned: int = 0
+    bytes_truncated: int = 0
+    segments_deleted: int = 0
+    index_rebuilds: int = 0
+    checkpoint_valid: bool = True
+
+
+class Log:
+    """The segmented log of one partition; see the module docstring for layout and recovery."""
+
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig = LogConfig(),  # noqa: B008 (a frozen value)
+        clock_ms: Callable[[], int] = wall_clock_ms,
+        recover_from_start: bool = False,
+    ):
+        """Open (creating if needed) the log in directory, recovering it if it was not closed
+        cleanly. recover_from_start scans every segment instead of those past the recovery
+        point (what a corruption check wants)."""
+        self.directory = directory
+        self.config = config
+        self.clock_ms = clock_ms
+        self.segments: list[LogSegment] = []
+        self._bases: list[int] = []
+        self.log_start_offset = 0
+        self.high_watermark = 0
+        self.recovery_point = 0
+        self._leo = 0
+        self._unflushed_messages = 0
+        self._last_flush_ms = clock_ms()
+        self._closed = False
+        os.makedirs(directory, exist_ok=True)
+        self.recovery = self._open(recover_from_start)
+
+    # =========================================================================================
+    # Offsets
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets (leo)."""
+        return self._leo
+
+    leo = log_end_offset
+
+    @property
+    def flushed_offset(self) -> int:
+        """Everything below this offset is fsynced (the recovery point)."""
+        return self.recovery_point
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments[-1]
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(segment.size for segment in self.segments)
+
+    def set_high_watermark(self, offset: int) -> None:
+        """Remember the hw to checkpoint (clamped to [log start, leo]); the partition owns it."""
+        self.high_watermark = max(self.log_start_offset, min(offset, self._leo))
+
+    # =========================================================================================
+    # Appends
+    def append(self, data) -> AppendInfo:
+        """Append batches already stamped with offsets and leader epochs (the follower path, and
+        the core's path after it stamped them). Each batch must pass the frame check (size,
+        magic, CRC); nothing is written unless all do. Raises ValueError if the offsets do not
+        continue the log (a caller bug, as in MemoryLog); gaps forward are allowed (compaction).
+        Each batch's leader epoch goes into the epoch cache."""
+        self._check_open()
+        error, batches = split_batches(data)
+        if error != ErrorCode.none:
+            return AppendInfo(error, log_start_offset=self.log_start_offset)
+        headers = []
+        expected = self._leo
+        for batch in batches:
+            error = self._check_frame(batch)
+            if error != ErrorCode.none:
+                return AppendInfo(error, log_start_offset=self.log_start_offset)
+            header = parse_header(batch)
+            if header.base_offset < expected:
+                raise ValueError(f"batch at offset {header.base_offset} below expected {expected}")
+            expected = header.next_offset
+            headers.append(header)
+        return self._append_checked(batches, headers)
+
+    def append_as_leader(self, data, leader_epoch: int) -> AppendInfo:
+        """Validate producer batches (base offset 0, CRC, codec and, if config.validate_records,
+        every record), assign offsets from the log end, stamp offsets and leader_epoch in place
+        (outside the CRC) and append. Errors come back as values; nothing is written then."""
+        self._check_open()
+        error, batches = split_batches(data)
+        if error == ErrorCode.none and not batches:
+            error = ErrorCode.invalid_record
+        if error != ErrorCode.none:
+            return AppendInfo(error, log_start_offset=self.log_start_offset)
+        buffer = bytearray(data)
+        view = memoryview(buffer)
+        stamped, headers = [], []
+        next_offset = self._leo
+        position = 0
+        for batch in batches:
+            error = self._validate_producer_batch(batch)
+            if error != ErrorCode.none:
+                return AppendInfo(error, log_start_offset=self.log_start_offset)
+            own = view[position : position + len(batch)]
+            position += len(batch)
+            stamp_batch(own, next_offset, leader_epoch)
+            header = parse_header(own)
+            next_offset = header.next_offset
+            stamped.append(own)
+            headers.append(header)
+        self.epochs.assign(leader_epoch, self._leo)
+        return self._append_checked(stamped, headers)
+
+    def _validate_producer_batch(self, batch) -> ErrorCode:
+        if "M7" in self.config.mutants:
+            return ErrorCode.none
+        if self.config.validate_records:
+            return validate_batch(
+                batch, decompressed_bytes_max=self.config.decompressed_bytes_max
+            )
+        error = check_batch(batch)
+        if error == ErrorCode.none and parse_header(batch).base_offset != 0:
+            return ErrorCode.invalid_record
+        return error
+
+    def _check_frame(self, batch) -> ErrorCode:
+        if "M7" in self.config.mutants:
+            return ErrorCode.none if parse_header(batch) is not None else ErrorCode.corrupt_message
+        return check_batch(batch)
+
+    def _append_checked(self, batches, headers: list[BatchHeader]) -> AppendInfo:
+        if not batches:
+            return AppendInfo(ErrorCode.none, log_start_offset=self.log_start_offset)
+        total = 0
+        for batch, header in zip(batches, headers, strict=True):
+            self._append_one(batch, header)
+            total += len(batch)
+            self._unflushed_messages += header.records_count
+        self._maybe_flush()
+        return AppendInfo(
+            ErrorCode.none,
+            headers[0].base_offset,
+            headers[-1].last_offset,
+            len(batches),
+            total,
+            self.log_start_offset,
+        )
+
+    def _append_one(self, batch, header: BatchHeader) -> None:
+        segment = self.active_segment
+        if segment.needs_roll(header, len(batch), self.clock_ms()):
+            segment = self._roll(header.base_offset)
+            if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
+                self._leo = header.next_offset
+                return
+        segment.append(batch, header)
+        self._leo = header.next_offset
+        self.epochs.assign(header.partition_leader_epoch, header.base_offset)
+
+    def _roll(self, base_offset: int) -> LogSegment:
+        """Start a new active segment at base_offset; the old one is closed for appends and
+        fsynced, so the recovery point moves to the new base."""
+        old = self.active_segment
+        if old.size == 0:  # an empty segment whose offsets no longer fit: replace it
+            old.delete()
+            self.segments.pop()
+            self._bases.pop()
+        else:
+            old.on_become_inactive()
+            old.flush()
+        segment = LogSegment.create(self.directory, base_offset, self.config, self.clock_ms())
+        checkpoint.fsync_directory(self.directory)
+        self.segments.append(segment)
+        self._bases.append(base_offset)
+        if self.recovery_point >= old.base_offset or old.size == 0:
+            self.recovery_point = max(self.recovery_point, base_offset)
+            self.write_checkpoint()
+        return segment
+
+    def roll(self) -> None:
+        """Roll now (if the active segment holds anything): a new segment starts at the leo."""
+        self._check_open()
+        if self.active_segment.size:
+            self._roll(self._leo)
+
+    # =========================================================================================
+    # Reads
+    def read_slice(
+        self,
+        offset: int,
+        max_bytes: int,
+        upper_offset: int | None = None,
+        min_one: bool = True,
+    ) -> FetchSlice:
+        """Whole batches from the one holding `offset`, from one segment, as a file byte range.
+
+        The range ends before the first batch that reaches upper_offset (the hw for consumers,
+        the leo for followers; default leo) and within max_bytes, except that min_one returns
+        at least the first batch however large. (Kafka may cut the last batch at max_bytes;
+        kafkaref returns whole batches only, which every client accepts.) The range may start
+        below `offset` (the batch holding it); clients skip those records.
+        OFFSET_OUT_OF_RANGE if offset < log start or > leo. The caller closes the slice.
+        """
+        self._check_open()
+        upper = self._leo if upper_offset is None else min(upper_offset, self._leo)
+        if offset < self.log_start_offset or offset > self._leo:
+            return FetchSlice.empty(ErrorCode.offset_out_of_range, offset)
+        if offset >= upper:
+            return FetchSlice.empty(ErrorCode.none, offset)
+        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        for segment in self.segments[slot:]:
+            if segment.base_offset >= upper:
+                break
+            found = segment.translate_offset(offset)
+            if found is None:
+                continue
+            return self._slice_of(segment, found, upper, max_bytes, min_one)
+        return FetchSlice.empty(ErrorCode.none, offset)
+
+    def _slice_of(self, segment, found, upper: int, max_bytes: int, min_one: bool) -> FetchSlice:
+        start, first = found
+        if first.next_offset > upper:
+            return FetchSlice.empty(ErrorCode.none, first.base_offset)
+        end = segment.size
+        if upper < segment.next_offset:
+            bound = segment.translate_offset(upper, start)
+            end = bound[0] if bound is not None else segment.size
+        if end - start > max_bytes:
+            end = segment.boundary_at_or_before(start + max(max_bytes, 0), start)
+            if end == start and min_one:
+                end = start + first.size_bytes
+        if end <= start:
+            return FetchSlice.empty(ErrorCode.none, first.base_offset)
+        return FetchSlice(ErrorCode.none, os.dup(segment.fd), segment.log_path, start, end - start,
+                          first.base_offset)
+
+    def read(self, offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one: bool = True) -> bytes:
+        """read_slice() as bytes (MemoryLog's signature); b"" when out of range or nothing."""
+        with self.read_slice(offset, max_bytes, max_offset, min_one) as fetched:
+            return fetched.read_bytes()
+
+    def bytes_between(self, start_offset: int, end_offset: int) -> int:
+        """Bytes of the batches holding offsets in [start_offset, end_offset): what a fetch
+        from start_offset could return below end_offset (DelayedFetch's min_bytes check)."""
+        self._check_open()
+        end_offset = min(end_offset, self._leo)
+        if start_offset >= end_offset:
+            return 0
+        total = 0
+        slot = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
+        for segment in self.segments[slot:]:
+            if segment.base_offset >= end_offset:
+                break
+            found = segment.translate_offset(start_offset)
+            if found is None:
+                continue
+            stop = segment.size
+            if end_offset < segment.next_offset:
+                bound = segment.translate_offset(end_offset, found[0])
+                if bound is not None:
+                    position, header = bound
+                    stop = position + (header.size_bytes if header.base_offset < end_offset else 0)
+            total += max(0, stop - found[0])
+        return total
+
+    def iter_batches(self, start_offset: int | None = None) -> Iterator[tuple[BatchHeader, bytes]]:
+        """(header, bytes) of every batch from the one holding start_offset; one batch in memory
+        at a time. For tests, tools and conformance checks, not the fetch path."""
+        self._check_open()
+        offset = self.log_start_offset if start_offset is None else start_offset
+        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        for segment in list(self.segments[slot:]):
+            found = segment.translate_offset(offset)
+            if found is None:
+                continue
+            for position, header in segment.scan_headers(found[0]):
+                yield header, os.pread(segment.fd, header.size_bytes, position)
+
+    def batches(self) -> list[tuple[BatchHeader, bytes]]:
+        """Every batch with its header (MemoryLog's method). Loads the whole log: tests only."""
+        return list(self.iter_batches())
+
+    def offset_for_timestamp(self, timestamp: int) -> tuple[int, int] | None:
+        """(offset, timestamp) of the first batch whose max timestamp >= timestamp (ListOffsets
+        by time, at batch granularity); None if there is none."""
+        self._check_open()
+        for segment in self.segments:
+            if segment.max_timestamp < timestamp:
+                continue
+            start_offset = segment.timeindex.lookup(timestamp)
+            found = segment.translate_offset(start_offset)
+            position = found[0] if found is not None else segment.size
+            for _, header in segment.scan_headers(position):
+                if header.max_timestamp >= timestamp:
+                    return header.base_offset, header.max_timestamp
+        return None
+
+    # =========================================================================================
+    # Truncation and retention
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch holding an offset >= offset (a batch straddling it goes whole, so
+        the leo may end below offset). No-op if offset >= leo. Truncating below the first segment
+        empties the log and restarts it at offset."""
+        self._check_open()
+        if offset < 0:
+            raise ValueError(f"cannot truncate to negative offset {offset}")
+        if offset >= self._leo:
+            return
+        if offset < self.segments[0].base_offset:
+            self._truncate_fully_and_start_at(offset)
+            return
+        while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
+            self.segments.pop().delete()
+            self._bases.pop()
+        segment = self.active_segment
+        segment.truncate_to(offset)
+        os.fsync(segment.fd)  # a truncation that a crash could undo would resurrect records
+        self._leo = segment.next_offset
+        self._after_truncation()
+
+    def _truncate_fully_and_start_at(self, offset: int) -> None:
+        for segment in self.segments:
+            segment.delete()
+        self.segments = [LogSegment.create(self.directory, offset, self.config, self.clock_ms())]
+        self._bases = [offset]
+        self._leo = offset
+        self.log_start_offset = offset
+        self.epochs.clear()
+        self._after_truncation()
+
+    def _after_truncation(self) -> None:
+        self.epochs.truncate_from_end(self._leo)
+        self.high_watermark = min(self.high_watermark, self._leo)
+        self.recovery_point = min(self.recovery_point, self._leo)
+        self.log_start_offset = min(self.log_start_offset, self._leo)
+        self._unflushed_messages = 0
+        checkpoint.fsync_directory(self.directory)
+        self.write_checkpoint()
+
+    def delete_old_segments(self) -> int:
+        """Retention: delete whole inactive segments, oldest first, that lie entirely below the
+        high watermark and are older than retention_ms (by their greatest record timestamp) or
+        push the log over retention_bytes. Returns how many were deleted."""
+        self._check_open()
+        now = self.clock_ms()
+        size = self.size_bytes
+        deleted = 0
+        while len(self.segments) > 1 and self.segments[1].base_offset <= self.high_watermark:
+            segment = self.segments[0]
+            too_old = (
+                self.config.retention_ms >= 0
+                and segment.max_timestamp >= 0
+                and now - segment.max_timestamp > self.config.retention_ms
+            )
+            too_big = (
+                self.config.retention_bytes >= 0 and size - segment.size >= self.config.retention_bytes
+            )
+            if not (too_old or too_big):
+                break
+            size -= segment.size
+            self.segments.pop(0).delete()
+            self._bases.pop(0)
+            deleted += 1
+        if deleted:
+            self._advance_log_start(self.segments[0].base_offset)
+        return deleted
+
+    def increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: records below offset (<= hw) become unreadable; whole segments below
+        it are deleted."""
+        self._check_open()
+        if offset <= self.log_start_offset:
+            return
+        if offset > self.high_watermark:
+            raise ValueError(f"log start {offset} above the high watermark {self.high_watermark}")
+        while len(self.segments) > 1 and self.segments[1].base_offset <= offset:
+            self.segments.pop(0).delete()
+            self._bases.pop(0)
+        self._advance_log_start(offset)
+
+    def _advance_log_start(self, offset: int) -> None:
+        self.log_start_offset = max(self.log_start_offset, offset)
+        self.epochs.truncate_from_start(self.log_start_offset)
+        checkpoint.fsync_directory(self.directory)
+        self.write_checkpoint()
+
+    # =========================================================================================
+    # Durability
+    def flush(self) -> None:
+        """fsync every segment holding unflushed bytes and their indexes; the recovery point
+        moves to the leo and is checkpointed."""
+        self._check_open()
+        for segment in self.segments:
+            if segment.flushed_size != segment.size or segment.base_offset >= self.recovery_point:
+                segment.flush()
+        self.recovery_point = self._leo
+        self._unflushed_messages = 0
+        self._last_flush_ms = self.clock_ms()
+        self.write_checkpoint()
+
+    def maybe_flush(self) -> bool:
+        """Apply the flush policy now (call it on clock ticks); True if it flushed."""
+        self._check_open()
+        return self._maybe_flush()
+
+    def _maybe_flush(self) -> bool:
+        if self._unflushed_messages == 0:
+            return False
+        by_count = (
+            self.config.flush_messages is not None
+            and self._unflushed_messages >= self.config.flush_messages
+        )
+        by_time = (
+            self.config.flush_ms is not None
+            and self.clock_ms() - self._last_flush_ms >= self.config.flush_ms
+        )
+        if by_count or by_time:
+            self.flush()
+            return True
+        return False
+
+    def write_checkpoint(self) -> None:
+        """Persist recovery point, hw and log start (temp file, fsync, rename)."""
+        checkpoint.write_entries(
+            os.path.join(self.directory, CHECKPOINT_FILE),
+            [
+                ("recovery_point", self.recovery_point),
+                ("high_watermark", self.high_watermark),
+                ("log_start_offset", self.log_start_offset),
+            ],
+        )
+
+    def close(self) -> None:
+        """Clean shutdown: flush, checkpoint, write the marker that lets the next open skip
+        recovery, close every file. Idempotent."""
+        if self._closed:
+            return
+        self.active_segment.on_become_inactive()
+        self.flush()
+        for segment in self.segments:
+            segment.close()
+        marker = os.path.join(self.directory, CLEAN_SHUTDOWN_FILE)
+        checkpoint.write_atomically(marker, "")
+        self._closed = True
+
+    def crash(self) -> dict[str, int]:
+        """Simulate a process or power failure: close every file without flushing, writing
+        pending index entries, or leaving the clean-shutdown marker. Returns, per .log file,
+        the size known durable (fsynced): a power loss may cut the file back to anywhere
+        between that size and its current size. For tests and chaos."""
+        durable = {}
+        if self._closed:
+            return durable
+        for segment in self.segments:
+            durable[segment.log_path] = segment.flushed_size
+            segment.close_files()
+        self._closed = True
+        return durable
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"log {self.directory} is closed")
+
+    # =========================================================================================
+    # Opening and recovery
+    def _open(self, recover_from_start: bool) -> RecoveryReport:
+        marker = os.path.join(self.directory, CLEAN_SHUTDOWN_FILE)
+        clean = os.path.exists(marker) and not recover_from_start
+        self._remove_strays()
+        saved = self._read_checkpoint()
+        epochs = LeaderEpochCache.load(os.path.join(self.directory, EPOCH_FILE_NAME))
+        bases = self._segment_bases()
+        now = self.clock_ms()
+        self.segments = [LogSegment(self.directory, b, self.config, now) for b in bases]
+        if not self.segments:
+            start = saved["log_start_offset"] if saved else 0
+            self.segments = [LogSegment.create(self.directory, start, self.config, now)]
+        self._bases = [segment.base_offset for segment in self.segments]
+        recovery_point = 0 if (saved is None or recover_from_start) else saved["recovery_point"]
+        if clean and saved is None:
+            clean = False
+        report = self._load_segments(clean, recovery_point, epochs)
+        self._leo = self.active_segment.next_offset
+        start = saved["log_start_offset"] if saved else self.segments[0].base_offset
+        self.log_start_offset = min(max(start, self.segments[0].base_offset), self._leo)
+        self.high_watermark = 0
+        self.set_high_watermark(saved["high_watermark"] if saved else 0)
+        self.recovery_point = self._leo
+        self.epochs.truncate_from_end(self._leo)
+        self.epochs.truncate_from_start(self.log_start_offset)
+        for segment in self.segments:
+            segment.flushed_size = segment.size
+        # Everything is durable now: the recovery scan fsynced what it kept.
+        self.write_checkpoint()
+        self.epochs.persist()
+        if os.path.exists(marker):
+            os.unlink(marker)
+            checkpoint.fsync_directory(self.directory)
+        return attrs.evolve(report, checkpoint_valid=saved is not None)
+
+    def _load_segments(self, clean, recovery_point, epochs) -> RecoveryReport:
+        """Load (clean) or recover (unclean, past the recovery point) each segment in order;
+        a segment that loses bytes ends the log: later segments are deleted."""
+        rebuild_epochs = epochs is None
+        self.epochs = epochs or LeaderEpochCache(os.path.join(self.directory, EPOCH_FILE_NAME))
+        first_unflushed = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
+        scanned = scanned_bytes = truncated = rebuilds = 0
+        kept = []
+        previous_next = None
+        for number, segment in enumerate(self.segments):
+            must_scan = (not clean and number >= first_unflushed) or rebuild_epochs
+            if not must_scan and not segment.load():
+                must_scan = True
+                rebuilds += 1
+            if previous_next is not None and segment.base_offset < previous_next:
+                break  # overlapping segments: the log ends before this one
+            if must_scan:
+                result = segment.recover(keep_torn_tail="M8" in self.config.mutants)
+                os.fsync(segment.fd)
+                segment.index.flush()
+                segment.timeindex.flush()
+                scanned += 1
+                scanned_bytes += result.valid_bytes
+                truncated += result.truncated_bytes
+                for epoch, start in result.epochs:
+                    self.epochs.assign(epoch, start)
+                kept.append(segment)
+                previous_next = segment.next_offset
+                if result.truncated_bytes:
+                    break
+            else:
+                kept.append(segment)
+                previous_next = segment.next_offset
+        deleted = self.segments[len(kept):]
+        for segment in deleted:
+            segment.delete()
+        self.segments = kept
+        self._bases = [segment.base_offset for segment in kept]
+        if deleted:
+            checkpoint.fsync_directory(self.directory)
+        return RecoveryReport(
+            clean_shutdown=clean,
+            segments_scanned=scanned,
+            bytes_scanned=scanned_bytes,
+            bytes_truncated=truncated,
+            segments_deleted=len(deleted),
+            index_rebuilds=rebuilds,
+        )
+
+    def _segment_bases(self) -> list[int]:
+        bases = []
+        for name in os.listdir(self.directory):
+            match = _SEGMENT_NAME.match(name)
+            if match:
+                bases.append(int(match.group(1)))
+        return sorted(bases)
+
+    def _remove_strays(self) -> None:
+        """Delete temp files and index files whose .log is gone (left by a crash)."""
+        names = set(os.listdir(self.directory))
+        for name in names:
+            match = _INDEX_NAME.match(name)
+            orphan = match is not None and f"{match.group(1)}.log" not in names
+            if name.endswith(".tmp") or orphan:
+                os.unlink(os.path.join(self.directory, name))
+
+    def _read_checkpoint(self) -> dict[str, int] | None:
+        entries = checkpoint.read_entries(os.path.join(self.directory, CHECKPOINT_FILE))
+        if entries is None:
+            return None
+        saved = dict(entries)
+        wanted = {"recovery_point", "high_watermark", "log_start_offset"}
+        if set(saved) != wanted or len(entries) != 3 or min(saved.values()) < 0:
+            return None
+        return saved

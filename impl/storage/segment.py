@@ -1,0 +1,330 @@
+"""One log segment: `<base>.log` (batches back to back), `<base>.index`, `<base>.timeindex`.
+
+The .log file is held open as one O_APPEND file descriptor: appends are single write() calls,
+reads are pread() or sendfile() on that descriptor (or a dup of it), so no segment is ever held in
+memory. Offsets in a segment only grow; positions are int32, so a segment stays below 2 GiB.
+"""
+
+import os
+
+import crc32c
+
+from kafkaref.impl.protocol.records import (
+    ATTRIBUTES_POS,
+    HEADER,
+    HEADER_SIZE,
+    INT32_MAX,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    BatchHeader,
+    parse_header,
+)
+from kafkaref.impl.storage.config import LogConfig
+from kafkaref.impl.storage.index import OffsetIndex
+from kafkaref.impl.storage.timeindex import TimeIndex
+
+NO_TIMESTAMP = -1
+SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
+RECOVERY_BUFFER_BYTES = 8 * 1024 * 1024  # the most recovery holds in memory at once
+CRC_CHUNK_BYTES = 1024 * 1024
+
+
+def file_name(base_offset: int, suffix: str) -> str:
+    """Kafka's segment file name: the base offset as 20 zero-padded digits."""
+    return f"{base_offset:020d}{suffix}"
+
+
+class LogSegment:
+    def __init__(self, directory: str, base_offset: int, config: LogConfig, created_ms: int):
+        self.base_offset = base_offset
+        self.config = config
+        self.log_path = os.path.join(directory, file_name(base_offset, ".log"))
+        self.index = OffsetIndex(
+            os.path.join(directory, file_name(base_offset, ".index")),
+            base_offset,
+            config.index_entries_max,
+            off_by_one="M6" in config.mutants,
+        )
+        self.timeindex = TimeIndex(
+            os.path.join(directory, file_name(base_offset, ".timeindex")),
+            base_offset,
+            config.index_entries_max * 8 // 12 or 1,
+        )
+        self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        self.size = os.fstat(self.fd).st_size
+        self.flushed_size = self.size  # bytes known durable; the Log lowers this for new files
+        self.created_ms = created_ms
+        self.next_offset = base_offset  # exact once loaded or recovered
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = base_offset
+        self.bytes_since_last_index_entry = 0
+
+    @classmethod
+    def create(cls, directory: str, base_offset: int, config: LogConfig, now_ms: int):
+        """A new empty segment (stale files of the same name are removed first)."""
+        for suffix in (".log", ".index", ".timeindex"):
+            path = os.path.join(directory, file_name(base_offset, suffix))
+            if os.path.exists(path):
+                os.unlink(path)
+        segment = cls(directory, base_offset, config, now_ms)
+        segment.flushed_size = 0
+        return segment
+
+    # -- appending ----------------------------------------------------------------------------
+    def append(self, batch, header: BatchHeader) -> None:
+        """Write one (already checked and stamped) batch at the end; maybe add index entries."""
+        position = self.size
+        written = os.write(self.fd, batch)
+        if written != len(batch):  # a short write on a regular file means a full disk
+            os.ftruncate(self.fd, position)
+            raise OSError(f"short write to {self.log_path}: {written} of {len(batch)} bytes")
+        self.size += written
+        self._account(header.base_offset, header.last_offset, header.max_timestamp, position,
+                      written)
+
+    def _account(self, base_offset, last_offset, max_timestamp, position, size) -> None:
+        if max_timestamp > self.max_timestamp:
+            self.max_timestamp = max_timestamp
+            self.offset_of_max_timestamp = base_offset
+        if self.bytes_since_last_index_entry > self.config.index_interval_bytes and not (
+            self.index.is_full
+        ):
+            self.index.append(last_offset, position)
+            self.timeindex.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += size
+        self.next_offset = last_offset + 1
+
+    def on_become_inactive(self) -> None:
+        """On roll or close: record the segment's greatest timestamp in the time index."""
+        if self.max_timestamp != NO_TIMESTAMP:
+            self.timeindex.maybe_append(
+                self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
+            )
+
+    def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
+        """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
+        if header.last_offset - self.base_offset > INT32_MAX:
+            return True
+        if self.size == 0:
+            return False
+        return (
+            self.size + batch_size > self.config.segment_bytes
+            or now_ms - self.created_ms >= self.config.segment_ms
+            or self.index.is_full
+            or self.timeindex.is_full
+        )
+
+    # -- reading ------------------------------------------------------------------------------
+    def read_header(self, position: int) -> BatchHeader | None:
+        """The header of the batch at position; None if it is not a plausible whole batch."""
+        header = parse_header(os.pread(self.fd, HEADER_SIZE, position))
+        if header is None or header.size_bytes < HEADER_SIZE:
+            return None
+        if position + header.size_bytes > self.size or header.magic != MAGIC_V2:
+            return None
+        return header
+
+    def scan_headers(self, position: int, end: int | None = None):
+        """Yield (position, header) for consecutive batches from position up to end.
+
+        Reads SCAN_CHUNK_BYTES at a time so that small batches cost one pread per chunk; stops
+        quietly at the first implausible header (recovery deals with those).
+        """
+        end = self.size if end is None else min(end, self.size)
+        chunk = b""
+        chunk_start = position
+        while position + HEADER_SIZE <= end:
+            if position + HEADER_SIZE > chunk_start + len(chunk):
+                chunk_start = position
+                chunk = os.pread(self.fd, max(SCAN_CHUNK_BYTES, HEADER_SIZE), position)
+            header = parse_header(chunk, position - chunk_start)
+            if header is None or header.size_bytes < HEADER_SIZE or header.magic != MAGIC_V2:
+                return
+            if position + header.size_bytes > end:
+                return
+            yield position, header
+            position += header.size_bytes
+
+    def translate_offset(self, offset: int, start_position: int = 0):
+        """(position, header) of the first batch whose last offset >= offset, or None."""
+        _, position = self.index.lookup(offset)
+        for found, header in self.scan_headers(max(position, start_position)):
+            if header.last_offset >= offset:
+                return found, header
+        return None
+
+    def boundary_at_or_before(self, limit: int, start_position: int) -> int:
+        """The greatest batch boundary <= limit, not below start_position (itself a boundary)."""
+        position = max(self.index.lookup_position(limit), start_position)
+        for found, header in self.scan_headers(position, limit):
+            position = found + header.size_bytes
+        return position
+
+    # -- truncation and recovery --------------------------------------------------------------
+    def truncate_to(self, offset: int) -> int:
+        """Remove every batch whose last offset >= offset; return the bytes removed."""
+        found = self.translate_offset(offset)
+        if found is None:
+            return 0
+        position = found[0]
+        removed = self.size - position
+        os.ftruncate(self.fd, position)
+        self.size = position
+        self.flushed_size = min(self.flushed_size, position)
+        self.index.truncate_to(offset)
+        self.timeindex.truncate_to(offset)
+        self._reload_tail_state()
+        return removed
+
+    def _reload_tail_state(self) -> None:
+        """Recompute next offset, max timestamp and index spacing from the last index entry."""
+        start = self.index.positions[-1] if len(self.index) else 0
+        self.next_offset = self.base_offset
+        if len(self.index):
+            self.next_offset = self.index.base_offset + self.index.relative_offsets[-1] + 1
+        last = self.timeindex.last_timestamp
+        self.max_timestamp = NO_TIMESTAMP if last is None else last
+        self.offset_of_max_timestamp = self.base_offset
+        if len(self.timeindex):
+            self.offset_of_max_timestamp = self.base_offset + self.timeindex.relative_offsets[-1]
+        self.bytes_since_last_index_entry = 0
+        for position, header in self.scan_headers(start):
+            if position == start and len(self.index):
+                self.bytes_since_last_index_entry = header.size_bytes
+                self.next_offset = header.next_offset
+                continue
+            if header.max_timestamp > self.max_timestamp:
+                self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = header.base_offset
+            self.bytes_since_last_index_entry += header.size_bytes
+            self.next_offset = header.next_offset
+
+    def load(self) -> bool:
+        """Open an existing segment after a clean shutdown: load both indexes and find the end.
+
+        False if an index fails its sanity check or the tail is not whole batches (the caller then
+        recovers the segment)."""
+        if not self.index.load(self.size):
+            return False
+        next_relative = (self.index.relative_offsets[-1] + 1) if len(self.index) else 0
+        if not self.timeindex.load(max(next_relative, INT32_MAX)):
+            return False
+        self._reload_tail_state()
+        start = self.index.positions[-1] if len(self.index) else 0
+        end = start
+        for position, header in self.scan_headers(start):
+            end = position + header.size_bytes
+        return end == self.size
+
+    def recover(self, keep_torn_tail: bool = False) -> "SegmentRecovery":
+        """Scan every batch from position 0: size, magic, CRC and offsets. Stop at the first bad
+        or torn batch and truncate the file there (unless keep_torn_tail: mutant M8); rebuild
+        both indexes. Memory: one RECOVERY_BUFFER_BYTES buffer, whatever the segment size."""
+        self.index.reset()
+        self.timeindex.reset()
+        self.next_offset = self.base_offset
+        self.max_timestamp = NO_TIMESTAMP
+        self.offset_of_max_timestamp = self.base_offset
+        self.bytes_since_last_index_entry = 0
+        epochs: list[tuple[int, int]] = []
+        valid = self._scan_valid_batches(epochs)
+        truncated = self.size - valid
+        if truncated and not keep_torn_tail:
+            os.ftruncate(self.fd, valid)
+            self.size = valid
+            self.flushed_size = min(self.flushed_size, valid)
+        self.index.rewrite()
+        self.timeindex.rewrite()
+        return SegmentRecovery(valid, truncated, epochs)
+
+    def _scan_valid_batches(self, epochs: list) -> int:
+        """Byte length of the valid prefix; accounts each valid batch as if appended."""
+        buffer = bytearray(min(RECOVERY_BUFFER_BYTES, max(self.size, HEADER_SIZE)))
+        view = memoryview(buffer)
+        file_size = self.size
+        position = 0  # file position of the batch being checked
+        buffer_start, buffer_end = 0, 0  # file range currently held in buffer
+        last_epoch = -1
+        while position + HEADER_SIZE <= file_size:
+            if position + HEADER_SIZE > buffer_end:
+                buffer_start = position
+                buffer_end = position + os.preadv(self.fd, [view], position)
+            fields = HEADER.unpack_from(buffer, position - buffer_start)
+            base_offset, length, epoch, magic, crc = fields[:5]
+            size = length + LOG_OVERHEAD
+            last_offset = base_offset + fields[6]
+            if (
+                magic != MAGIC_V2
+                or size < HEADER_SIZE
+                or position + size > file_size
+                or base_offset < self.next_offset
+                or fields[6] < 0
+                or fields[12] < 0
+                or last_offset - self.base_offset > INT32_MAX
+            ):
+                break
+            if position + size > buffer_end and size <= len(buffer):
+                buffer_start = position
+                buffer_end = position + os.preadv(self.fd, [view], position)
+            if position + size <= buffer_end:
+                start = position - buffer_start
+                actual = crc32c.crc32c(view[start + ATTRIBUTES_POS : start + size])
+            else:
+                actual = self._crc_from_file(position + ATTRIBUTES_POS, position + size)
+            if actual != crc:
+                break
+            self._account(base_offset, last_offset, fields[8], position, size)
+            if epoch > last_epoch:
+                epochs.append((epoch, base_offset))
+                last_epoch = epoch
+            position += size
+        return position
+
+    def _crc_from_file(self, start: int, end: int) -> int:
+        """CRC-32C of file bytes [start, end) read in bounded chunks (batches larger than the
+        recovery buffer)."""
+        value = 0
+        while start < end:
+            chunk = os.pread(self.fd, min(CRC_CHUNK_BYTES, end - start), start)
+            if not chunk:
+                return -1
+            value = crc32c.crc32c(chunk, value)
+            start += len(chunk)
+        return value
+
+    # -- durability and lifetime --------------------------------------------------------------
+    def flush(self) -> None:
+        os.fsync(self.fd)
+        self.flushed_size = self.size
+        self.index.flush()
+        self.timeindex.flush()
+
+    def close(self) -> None:
+        self.index.write_pending()
+        self.timeindex.write_pending()
+        self.close_files()
+
+    def close_files(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def delete(self) -> None:
+        self.close_files()
+        for path in (self.log_path, self.index.path, self.timeindex.path):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+
+
+class SegmentRecovery:
+    """What recovering one segment found: valid bytes, bytes cut off, (epoch, start) changes."""
+
+    __slots__ = ("valid_bytes", "truncated_bytes", "epochs")
+
+    def __init__(self, valid_bytes: int, truncated_bytes: int, epochs: list[tuple[int, int]]):
+        self.valid_bytes = valid_bytes
+        self.truncated_bytes = truncated_bytes
+        self.epochs = epochs
