@@ -1,0 +1,258 @@
+"""The anomaly catalogue as Spark DataFrame jobs: one small function per anomaly.
+
+Each function takes the shared Frames and returns a DataFrame of cases whose columns are the case
+fields of ANOMALIES (spec/history.py) in order; the job counts them and samples a few. Nothing here
+collects the history to the driver: only the cycle check collects, and only the edges between the
+few candidate ops left after contraction, with a bound. The naive twin (twin.py) defines the same
+cases in plain Python; a Hypothesis property holds the two equal.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.window import Window
+
+from kafkaref.spec.history import POSITION_RESET_FS
+
+READ_KINDS = ("poll", "final_read")
+TP = ["topic", "partition"]
+# The cycle check gives up (the verdict becomes unknown) rather than pull more to the driver.
+CYCLE_CANDIDATES_MAX = 200_000
+CYCLE_EDGES_MAX = 2_000_000
+
+
+class Frames:
+    """The history's DataFrames and the derived ones several checks share (lazily built)."""
+
+    def __init__(self, records: DataFrame, ops: DataFrame):
+        self.records = records
+        self.ops = ops
+        self.sends = records.where(F.col("kind") == "send")
+        self.ok_sends = self.sends.where((F.col("type") == "ok") & F.col("offset").isNotNull())
+        self.reads = records.where(F.col("kind").isin(*READ_KINDS) & (F.col("type") == "ok"))
+        self.final = self.reads.where(F.col("kind") == "final_read")
+        self.final_max = self.final.groupBy(*TP).agg(F.max("offset").alias("final_max"))
+        self.final_offset_of = self.final.groupBy(*TP, "value").agg(
+            F.min("offset").alias("final_offset"))
+        self._shared: dict[str, DataFrame] = {}
+
+    def shared(self, name: str, build) -> DataFrame:
+        """A derived DataFrame several checks use, computed once (it holds only few rows)."""
+        if name not in self._shared:
+            self._shared[name] = build(self).cache()
+        return self._shared[name]
+
+    def release(self) -> None:
+        for df in self._shared.values():
+            df.unpersist()
+        self._shared.clear()
+
+    def observations(self) -> DataFrame:
+        """(topic, partition, offset, value) from ok sends and from every read."""
+        columns = [*TP, "offset", "value"]
+        return self.ok_sends.select(*columns).unionByName(self.reads.select(*columns))
+
+
+def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]) -> DataFrame:
+    """Each row with prev_<column> of its predecessor in its group (null for the first)."""
+    window = Window.partitionBy(*keys).orderBy(*order)
+    return df.select("*", *[F.lag(c).over(window).alias(f"prev_{c}") for c in columns])
+
+
+def inconsistent_offsets(fr: Frames) -> DataFrame:
+    return (fr.observations().groupBy(*TP, "offset")
+            .agg(F.array_sort(F.collect_set("value")).alias("values"))
+            .where(F.size("values") > 1))
+
+
+def duplicate(fr: Frames) -> DataFrame:
+    return (fr.observations().groupBy("value")
+            .agg(F.array_sort(F.collect_set(F.struct(*TP, "offset"))).alias("positions"))
+            .where(F.size("positions") > 1))
+
+
+def _acknowledged(fr: Frames) -> DataFrame:
+    """Sends known to have taken effect: ok ones, and info ones some read returned; offset is the
+    acknowledged one, else the lowest offset a read returned the value at."""
+    read_offset = fr.reads.groupBy(*TP, "value").agg(F.min("offset").alias("read_offset"))
+    sends = fr.sends.where(F.col("type").isin("ok", "info")).join(read_offset, [*TP, "value"], "left")
+    offset = F.when((F.col("type") == "ok") & F.col("offset").isNotNull(), F.col("offset")) \
+        .otherwise(F.col("read_offset"))
+    return (sends.select(*TP, offset.alias("offset"), "value", "type", "read_offset")
+            .where(F.col("offset").isNotNull()
+                   & ((F.col("type") == "ok") | F.col("read_offset").isNotNull()))
+            .select(*TP, "offset", "value").distinct())
+
+
+def lost_write(fr: Frames) -> DataFrame:
+    return (_acknowledged(fr).join(fr.final_max, TP)
+            .where(F.col("final_max") > F.col("offset"))
+            .join(fr.final_offset_of, [*TP, "value"], "left_anti")
+            .select(*TP, "offset", "value"))
+
+
+def unseen(fr: Frames) -> DataFrame:
+    seen = fr.reads.select("value").distinct()
+    return (fr.sends.where(F.col("type") == "ok").join(seen, "value", "left_anti")
+            .select(*TP, F.coalesce("offset", F.lit(-1)).alias("offset"), "value").distinct())
+
+
+def offset_mismatch(fr: Frames) -> DataFrame:
+    observed = fr.reads.select(*TP, "offset", F.col("value").alias("observed_value"))
+    return (fr.ok_sends.select(*TP, "offset", "value").join(observed, [*TP, "offset"])
+            .where(F.col("value") != F.col("observed_value")).distinct())
+
+
+_PROCESS_TP = ["process", *TP]
+_IN_OP_ORDER = ["op_index", "position"]
+
+
+def _backwards(df: DataFrame) -> DataFrame:
+    """Successive records of a process and partition whose offset does not increase."""
+    return (_lagged(df, _PROCESS_TP, _IN_OP_ORDER, ["value", "offset"])
+            .where(F.col("offset") <= F.col("prev_offset"))
+            .select(*_PROCESS_TP, "prev_value", "prev_offset", "value", "offset"))
+
+
+def nonmonotonic_send(fr: Frames) -> DataFrame:
+    return _backwards(fr.ok_sends)
+
+
+def send_reorder(fr: Frames) -> DataFrame:
+    in_log = (fr.sends.drop("offset").join(fr.final_offset_of, [*TP, "value"])
+              .withColumnRenamed("final_offset", "offset"))
+    return _backwards(in_log)
+
+
+def poll_steps(fr: Frames) -> DataFrame:
+    """Successive reads of a partition by one process with no assign/subscribe/seek between,
+    kept only where the offset does not advance by exactly one (the only interesting steps)."""
+    resets = fr.ops.where(F.col("f").isin(*POSITION_RESET_FS)).select(
+        "process", F.col("index").alias("op_index"), F.lit(2**31 - 1).alias("position"),
+        F.lit(1).alias("reset"))
+    reads = fr.reads.select(*_PROCESS_TP, "op_index", "position", "offset", F.lit(0).alias("reset"))
+    marked = reads.unionByName(resets, allowMissingColumns=True)
+    by_process = Window.partitionBy("process").orderBy(*_IN_OP_ORDER).rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    epochs = marked.withColumn("epoch", F.sum("reset").over(by_process)).where(F.col("reset") == 0)
+    steps = _lagged(epochs, [*_PROCESS_TP, "epoch"], _IN_OP_ORDER, ["op_index", "offset"])
+    return (steps.where(F.col("prev_offset").isNotNull()
+                        & (F.col("offset") != F.col("prev_offset") + 1))
+            .select(*_PROCESS_TP, "prev_op_index", "prev_offset", "op_index", "offset",
+                    (F.col("op_index") == F.col("prev_op_index")).alias("same_op")))
+
+
+def _poll_cases(steps: DataFrame, same_op: bool, skip: bool) -> DataFrame:
+    moved = F.col("offset") > F.col("prev_offset") + 1 if skip else F.col("offset") <= F.col(
+        "prev_offset")
+    return steps.where((F.col("same_op") == same_op) & moved).drop("same_op")
+
+
+def poll_skip(fr: Frames) -> DataFrame:
+    return _poll_cases(fr.shared("poll_steps", poll_steps), same_op=False, skip=True)
+
+
+def nonmonotonic_poll(fr: Frames) -> DataFrame:
+    return _poll_cases(fr.shared("poll_steps", poll_steps), same_op=False, skip=False)
+
+
+def int_poll_skip(fr: Frames) -> DataFrame:
+    return _poll_cases(fr.shared("poll_steps", poll_steps), same_op=True, skip=True)
+
+
+def int_nonmonotonic_poll(fr: Frames) -> DataFrame:
+    return _poll_cases(fr.shared("poll_steps", poll_steps), same_op=True, skip=False)
+
+
+def aborted_read(fr: Frames) -> DataFrame:
+    failed = fr.sends.where(F.col("type") == "fail").select("value").distinct()
+    return fr.reads.join(failed, "value", "left_semi").select(*TP, "offset", "value").distinct()
+
+
+def dirty_read(fr: Frames) -> DataFrame:
+    final_values = fr.final.select(*TP, "offset", "value").distinct()
+    return (fr.reads.where(F.col("kind") == "poll").join(fr.final_max, TP, "left_semi")
+            .join(final_values, [*TP, "offset", "value"], "left_anti")
+            .select(*TP, "offset", "value").distinct())
+
+
+def hw_regression(fr: Frames) -> DataFrame:
+    marks = fr.records.where((F.col("kind") == "hw") & F.col("offset").isNotNull())
+    return (_lagged(marks, _PROCESS_TP, _IN_OP_ORDER, ["op_index", "offset"])
+            .where(F.col("offset") < F.col("prev_offset"))
+            .select(*_PROCESS_TP, "prev_op_index", "prev_offset", "op_index", "offset"))
+
+
+def realtime_order(fr: Frames) -> DataFrame:
+    """Per partition, events in time order (invocations before completions at equal times);
+    the running maximum of completed (offset, value) at each invocation is the witness."""
+    null_struct = F.lit(None).cast("struct<offset:bigint,value:bigint>")
+    completions = fr.ok_sends.select(
+        *TP, F.col("complete_time").alias("time"), F.lit(1).alias("tag"),
+        F.struct("offset", "value").alias("done"), F.lit(None).cast("bigint").alias("b_value"),
+        F.lit(None).cast("bigint").alias("b_offset"))
+    invocations = fr.ok_sends.select(
+        *TP, F.col("invoke_time").alias("time"), F.lit(0).alias("tag"), null_struct.alias("done"),
+        F.col("value").alias("b_value"), F.col("offset").alias("b_offset"))
+    window = Window.partitionBy(*TP).orderBy("time", "tag").rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    return (completions.unionByName(invocations)
+            .withColumn("prior", F.max("done").over(window))
+            .where((F.col("tag") == 0) & (F.col("prior.offset") > F.col("b_offset")))
+            .select(*TP, "b_value", "b_offset", "prior.value", "prior.offset"))
+
+
+def _writer_runs(fr: Frames) -> DataFrame:
+    """Run heads: per partition in version order, where the writer op changes (see twin)."""
+    writers = fr.ok_sends.select(F.col("op_index").alias("op"), "value").distinct()
+    sequence = fr.observations().distinct().join(writers, "value")
+    lagged = _lagged(sequence, TP, ["offset", "value", "op"], ["op"])
+    return lagged.where(F.col("prev_op").isNull() | (F.col("prev_op") != F.col("op"))).drop(
+        "prev_op")
+
+
+def cycle(fr: Frames) -> list[tuple]:
+    """Contract the dependency graph to candidate ops in Spark, then find cycles with networkx."""
+    from kafkaref.spark_checks.twin import cycles_from_edges
+
+    runs = _writer_runs(fr).cache()
+    try:
+        writers = fr.ok_sends.select(F.col("op_index").alias("op"), "value").distinct()
+        multi_run = runs.groupBy("op").count().where(F.col("count") > 1).select("op")
+        sending = fr.ok_sends.select(F.col("op_index").alias("op")).distinct()
+        reading = fr.reads.select(F.col("op_index").alias("op")).distinct()
+        read_write = sending.intersect(reading)
+        read_by_rw = (fr.reads.join(read_write.withColumnRenamed("op", "op_index"), "op_index",
+                                    "left_semi").select("value").join(writers, "value").select("op"))
+        candidates = multi_run.unionByName(read_write).unionByName(read_by_rw).distinct().cache()
+        count = candidates.count()
+        if count == 0:
+            return []
+        if count > CYCLE_CANDIDATES_MAX:
+            raise RuntimeError(f"cycle check: {count} candidate ops exceed {CYCLE_CANDIDATES_MAX}")
+        kept = runs.join(F.broadcast(candidates), "op", "left_semi")
+        ww = (_lagged(kept, TP, ["offset", "value", "op"], ["op"])
+              .where(F.col("prev_op").isNotNull()).select(F.col("prev_op").alias("a"),
+                                                          F.col("op").alias("b")))
+        wr = (fr.reads.join(F.broadcast(candidates.withColumnRenamed("op", "op_index")),
+                            "op_index", "left_semi")
+              .select(F.col("op_index").alias("b"), "value").join(writers, "value")
+              .where(F.col("op") != F.col("b")).select(F.col("op").alias("a"), "b"))
+        edges = ww.unionByName(wr).distinct()
+        rows = edges.limit(CYCLE_EDGES_MAX + 1).collect()
+        if len(rows) > CYCLE_EDGES_MAX:
+            raise RuntimeError(f"cycle check: more than {CYCLE_EDGES_MAX} contracted edges")
+        candidates.unpersist()
+        return cycles_from_edges((row.a, row.b) for row in rows)
+    finally:
+        runs.unpersist()
+
+
+CHECKS = {
+    f.__name__: f for f in (
+        inconsistent_offsets, duplicate, lost_write, unseen, offset_mismatch, nonmonotonic_send,
+        send_reorder, poll_skip, nonmonotonic_poll, int_poll_skip, int_nonmonotonic_poll,
+        aborted_read, dirty_read, hw_regression, realtime_order, cycle,
+    )
+}

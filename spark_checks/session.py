@@ -1,0 +1,97 @@
+"""One place that builds SparkSessions: quiet, local-first, bound to 127.0.0.1 in local mode.
+
+Spark prints pages of INFO/WARN at startup before any setLogLevel call can run, so the driver
+JVM is started with a log4j2 configuration of our own (in a temp SPARK_CONF_DIR: the package ships
+only Python) that keeps ERROR and above. KAFKAREF_SPARK_VERBOSE=1 restores Spark's defaults.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+LOCAL_MASTER = "local[2]"
+
+_LOG4J2 = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+# The level PySpark's shell mode compares with the root's; equal means no "Setting default" banner.
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+"""
+
+
+def conf_dir() -> Path:
+    """A SPARK_CONF_DIR holding only our log4j2.properties (Spark's scripts put it first on the
+    classpath of every JVM they start: driver, master, worker, executors)."""
+    path = Path(tempfile.gettempdir()) / "kafkaref-spark-conf"
+    path.mkdir(exist_ok=True)
+    file = path / "log4j2.properties"
+    if not file.exists() or file.read_text() != _LOG4J2:
+        file.write_text(_LOG4J2)
+    return path
+
+
+def quiet_environment() -> dict[str, str]:
+    """Environment for Spark processes we start ourselves (spark-class, spark-submit)."""
+    if os.environ.get("KAFKAREF_SPARK_VERBOSE"):
+        return {}
+    return {"SPARK_CONF_DIR": str(conf_dir())}
+
+
+def base_conf(master: str = LOCAL_MASTER, shuffle_partitions: int = 8) -> dict[str, str]:
+    """Settings every kafkaref Spark job uses; cluster managers may override resources."""
+    conf = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if master.startswith("local"):
+        conf["spark.driver.host"] = "127.0.0.1"
+        conf["spark.driver.bindAddress"] = "127.0.0.1"
+    return conf
+
+
+def get_session(master: str | None = LOCAL_MASTER, app_name: str = "kafkaref-check",
+                conf: dict[str, str] | None = None, shuffle_partitions: int = 8):
+    """A SparkSession (the existing one if a session is already active, as under spark-submit,
+    where master is None: spark-submit decides)."""
+    if master and master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    for key, value in quiet_environment().items():
+        os.environ.setdefault(key, value)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    if master:
+        builder = builder.master(master)
+    for key, value in {**base_conf(master or "", shuffle_partitions), **(conf or {})}.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get("KAFKAREF_SPARK_LOG_LEVEL", "ERROR"))
+    return session
+
+
+@functools.cache
+def shared_test_session():
+    """The one SparkSession a pytest run uses (local[2], few shuffle partitions). Never stopped
+    by tests: the JVM is paid for once and exits with the interpreter."""
+    return get_session(LOCAL_MASTER, "kafkaref-tests", shuffle_partitions=2,
+                       conf={"spark.sql.adaptive.enabled": "false",
+                             "spark.default.parallelism": "2",
+                             "spark.driver.memory": "1g"})
