@@ -15,6 +15,7 @@ COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+    "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker (RF 1) until SIGTERM."),
 }
 
 

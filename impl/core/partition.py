@@ -85,9 +85,22 @@ class Partition:
         self.leader_epoch = UNDEFINED
         self.isr: frozenset[int] = frozenset()
         self.pending_isr: frozenset[int] | None = None
-        self.high_watermark = 0
+        # a reopened log remembers its checkpointed hw (impl/storage); MemoryLog starts at 0
+        self.high_watermark = min(getattr(log, "high_watermark", 0), log.log_end_offset)
         self.followers: dict[int, FollowerState] = {}
         self.producers = ProducerState()
+        self._rebuild_producer_state()
+
+    def _rebuild_producer_state(self) -> None:
+        """Replay batch headers of a reopened log (Kafka loads snapshots, then the tail)."""
+        if self.log.log_end_offset == self.log.log_start_offset:
+            return
+        walk = getattr(self.log, "iter_batches", None)
+        for header, _ in walk() if walk is not None else self.log.batches():
+            if header.producer_id >= 0:
+                self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
+                    header.base_sequence, last_sequence(header), header.base_offset,
+                    header.last_offset))
 
     # -- roles ----------------------------------------------------------------------------
     @property
@@ -196,12 +209,12 @@ class Partition:
                         h.producer_id, h.producer_epoch,
                         CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset),
                     )
-        self.high_watermark = max(0, min(leader_hw, self.log.log_end_offset))
+        self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
 
     def truncate_to(self, offset: int) -> None:
         self.log.truncate_to(offset)
         self.producers.truncate_to(offset)
-        self.high_watermark = min(self.high_watermark, self.log.log_end_offset)
+        self._set_hw(min(self.high_watermark, self.log.log_end_offset))
 
     # -- fetch ------------------------------------------------------------------------------
     def check_leader_epoch(self, current_leader_epoch: int) -> ErrorCode:
@@ -278,9 +291,15 @@ class Partition:
             return False
         candidate = min(self.replica_leo(r) for r in self.maximal_isr | {self.broker_id})
         if candidate > self.high_watermark:
-            self.high_watermark = candidate
+            self._set_hw(candidate)
             return True
         return False
+
+    def _set_hw(self, hw: int) -> None:
+        self.high_watermark = hw
+        remember = getattr(self.log, "set_high_watermark", None)
+        if remember is not None:
+            remember(hw)  # checkpointed by the log on flush / close
 
     def maybe_expand_isr(self, replica_id: int) -> None:
         if self.pending_isr is not None or replica_id in self.isr:

@@ -1,0 +1,101 @@
+"""`kafkaref broker`: one broker (replication factor 1) until SIGTERM or Ctrl-C.
+
+Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral). A config file
+holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
+queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs); flags win.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+import threading
+
+import click
+
+from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.server.config import ServerConfig
+
+_SERVER_KEYS = {
+    "num.network.threads": "num_network_threads",
+    "num.io.threads": "num_io_threads",
+    "queued.max.requests": "queued_max_requests",
+    "socket.request.max.bytes": "socket_request_max_bytes",
+    "connections.max.idle.ms": "connections_max_idle_ms",
+    "port": "port",
+    "host": "host",
+}
+
+
+def read_properties(path: str) -> dict[str, str]:
+    values = {}
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if "=" not in line:
+                raise click.BadParameter(f"{path}:{number}: expected key=value")
+            key, value = line.split("=", 1)
+            values[key.strip()] = value.strip()
+    return values
+
+
+def server_config_from(properties: dict[str, str], overrides: dict) -> ServerConfig:
+    kwargs = {}
+    for key, field in _SERVER_KEYS.items():
+        if key in properties:
+            raw = properties[key]
+            try:
+                kwargs[field] = raw if field == "host" else int(raw)
+            except ValueError:
+                raise click.BadParameter(f"{key}={raw!r} is not an integer") from None
+    kwargs.update({k: v for k, v in overrides.items() if v is not None})
+    return ServerConfig(**kwargs)
+
+
+def wait_for_signal() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        pass
+
+
+@click.command()
+@click.option("--data-dir", "data_dir", type=click.Path(file_okay=False), default=None,
+              help="Directory for partition logs (default: log.dirs or ./kafkaref-data).")
+@click.option("--host", default=None, help="Interface to bind (default 127.0.0.1).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="0 = ephemeral.")
+@click.option("--broker-id", type=click.IntRange(0, 2**31 - 1), default=0)
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="Kafka-style key=value properties file.")
+@click.option("--network-threads", type=click.IntRange(1, 64), default=None)
+@click.option("--io-threads", type=click.IntRange(1, 256), default=None)
+@click.option("-v", "--verbose", is_flag=True)
+def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
+           verbose):
+    """Run one kafkaref broker until SIGTERM."""
+    from kafkaref.impl.server.single import single_broker
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    properties = read_properties(config_file) if config_file else {}
+    config = server_config_from(properties, {
+        "host": host, "port": port, "num_network_threads": network_threads,
+        "num_io_threads": io_threads})
+    data_dir = data_dir or properties.get("log.dirs") or "kafkaref-data"
+    os.makedirs(data_dir, exist_ok=True)
+    try:
+        server = single_broker(data_dir, config, BrokerConfig(broker_id=broker_id)).start()
+    except OSError as exc:
+        click.echo(f"error: cannot listen on {config.host}:{config.port}: {exc}", err=True)
+        sys.exit(2)
+    click.echo(f"listening on {server.address}", nl=True)
+    sys.stdout.flush()
+    try:
+        wait_for_signal()
+    finally:
+        server.shutdown()

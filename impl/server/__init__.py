@@ -1,0 +1,1 @@
+"""The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads."""

@@ -1,0 +1,17 @@
+"""Every bound of the server in one frozen value (Kafka's names, units last)."""
+
+import attrs
+
+
+@attrs.frozen
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 0
+    num_network_threads: int = 3
+    num_io_threads: int = 8
+    queued_max_requests: int = 500  # the one shared request queue; full = backpressure
+    socket_request_max_bytes: int = 100 * 1024 * 1024
+    connections_max_idle_ms: int = 10 * 60 * 1000
+    recv_bytes: int = 256 * 1024  # one recv() call
+    tick_ms: int = 5  # how often purgatory timers and ISR checks run
+    select_timeout_ms: int = 100

@@ -1,0 +1,276 @@
+"""Acceptor and network threads: sockets, framing, muting, backpressure.
+
+Each network thread owns its connections and a selector. After a whole request frame is read
+the connection is MUTED (no further reads) until its response has been written (or, for acks=0,
+until the request was handled), so a client has at most one request inside the broker and its
+responses leave in request order. Requests go to the one bounded request queue; a full queue
+blocks the network thread (backpressure on every connection it owns). Responses come back on
+the thread's own response queue. A malformed frame (bad size, undecodable, unsupported API)
+closes that connection only.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import selectors
+import socket
+import struct
+import threading
+import time
+
+import attrs
+
+from kafkaref.impl.protocol import wire
+from kafkaref.impl.server.config import ServerConfig
+
+log = logging.getLogger(__name__)
+SIZE = struct.Struct(">i")
+CLOSE = object()  # response sentinel: the handler failed; close the connection
+
+
+@attrs.frozen
+class QueuedRequest:
+    network_thread: int
+    connection_id: int
+    request: wire.Request
+    received_ms: int
+
+
+class Connection:
+    __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer")
+
+    def __init__(self, connection_id: int, sock: socket.socket):
+        self.id, self.sock = connection_id, sock
+        self.inbuf = bytearray()
+        self.outbuf = bytearray()
+        self.muted = False
+        self.last_active = time.monotonic()
+        try:
+            self.peer = sock.getpeername()
+        except OSError:
+            self.peer = None
+
+
+class NetworkThread(threading.Thread):
+    def __init__(self, index: int, config: ServerConfig, requests: queue.Queue,
+                 stopping: threading.Event):
+        super().__init__(name=f"kafkaref-network-{index}", daemon=True)
+        self.index, self.config, self.requests, self.stopping = index, config, requests, stopping
+        self.selector = selectors.DefaultSelector()
+        self.new_connections: queue.SimpleQueue = queue.SimpleQueue()
+        self.responses: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self.selector.register(self._wake_r, selectors.EVENT_READ, None)
+        self.connections: dict[int, Connection] = {}
+        self._next_id = 0
+        self.closed_malformed = 0
+
+    # -- called from other threads ------------------------------------------------------------
+    def add_connection(self, sock: socket.socket) -> None:
+        self.new_connections.put(sock)
+        self.wake()
+
+    def send_response(self, connection_id: int, frame) -> None:
+        """frame: bytes to write, None (nothing to send: unmute), or CLOSE."""
+        self.responses.put((connection_id, frame))
+        self.wake()
+
+    def wake(self) -> None:
+        try:
+            self._wake_w.send(b"x")
+        except (BlockingIOError, OSError):
+            pass  # already awake (buffer full) or shutting down
+
+    # -- the thread ---------------------------------------------------------------------------
+    def run(self) -> None:
+        timeout = self.config.select_timeout_ms / 1000
+        try:
+            while not self.stopping.is_set():
+                for key, mask in self.selector.select(timeout):
+                    if key.data is None:
+                        self._drain_wake()
+                        continue
+                    connection = key.data
+                    if mask & selectors.EVENT_READ:
+                        self._read(connection)
+                    if mask & selectors.EVENT_WRITE and connection.id in self.connections:
+                        self._write(connection)
+                self._accept_new()
+                self._process_responses()
+                self._close_idle()
+        finally:
+            for connection in list(self.connections.values()):
+                self._close(connection)
+            self.selector.close()
+            self._wake_r.close()
+            self._wake_w.close()
+
+    def _drain_wake(self) -> None:
+        try:
+            while self._wake_r.recv(4096):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _accept_new(self) -> None:
+        while True:
+            try:
+                sock = self.new_connections.get_nowait()
+            except queue.Empty:
+                return
+            sock.setblocking(False)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._next_id += 1
+            connection = Connection(self._next_id, sock)
+            self.connections[connection.id] = connection
+            self.selector.register(sock, selectors.EVENT_READ, connection)
+
+    def _interest(self, connection: Connection) -> None:
+        events = 0 if connection.muted else selectors.EVENT_READ
+        if connection.outbuf:
+            events |= selectors.EVENT_WRITE
+        try:
+            if events:
+                self.selector.modify(connection.sock, events, connection)
+            else:
+                self.selector.unregister(connection.sock)
+        except KeyError:
+            if events:
+                self.selector.register(connection.sock, events, connection)
+
+    def _read(self, connection: Connection) -> None:
+        try:
+            data = connection.sock.recv(self.config.recv_bytes)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._close(connection)
+            return
+        if not data:
+            self._close(connection)
+            return
+        connection.last_active = time.monotonic()
+        connection.inbuf += data
+        self._maybe_dispatch(connection)
+
+    def _maybe_dispatch(self, connection: Connection) -> None:
+        """If unmuted and a whole frame is buffered: decode it, mute, queue it."""
+        if connection.muted or len(connection.inbuf) < 4:
+            return
+        (size,) = SIZE.unpack_from(connection.inbuf, 0)
+        if size < 8 or size > self.config.socket_request_max_bytes:
+            self._malformed(connection, f"frame size {size}")
+            return
+        if len(connection.inbuf) < 4 + size:
+            return
+        payload = bytes(connection.inbuf[4 : 4 + size])
+        del connection.inbuf[: 4 + size]
+        try:
+            request = wire.decode_request(payload)
+        except wire.MalformedRequest as exc:
+            self._malformed(connection, str(exc))
+            return
+        connection.muted = True
+        self._interest(connection)
+        item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
+        while not self.stopping.is_set():  # blocks when full: backpressure, bounded by stop
+            try:
+                self.requests.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _malformed(self, connection: Connection, why: str) -> None:
+        log.info("closing connection %s from %s: %s", connection.id, connection.peer, why)
+        self.closed_malformed += 1
+        self._close(connection)
+
+    def _process_responses(self) -> None:
+        while True:
+            try:
+                connection_id, frame = self.responses.get_nowait()
+            except queue.Empty:
+                return
+            connection = self.connections.get(connection_id)
+            if connection is None:
+                continue  # closed meanwhile; the response is dropped
+            if frame is CLOSE:
+                self._close(connection)
+                continue
+            if frame is None:
+                self._unmute(connection)
+                continue
+            connection.outbuf += frame
+            self._write(connection)
+
+    def _write(self, connection: Connection) -> None:
+        try:
+            sent = connection.sock.send(connection.outbuf)
+        except (BlockingIOError, InterruptedError):
+            sent = 0
+        except OSError:
+            self._close(connection)
+            return
+        del connection.outbuf[:sent]
+        connection.last_active = time.monotonic()
+        if connection.outbuf:
+            self._interest(connection)
+        else:
+            self._unmute(connection)
+
+    def _unmute(self, connection: Connection) -> None:
+        connection.muted = False
+        self._interest(connection)
+        self._maybe_dispatch(connection)  # a pipelined request may already be buffered
+
+    def _close_idle(self) -> None:
+        limit = self.config.connections_max_idle_ms / 1000
+        now = time.monotonic()
+        for connection in list(self.connections.values()):
+            if not connection.muted and now - connection.last_active > limit:
+                self._close(connection)
+
+    def _close(self, connection: Connection) -> None:
+        if self.connections.pop(connection.id, None) is None:
+            return
+        try:
+            self.selector.unregister(connection.sock)
+        except (KeyError, ValueError):
+            pass
+        try:
+            connection.sock.close()
+        except OSError:
+            pass
+
+
+class Acceptor(threading.Thread):
+    """Accepts connections and hands them to network threads round-robin."""
+
+    def __init__(self, config: ServerConfig, network_threads: list[NetworkThread],
+                 stopping: threading.Event):
+        super().__init__(name="kafkaref-acceptor", daemon=True)
+        self.config, self.network_threads, self.stopping = config, network_threads, stopping
+        self.sock = socket.create_server((config.host, config.port), backlog=128)
+        self.sock.settimeout(config.select_timeout_ms / 1000)
+        self.port = self.sock.getsockname()[1]
+        self._next = 0
+
+    def run(self) -> None:
+        try:
+            while not self.stopping.is_set():
+                try:
+                    sock, _ = self.sock.accept()
+                except TimeoutError:
+                    continue
+                except OSError:
+                    if self.stopping.is_set():
+                        return
+                    continue
+                thread = self.network_threads[self._next % len(self.network_threads)]
+                self._next += 1
+                thread.add_connection(sock)
+        finally:
+            self.sock.close()

@@ -1,0 +1,137 @@
+"""KafkaServer: the threaded shell. One lock guards the deterministic core (impl/core.Broker);
+I/O threads take requests from the shared queue and call the core under it; a ticker advances
+purgatory timers. Everything stops by itself on `shutdown()` (bounded waits)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import queue
+import threading
+import time
+from collections.abc import Callable
+
+from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.protocol import wire
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedRequest
+
+log = logging.getLogger(__name__)
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+def storage_log_factory(data_dir: str, log_config=None) -> Callable:
+    """Partition logs as impl/storage segmented logs under data_dir/<topic>-<partition>."""
+    from kafkaref.impl.storage.config import LogConfig
+    from kafkaref.impl.storage.log import Log
+
+    config = log_config or LogConfig()
+
+    def open_log(key):
+        return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config)
+
+    return open_log
+
+
+class KafkaServer:
+    def __init__(self, broker_config: BrokerConfig, server_config: ServerConfig,
+                 log_factory: Callable, clock: Callable[[], int] = monotonic_ms,
+                 producer_id_base: int | None = None):
+        self.config = server_config
+        self.clock = clock
+        base = producer_id_base if producer_id_base is not None else (
+            (broker_config.broker_id << 40) | (int(time.time()) & 0xFFFFFFFF) << 8)
+        self.lock = threading.RLock()
+        self.broker = Broker(broker_config, clock, log_factory, producer_id_base=base)
+        self.stopping = threading.Event()
+        self.requests: queue.Queue[QueuedRequest] = queue.Queue(server_config.queued_max_requests)
+        self.network_threads = [NetworkThread(i, server_config, self.requests, self.stopping)
+                                for i in range(server_config.num_network_threads)]
+        self.acceptor = Acceptor(server_config, self.network_threads, self.stopping)
+        self.port = self.acceptor.port
+        self.io_threads = [threading.Thread(target=self._io_loop, name=f"kafkaref-io-{i}",
+                                            daemon=True)
+                           for i in range(server_config.num_io_threads)]
+        self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
+                                       daemon=True)
+        self.handled = 0
+
+    @property
+    def address(self) -> str:
+        return f"{self.config.host}:{self.port}"
+
+    def start(self) -> KafkaServer:
+        for thread in (*self.network_threads, *self.io_threads, self.ticker, self.acceptor):
+            thread.start()
+        return self
+
+    def shutdown(self, timeout_s: float = 5.0) -> None:
+        self.stopping.set()
+        for thread in (self.acceptor, *self.network_threads, *self.io_threads, self.ticker):
+            if thread.is_alive():
+                thread.join(timeout_s)
+        with self.lock:
+            for partition in self.broker.replica_manager.partitions.values():
+                close = getattr(partition.log, "close", None)
+                if close is not None:
+                    try:
+                        close()
+                    except Exception:  # noqa: BLE001 -- keep closing the others
+                        log.exception("closing log %s", partition.key)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.shutdown()
+
+    # -- threads ------------------------------------------------------------------------------
+    def _io_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                item = self.requests.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            self._handle(item)
+
+    def _handle(self, item: QueuedRequest) -> None:
+        network = self.network_threads[item.network_thread]
+        request = item.request
+
+        def respond(response) -> None:
+            if response is None:
+                network.send_response(item.connection_id, None)
+                return
+            try:
+                frame = wire.encode_response(request.correlation_id, response)
+            except Exception:  # noqa: BLE001 -- a bug in one response closes one connection
+                log.exception("encoding %s v%s", request.name, request.api_version)
+                frame = CLOSE
+            network.send_response(item.connection_id, frame)
+
+        try:
+            with self.lock:
+                self.handled += 1
+                self.broker.handle(request, respond)
+        except Exception:  # noqa: BLE001 -- a handler bug must not kill the I/O thread
+            log.exception("handling %s v%s", request.name, request.api_version)
+            network.send_response(item.connection_id, CLOSE)
+
+    def _tick_loop(self) -> None:
+        interval = self.config.tick_ms / 1000
+        while not self.stopping.wait(interval):
+            try:
+                with self.lock:
+                    self.broker.advance_clock(self.clock())
+                    self._maybe_flush()
+            except Exception:  # noqa: BLE001
+                log.exception("ticker")
+
+    def _maybe_flush(self) -> None:
+        for partition in self.broker.replica_manager.partitions.values():
+            flush = getattr(partition.log, "maybe_flush", None)
+            if flush is not None:
+                flush()

@@ -1,0 +1,84 @@
+"""A single broker (RF 1) with its in-process control plane: what `kafkaref broker` runs."""
+
+from __future__ import annotations
+
+from kafkaref.impl.controller.local import LocalController
+from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.server import KafkaServer, storage_log_factory
+
+
+def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  # noqa: B008
+                  broker_config: BrokerConfig = BrokerConfig(),  # noqa: B008
+                  log_factory=None) -> KafkaServer:
+    """Build (not start) a broker serving on server_config.host:port (0 = ephemeral)."""
+    server = KafkaServer(broker_config, server_config,
+                         log_factory or storage_log_factory(data_dir))
+    controller = LocalController(controller_id=broker_config.broker_id)
+    with server.lock:
+        controller.register(server.broker, server_config.host, server.port)
+        _reopen_existing_topics(server, controller, data_dir)
+    server.controller = controller
+    if data_dir:
+        _save_configs_on_create(server, controller, data_dir)
+    return server
+
+
+def _save_configs_on_create(server, controller, data_dir) -> None:
+    create = controller.create_topic
+
+    def create_and_save(name, partitions, replication_factor, configs, done):
+        def saved(error, message):
+            if error == 0 and configs:
+                _save_config(data_dir, name, configs)
+            done(error, message)
+
+        create(name, partitions, replication_factor, configs, saved)
+
+    server.broker.create_topic = create_and_save
+
+
+def _save_config(data_dir, topic, configs) -> None:
+    import json
+    import os
+
+    path = os.path.join(data_dir, "topic-configs.json")
+    saved = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            saved = json.load(f)
+    saved[topic] = dict(configs)
+    with open(path + ".tmp", "w") as f:
+        json.dump(saved, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(path + ".tmp", path)
+
+
+def _reopen_existing_topics(server, controller, data_dir) -> None:
+    """After a restart, topics are rediscovered from partition directories (RF 1 only)."""
+    import os
+    import re
+
+    found: dict[str, int] = {}
+    if not data_dir or not os.path.isdir(data_dir):
+        return
+    for name in os.listdir(data_dir):
+        match = re.fullmatch(r"(.+)-(\d+)", name)
+        if match and os.path.isdir(os.path.join(data_dir, name)):
+            topic, index = match.group(1), int(match.group(2))
+            found[topic] = max(found.get(topic, 0), index + 1)
+    for topic, partitions in sorted(found.items()):
+        controller.create_topic(topic, partitions, 1, _saved_configs(data_dir, topic),
+                                lambda error, message: None)
+
+
+def _saved_configs(data_dir, topic) -> dict:
+    import json
+    import os
+
+    path = os.path.join(data_dir, "topic-configs.json")
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f).get(topic, {})

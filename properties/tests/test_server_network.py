@@ -1,0 +1,139 @@
+"""The threaded shell over raw sockets: framing limits, malformed frames, muting, ordering."""
+
+import socket
+import struct
+import time
+
+import pytest
+from kio.index import load_request_schema
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.protocol import wire
+from kafkaref.impl.protocol.messages import build
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.single import single_broker
+
+
+@pytest.fixture
+def broker():
+    config = ServerConfig(num_network_threads=2, num_io_threads=2,
+                          socket_request_max_bytes=1 << 16, connections_max_idle_ms=60_000)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+
+
+def connect(server):
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=5)
+    return sock
+
+
+def recv_frame(sock):
+    def exactly(n):
+        data = b""
+        while len(data) < n:
+            chunk = sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed")
+            data += chunk
+        return data
+
+    (size,) = struct.unpack(">i", exactly(4))
+    return exactly(size)
+
+
+def api_versions_frame(correlation_id, version=2):
+    return wire.encode_request(correlation_id, "t", build(load_request_schema(18, version), {}))
+
+
+def metadata_frame(correlation_id):
+    return wire.encode_request(correlation_id, "t", build(load_request_schema(3, 8), {
+        "topics": None, "allow_auto_topic_creation": False}))
+
+
+def assert_closed(sock):
+    sock.settimeout(5)
+    try:
+        assert sock.recv(1) == b""
+    except ConnectionResetError:
+        pass
+
+
+def assert_serves(server):
+    sock = connect(server)
+    try:
+        sock.sendall(api_versions_frame(1))
+        correlation_id, body = wire.decode_response(18, 2, recv_frame(sock))
+        assert correlation_id == 1 and body.error_code == ErrorCode.none
+    finally:
+        sock.close()
+
+
+def test_pipelined_requests_are_answered_in_order(broker):
+    sock = connect(broker)
+    try:
+        frames = b"".join(api_versions_frame(i) if i % 2 else metadata_frame(i)
+                          for i in range(20))
+        sock.sendall(frames)
+        seen = [struct.unpack_from(">i", recv_frame(sock))[0] for _ in range(20)]
+        assert seen == list(range(20))
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("garbage", [
+    struct.pack(">i", 1 << 30),  # huge length prefix
+    struct.pack(">i", -5),
+    struct.pack(">i", 3) + b"abc",  # shorter than any header
+    struct.pack(">i", 12) + b"\x7f\x7f\x00\x01\x00\x00\x00\x01\x00\x00\x00\x00",  # unknown api
+    struct.pack(">i", 10) + b"\x00\x00\x00\x63\x00\x00\x00\x01\xff\xff",  # Produce v99
+    struct.pack(">i", 13) + b"\x00\x03\x00\x08\x00\x00\x00\x01\x00\x01x\xff\xff",  # truncated
+])
+def test_malformed_frame_closes_only_that_connection(broker, garbage):
+    bystander = connect(broker)
+    bad = connect(broker)
+    try:
+        bad.sendall(garbage)
+        assert_closed(bad)
+        bystander.sendall(api_versions_frame(7))
+        assert struct.unpack_from(">i", recv_frame(bystander))[0] == 7
+        assert_serves(broker)
+    finally:
+        bad.close()
+        bystander.close()
+
+
+def test_unknown_api_versions_version_gets_unsupported_version_v0(broker):
+    sock = connect(broker)
+    try:
+        frame = bytearray(api_versions_frame(3, version=0))
+        frame[6:8] = struct.pack(">h", 77)
+        sock.sendall(frame)
+        _, body = wire.decode_response(18, 0, recv_frame(sock))
+        assert body.error_code == ErrorCode.unsupported_version
+        assert {k.api_key for k in body.api_keys} == set(wire.SUPPORTED)
+        sock.sendall(api_versions_frame(4))  # and the connection stays usable
+        assert struct.unpack_from(">i", recv_frame(sock))[0] == 4
+    finally:
+        sock.close()
+
+
+def test_idle_connections_are_closed(tmp_path):
+    config = ServerConfig(num_network_threads=1, num_io_threads=1, connections_max_idle_ms=200,
+                          select_timeout_ms=20)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    try:
+        sock = connect(server)
+        sock.sendall(api_versions_frame(1))
+        recv_frame(sock)
+        deadline = time.monotonic() + 5
+        while server.network_threads[0].connections and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not server.network_threads[0].connections
+        assert_closed(sock)
+        sock.close()
+    finally:
+        server.shutdown()
