@@ -45,6 +45,8 @@ def _print_table(name: str, report: dict) -> None:
 
 
 def _format(value) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:,.3f}" if abs(value) < 100 else f"{value:,.0f}"
     if isinstance(value, int):
