@@ -56,6 +56,11 @@ def server_config_from(properties: dict[str, str], overrides: dict) -> ServerCon
     return ServerConfig(**kwargs)
 
 
+def _is_address(text: str) -> bool:
+    host, _, port = text.rpartition(":")
+    return bool(host) and port.isdigit()
+
+
 def wait_for_signal() -> None:
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -74,10 +79,13 @@ def wait_for_signal() -> None:
               default=None, help="Kafka-style key=value properties file.")
 @click.option("--network-threads", type=click.IntRange(1, 64), default=None)
 @click.option("--io-threads", type=click.IntRange(1, 256), default=None)
+@click.option("--controller", "controller_address", default=None, metavar="HOST:PORT",
+              help="Join the cluster run by this controller (see `kafkaref cluster`).")
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           verbose):
-    """Run one kafkaref broker until SIGTERM."""
+           controller_address, verbose):
+    """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
+    from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.single import single_broker
 
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
@@ -88,8 +96,16 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
         "num_io_threads": io_threads})
     data_dir = data_dir or properties.get("log.dirs") or "kafkaref-data"
     os.makedirs(data_dir, exist_ok=True)
+    if controller_address is not None and not _is_address(controller_address):
+        raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
+                                 param_hint="--controller")
+    broker_config = BrokerConfig(broker_id=broker_id)
     try:
-        server = single_broker(data_dir, config, BrokerConfig(broker_id=broker_id)).start()
+        if controller_address:
+            server = clustered_broker(data_dir, controller_address, config, broker_config)
+        else:
+            server = single_broker(data_dir, config, broker_config)
+        server.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {config.host}:{config.port}: {exc}", err=True)
         sys.exit(2)

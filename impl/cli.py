@@ -16,6 +16,7 @@ COMMANDS = {
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker (RF 1) until SIGTERM."),
+    "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
 }
 
 

@@ -64,3 +64,24 @@ class ClusterMetadata:
     def with_topic(self, topic: TopicMeta) -> ClusterMetadata:
         others = tuple(t for t in self.topics if t.name != topic.name)
         return attrs.evolve(self, topics=(*others, topic), epoch=self.epoch + 1)
+
+
+def metadata_to_dict(metadata: ClusterMetadata) -> dict:
+    return attrs.asdict(metadata)
+
+
+def metadata_from_dict(data: dict) -> ClusterMetadata:
+    return ClusterMetadata(
+        cluster_id=data["cluster_id"], controller_id=data["controller_id"], epoch=data["epoch"],
+        brokers=tuple(BrokerEndpoint(**b) for b in data["brokers"]),
+        topics=tuple(
+            TopicMeta(
+                t["name"],
+                tuple(PartitionMeta(p["leader"], p["leader_epoch"], tuple(p["replicas"]),
+                                    tuple(p["isr"]), p["partition_epoch"])
+                      for p in t["partitions"]),
+                tuple(tuple(c) for c in t["configs"]),
+            )
+            for t in data["topics"]
+        ),
+    )

@@ -58,19 +58,22 @@ class KafkaServer:
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
         self.handled = 0
+        self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
 
     @property
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
 
     def start(self) -> KafkaServer:
-        for thread in (*self.network_threads, *self.io_threads, self.ticker, self.acceptor):
+        for thread in (*self.network_threads, *self.io_threads, self.ticker, self.acceptor,
+                       *self.extra_threads):
             thread.start()
         return self
 
     def shutdown(self, timeout_s: float = 5.0) -> None:
         self.stopping.set()
-        for thread in (self.acceptor, *self.network_threads, *self.io_threads, self.ticker):
+        for thread in (*self.extra_threads, self.acceptor, *self.network_threads,
+                       *self.io_threads, self.ticker):
             if thread.is_alive():
                 thread.join(timeout_s)
         with self.lock:

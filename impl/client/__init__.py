@@ -1,0 +1,1 @@
+"""kafkaref's own Kafka client: a blocking connection, a producer and a consumer."""

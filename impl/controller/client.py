@@ -1,0 +1,95 @@
+"""The broker side of the control channel: register, heartbeat, forward ISR changes and
+topic creations; adopt every newer metadata image (under the server's core lock)."""
+
+from __future__ import annotations
+
+import logging
+import queue
+import socket
+import threading
+from collections.abc import Callable
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.core.metadata import metadata_from_dict
+
+log = logging.getLogger(__name__)
+
+
+class ControllerClient(threading.Thread):
+    def __init__(self, server, controller_address: str, heartbeat_ms: int = 100):
+        super().__init__(name="kafkaref-controller-client", daemon=True)
+        self.server = server  # KafkaServer: .broker, .lock, .port, .config.host, .stopping
+        host, _, port = controller_address.rpartition(":")
+        self.controller = (host, int(port))
+        self.heartbeat_ms = heartbeat_ms
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.metadata_epoch = -1
+        self.registered = threading.Event()
+        broker = server.broker
+        broker.create_topic = self.create_topic
+        broker.replica_manager.alter_isr = self.alter_isr
+        for partition in broker.replica_manager.partitions.values():
+            partition.alter_isr = self.alter_isr
+
+    # -- called under the core lock by the broker -----------------------------------------------
+    def create_topic(self, name, partitions, replication_factor, configs,
+                     done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "create_topic", "name": name, "partitions": partitions,
+                          "replication_factor": replication_factor, "configs": configs}, done))
+
+    def alter_isr(self, partition, proposed_isr) -> None:
+        def done(error, message):
+            if error != ErrorCode.none and partition.pending_isr == proposed_isr:
+                partition.isr_rejected()
+
+        self.outbox.put(({"type": "alter_isr", "broker_id": partition.broker_id,
+                          "topic": partition.topic, "partition": partition.index,
+                          "leader_epoch": partition.leader_epoch,
+                          "isr": sorted(proposed_isr)}, done))
+
+    # -- the thread -------------------------------------------------------------------------------
+    def run(self) -> None:
+        stopping = self.server.stopping
+        while not stopping.is_set():
+            try:
+                with socket.create_connection(self.controller, timeout=5) as sock:
+                    self._session(sock, stopping)
+            except (OSError, ValueError) as exc:
+                log.info("controller channel: %s; reconnecting", exc)
+                self.metadata_epoch = -1
+                stopping.wait(0.2)
+
+    def _session(self, sock, stopping) -> None:
+        self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
+                          "host": self.server.config.host, "port": self.server.port})
+        self.registered.set()
+        while not stopping.is_set():
+            try:
+                message, done = self.outbox.get(timeout=self.heartbeat_ms / 1000)
+            except queue.Empty:
+                message, done = {"type": "heartbeat",
+                                 "broker_id": self.server.broker.broker_id}, None
+            answer = self._call(sock, message)
+            if answer.get("reregister"):
+                self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
+                                  "host": self.server.config.host, "port": self.server.port})
+            if done is not None:
+                error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
+                    ErrorCode.unknown_server_error)
+                with self.server.lock:
+                    done(error, answer.get("message"))
+
+    def _call(self, sock, message: dict) -> dict:
+        message["metadata_epoch"] = self.metadata_epoch
+        send_message(sock, message)
+        answer = recv_message(sock)
+        if answer is None:
+            raise ConnectionError("controller closed the channel")
+        if "metadata" in answer:
+            metadata = metadata_from_dict(answer["metadata"])
+            with self.server.lock:
+                self.server.broker.apply_metadata(metadata)
+            self.metadata_epoch = metadata.epoch
+        return answer

@@ -1,0 +1,141 @@
+"""ControllerServer: ControllerState behind a socket, one thread per broker connection."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import threading
+import time
+
+from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.controller.state import ControllerState
+from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
+
+log = logging.getLogger(__name__)
+
+
+def monotonic_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+class ControllerServer:
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
+                 unclean_election: bool = False, snapshot_path: str | None = None,
+                 tick_ms: int = 50):
+        self.snapshot_path = snapshot_path
+        self.lock = threading.Lock()
+        self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
+                                     self._load_snapshot(), on_change=self._save_snapshot)
+        self.stopping = threading.Event()
+        self.sock = socket.create_server((host, port))
+        self.sock.settimeout(0.1)
+        self.address = f"{host}:{self.sock.getsockname()[1]}"
+        self.tick_ms = tick_ms
+        self.threads: list[threading.Thread] = []
+
+    def start(self) -> ControllerServer:
+        for target in (self._accept_loop, self._tick_loop):
+            thread = threading.Thread(target=target, daemon=True, name="kafkaref-controller")
+            thread.start()
+            self.threads.append(thread)
+        return self
+
+    def shutdown(self) -> None:
+        self.stopping.set()
+        for thread in self.threads:
+            thread.join(5)
+        self.sock.close()
+
+    def metadata(self) -> ClusterMetadata:
+        with self.lock:
+            return self.state.metadata
+
+    # -- snapshot -----------------------------------------------------------------------------
+    def _load_snapshot(self) -> ClusterMetadata | None:
+        if not self.snapshot_path or not os.path.exists(self.snapshot_path):
+            return None
+        try:
+            with open(self.snapshot_path) as f:
+                return metadata_from_dict(json.load(f))
+        except (ValueError, KeyError, TypeError) as exc:
+            log.error("ignoring unreadable controller snapshot %s: %s", self.snapshot_path, exc)
+            return None
+
+    def _save_snapshot(self, metadata: ClusterMetadata) -> None:
+        if not self.snapshot_path:
+            return
+        tmp = self.snapshot_path + ".tmp"
+        with open(tmp, "w") as f:
+            json.dump(metadata_to_dict(metadata), f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.snapshot_path)
+
+    # -- threads ------------------------------------------------------------------------------
+    def _tick_loop(self) -> None:
+        while not self.stopping.wait(self.tick_ms / 1000):
+            with self.lock:
+                self.state.tick()
+
+    def _accept_loop(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            thread.start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        conn.settimeout(1.0)
+        try:
+            while not self.stopping.is_set():
+                try:
+                    message = recv_message(conn)
+                except TimeoutError:
+                    continue
+                if message is None:
+                    return
+                send_message(conn, self._answer(message))
+        except (OSError, ValueError) as exc:
+            log.info("controller connection closed: %s", exc)
+        except Exception:  # noqa: BLE001 -- one bad channel must not take the controller down
+            log.exception("controller channel failed")
+        finally:
+            conn.close()
+
+    def _answer(self, message: dict) -> dict:
+        kind = message.get("type")
+        with self.lock:
+            state = self.state
+            known = message.get("metadata_epoch", -1)
+            try:
+                if kind == "register":
+                    state.register(int(message["broker_id"]), message["host"],
+                                   int(message["port"]))
+                    answer = {"error": 0}
+                elif kind == "heartbeat":
+                    ok = state.heartbeat(int(message["broker_id"]))
+                    answer = {"error": 0 if ok else -1, "reregister": not ok}
+                elif kind == "alter_isr":
+                    error = state.alter_isr(int(message["broker_id"]), message["topic"],
+                                            int(message["partition"]),
+                                            int(message["leader_epoch"]), message["isr"])
+                    answer = {"error": int(error)}
+                elif kind == "create_topic":
+                    error, text = state.create_topic(message["name"],
+                                                     int(message["partitions"]),
+                                                     int(message["replication_factor"]),
+                                                     dict(message.get("configs") or {}))
+                    answer = {"error": int(error), "message": text}
+                else:
+                    answer = {"error": -1, "message": f"unknown message type {kind!r}"}
+            except (KeyError, TypeError, ValueError) as exc:
+                answer = {"error": -1, "message": f"bad message: {exc}"}
+            if state.metadata.epoch != known:
+                answer["metadata"] = metadata_to_dict(state.metadata)
+        return answer

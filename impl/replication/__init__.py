@@ -1,0 +1,1 @@
+"""Replica fetchers: followers copy their leaders' logs over the Kafka protocol (Fetch v12)."""

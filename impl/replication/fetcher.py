@@ -1,0 +1,182 @@
+"""Replica fetcher threads: one per leader broker, fetching every partition this broker follows
+from that leader with Fetch v12 (replica id, current leader epoch, last fetched epoch).
+
+Truncation is by the diverging epoch the leader returns (KIP-320 + fetch v12): the follower cuts
+its log at min(leader's end offset for that epoch, its own end offset for it) and fetches again,
+so after a few rounds its log is a prefix-consistent copy of the leader's. Fences
+(FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER) mean "wait for newer
+metadata": the fetcher backs off and retries with whatever the broker then believes.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.core.batches import positioned_headers
+
+log = logging.getLogger(__name__)
+FETCH_VERSION = 12
+
+
+class FetcherManager(threading.Thread):
+    """Starts a ReplicaFetcher for each leader some followed partition names."""
+
+    def __init__(self, server, max_wait_ms: int = 500, poll_ms: int = 50):
+        super().__init__(name="kafkaref-fetcher-manager", daemon=True)
+        self.server, self.max_wait_ms, self.poll_ms = server, max_wait_ms, poll_ms
+        self.fetchers: dict[int, ReplicaFetcher] = {}
+
+    def run(self) -> None:
+        stopping = self.server.stopping
+        while not stopping.wait(self.poll_ms / 1000):
+            with self.server.lock:
+                leaders = {p.leader_id for p in self.server.broker.replica_manager.partitions
+                           .values() if not p.is_leader and p.leader_id is not None
+                           and p.leader_id >= 0}
+            for leader in leaders - set(self.fetchers):
+                fetcher = ReplicaFetcher(self.server, leader, self.max_wait_ms)
+                self.fetchers[leader] = fetcher
+                fetcher.start()
+        for fetcher in self.fetchers.values():
+            fetcher.join(5)
+
+
+class ReplicaFetcher(threading.Thread):
+    def __init__(self, server, leader_id: int, max_wait_ms: int):
+        super().__init__(name=f"kafkaref-fetcher-{leader_id}", daemon=True)
+        self.server, self.leader_id, self.max_wait_ms = server, leader_id, max_wait_ms
+        self.connection: KafkaConnection | None = None
+        self.address: tuple[str, int] | None = None
+        self.rounds = 0
+
+    def run(self) -> None:
+        stopping = self.server.stopping
+        try:
+            while not stopping.is_set():
+                plan = self._plan()
+                if plan is None:
+                    self._disconnect()
+                    stopping.wait(0.05)
+                    continue
+                address, fetches = plan
+                try:
+                    response = self._fetch(address, fetches)
+                except (OSError, ValueError) as exc:
+                    log.info("fetch from broker %s failed: %s", self.leader_id, exc)
+                    self._disconnect()
+                    stopping.wait(0.1)
+                    continue
+                if not self._apply(fetches, response):
+                    stopping.wait(0.05)
+        finally:
+            self._disconnect()
+
+    def _plan(self):
+        """(leader address, {key: (offset, leader epoch, last fetched epoch)}) or None."""
+        with self.server.lock:
+            broker = self.server.broker
+            endpoint = broker.metadata.broker(self.leader_id)
+            fetches = {}
+            for key, p in broker.replica_manager.partitions.items():
+                if not p.is_leader and p.leader_id == self.leader_id:
+                    fetches[key] = (p.log_end_offset, p.leader_epoch, p.log.epochs.latest_epoch)
+        if endpoint is None or not fetches:
+            return None
+        return (endpoint.host, endpoint.port), fetches
+
+    def _disconnect(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
+            self.connection, self.address = None, None
+
+    def _fetch(self, address, fetches):
+        if self.connection is None or self.address != address:
+            self._disconnect()
+            self.connection = KafkaConnection(*address, timeout_s=10,
+                                              client_id=f"replica-{self.server.broker.broker_id}")
+            self.address = address
+        topics: dict[str, list] = {}
+        for (topic, index), (offset, epoch, last_epoch) in fetches.items():
+            topics.setdefault(topic, []).append({
+                "partition": index, "current_leader_epoch": epoch, "fetch_offset": offset,
+                "last_fetched_epoch": last_epoch, "log_start_offset": -1,
+                "partition_max_bytes": 1 << 20})
+        self.rounds += 1
+        return self.connection.send(1, FETCH_VERSION, {
+            "replica_id": self.server.broker.broker_id, "max_wait": self.max_wait_ms,
+            "min_bytes": 1, "max_bytes": 16 << 20, "isolation_level": 0, "session_id": 0,
+            "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
+
+    def _apply(self, fetches, response) -> bool:
+        """Apply a fetch response under the core lock; False if every partition errored."""
+        progressed = False
+        with self.server.lock:
+            rm = self.server.broker.replica_manager
+            for topic in response.responses:
+                for answer in topic.partitions:
+                    key = (topic.topic, answer.partition_index)
+                    partition = rm.partition(key)
+                    if partition is None or key not in fetches:
+                        continue
+                    offset, epoch, _ = fetches[key]
+                    if partition.is_leader or partition.leader_id != self.leader_id or (
+                            partition.leader_epoch != epoch):
+                        continue  # the role changed while the fetch was out
+                    if partition.log_end_offset != offset:
+                        continue
+                    progressed |= self._apply_partition(partition, answer)
+        return progressed
+
+    def _apply_partition(self, partition, answer) -> bool:
+        if answer.error_code != ErrorCode.none:
+            return False
+        diverging = answer.diverging_epoch
+        if diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0):
+            self._truncate(partition, diverging.epoch, diverging.end_offset)
+            return True
+        records = bytes(answer.records or b"")
+        if records:
+            records = self._from_log_end(partition, records)
+        if records:
+            partition.append_as_follower(records, answer.high_watermark)
+        else:
+            partition.append_as_follower(b"", answer.high_watermark)
+        return True
+
+    @staticmethod
+    def _truncate(partition, leader_epoch: int, leader_end: int) -> None:
+        log_ = partition.log
+        if leader_epoch < 0:
+            target = log_.log_start_offset
+        else:
+            own_epoch, own_end = log_.epochs.end_offset_for(leader_epoch, log_.log_end_offset)
+            target = min(leader_end, own_end) if own_epoch >= 0 else log_.log_start_offset
+        target = max(log_.log_start_offset, min(target, log_.log_end_offset))
+        log.info("truncating %s from %s to %s (diverging epoch %s)", partition.key,
+                 log_.log_end_offset, target, leader_epoch)
+        partition.truncate_to(target)
+
+    @staticmethod
+    def _from_log_end(partition, records: bytes) -> bytes:
+        """Drop batches already held (a fetch may start at the batch holding the offset)."""
+        error, positioned = positioned_headers(records)
+        leo = partition.log_end_offset
+        keep_from, end = None, 0
+        for position, header in positioned:
+            end = position + header.size_bytes
+            if header.last_offset < leo:
+                continue
+            if keep_from is None:
+                if header.base_offset != leo:
+                    partition.truncate_to(min(header.base_offset, leo))
+                    if partition.log_end_offset != header.base_offset:
+                        return b""
+                keep_from = position
+        if keep_from is None:
+            return b""
+        return records[keep_from:end]
