@@ -1,0 +1,174 @@
+"""Real clients against a 3-broker kafkaref cluster (separate OS processes), RF 3, min ISR 2:
+acks=all with keys, headers and every compression type; the partition leader is SIGKILLed
+mid-stream; no acknowledged record may be lost or reordered, and with idempotence there are no
+duplicates (without it, duplicates from retries are counted and reported)."""
+
+import time
+
+import pytest
+
+from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.cluster_cli import LocalCluster
+
+pytestmark = pytest.mark.cluster
+N, KILL_AT = 400, 150
+COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    local = LocalCluster(3, str(tmp_path_factory.mktemp("cluster")), session_timeout_ms=1000)
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()
+
+
+def live_addresses(cluster):
+    return [f"127.0.0.1:{cluster.ports[b]}" for b, p in cluster.processes.items()
+            if p.poll() is None]
+
+
+def metadata(cluster, topic):
+    for address in live_addresses(cluster):
+        try:
+            with KafkaConnection.to(address, timeout_s=5) as connection:
+                return connection.send(3, 8, {"topics": [{"name": topic}],
+                                              "allow_auto_topic_creation": False})
+        except OSError:
+            continue
+    raise AssertionError("no live broker answered")
+
+
+def wait_for(condition, timeout_s=30, what="condition"):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def create_topic(cluster, topic):
+    with KafkaConnection.to(live_addresses(cluster)[0]) as connection:
+        answer = connection.send(19, 4, {"topics": [{
+            "name": topic, "num_partitions": 1, "replication_factor": 3, "assignments": [],
+            "configs": [{"name": "min.insync.replicas", "value": "2"}]}],
+            "timeout": 10_000, "validate_only": False})
+    assert answer.topics[0].error_code == 0, answer
+    wait_for(lambda: all(len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3
+                         for _ in range(1)), what="full ISR")
+
+
+def leader_of(cluster, topic):
+    return metadata(cluster, topic).topics[0].partitions[0].leader_id
+
+
+def heal(cluster, broker_id, topic):
+    cluster.start_broker(broker_id)
+    cluster.wait_registered({broker_id}, 30)
+    wait_for(lambda: len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3,
+             what="the restarted broker back in the ISR")
+
+
+def consume_all(cluster, topic, expected_count):
+    ck = pytest.importorskip("confluent_kafka")
+    consumer = ck.Consumer({"bootstrap.servers": ",".join(live_addresses(cluster)),
+                            "group.id": "checker", "enable.auto.commit": False})
+    got = []
+    try:
+        consumer.assign([ck.TopicPartition(topic, 0, 0)])
+        deadline = time.monotonic() + 30
+        while len(got) < expected_count and time.monotonic() < deadline:
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                got.append((message.offset(), message.key(), message.value(),
+                            tuple(message.headers() or ())))
+    finally:
+        consumer.close()
+    return got
+
+
+def check(acked, got, idempotent):
+    values = [g[2] for g in got]
+    assert len({g[0] for g in got}) == len(got), "an offset was delivered twice"
+    lost = {a for a in acked} - set(values)
+    assert not lost, f"{len(lost)} acknowledged records lost"
+    first_offset = {}
+    for offset, _, value, _ in got:
+        first_offset.setdefault(value, offset)
+    order = [first_offset[v] for v in acked]
+    assert order == sorted(order), "acknowledged records reordered"
+    duplicates = len(values) - len(set(values))
+    if idempotent:
+        assert duplicates == 0
+    return duplicates
+
+
+def payload(i):
+    return f"k{i % 13}".encode(), f"value-{i}".encode() * 3, [("i", str(i).encode())]
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_confluent_kafka_survives_leader_sigkill(cluster, compression, idempotent):
+    ck = pytest.importorskip("confluent_kafka")
+    topic = f"ck-{compression}-{int(idempotent)}"
+    create_topic(cluster, topic)
+    producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                            "compression.type": compression, "linger.ms": 2,
+                            "enable.idempotence": idempotent, "message.timeout.ms": 60_000})
+    acked, errors = [], []
+
+    def on_delivery(error, message):
+        (errors if error else acked).append(error or message.value())
+
+    killed = None
+    for i in range(N):
+        key, value, headers = payload(i)
+        producer.produce(topic, key=key, value=value, headers=headers, on_delivery=on_delivery)
+        producer.poll(0)
+        if i == KILL_AT:  # records still in flight: no flush before the kill
+            killed = leader_of(cluster, topic)
+            cluster.kill(killed)
+    assert producer.flush(60) == 0
+    assert not errors, errors[:3]
+    got = consume_all(cluster, topic, len(acked))
+    duplicates = check(acked, got, idempotent)
+    print(f"confluent {compression} idempotent={idempotent}: {len(acked)} acked, "
+          f"{duplicates} duplicates")
+    heal(cluster, killed, topic)
+
+
+@pytest.mark.parametrize("compression", ["none", "gzip", "lz4", "zstd"])
+@pytest.mark.parametrize("idempotent", [True, False])
+def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
+    kafka = pytest.importorskip("kafka")
+    topic = f"kp-{compression}-{int(idempotent)}"
+    create_topic(cluster, topic)
+    producer = kafka.KafkaProducer(
+        bootstrap_servers=cluster.bootstrap, acks="all", retries=20,
+        compression_type=None if compression == "none" else compression,
+        enable_idempotence=idempotent, linger_ms=2, request_timeout_ms=10_000,
+        **({} if idempotent else {"max_in_flight_requests_per_connection": 1}))
+    acked, killed = [], None
+    try:
+        futures = []
+        for i in range(N):
+            key, value, headers = payload(i)
+            futures.append((value, producer.send(topic, key=key, value=value, headers=headers)))
+            if i == KILL_AT:  # records still in flight: no flush before the kill
+                killed = leader_of(cluster, topic)
+                cluster.kill(killed)
+        producer.flush(60)
+        for value, future in futures:
+            future.get(timeout=30)
+            acked.append(value)
+    finally:
+        producer.close(10)
+    got = consume_all(cluster, topic, len(acked))
+    duplicates = check(acked, got, idempotent)
+    print(f"kafka-python {compression} idempotent={idempotent}: {len(acked)} acked, "
+          f"{duplicates} duplicates")
+    heal(cluster, killed, topic)
