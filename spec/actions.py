@@ -16,6 +16,7 @@ Conventions carried over from the TLA+ faithfully, including their quirks:
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import lru_cache
 
 from kafkaref.spec.helpers import first_non_matching_offset_from_tail, offset_for_epoch
 from kafkaref.spec.state import Bounds, QuorumState, Record, ReplicaState, State, replica_name
@@ -160,7 +161,7 @@ def controller_shrink_isr(state: State, bounds: Bounds) -> Transitions:
 def become_leader(state: State, bounds: Bounds) -> Transitions:
     """A replica handles a LeaderAndIsr request naming it leader with a newer epoch. It keeps its
     own hw, which typically lags the previous leader's."""
-    for request in sorted(state.requests, key=_request_order):
+    for request in _in_order(state.requests):
         leader = request.leader
         if leader is None or request.leader_epoch <= state.replicas[leader].leader_epoch:
             continue
@@ -382,9 +383,7 @@ def fenced_follower_fetch(state: State, bounds: Bounds) -> Transitions:
 def _requests_for(state: State, leader: int, replica: int) -> list[QuorumState]:
     """LeaderAndIsr requests naming `leader` that `replica` would accept (a newer epoch)."""
     epoch = state.replicas[replica].leader_epoch
-    return sorted(
-        (r for r in state.requests if r.leader == leader and r.leader_epoch > epoch), key=_request_order
-    )
+    return [r for r in _in_order(state.requests) if r.leader == leader and r.leader_epoch > epoch]
 
 
 def _become_follower(state: State, replica: int, request: QuorumState, truncate_to: int | None, name: str):
@@ -507,6 +506,12 @@ def fenced_become_follower_and_truncate(state: State, bounds: Bounds) -> Transit
                 )
                 if step:
                     yield step
+
+
+@lru_cache(maxsize=65_536)
+def _in_order(requests: frozenset[QuorumState]) -> tuple[QuorumState, ...]:
+    """The request set in a fixed order (sets of requests repeat across many states)."""
+    return tuple(sorted(requests, key=_request_order))
 
 
 def _request_order(request: QuorumState) -> tuple:

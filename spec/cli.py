@@ -223,7 +223,7 @@ def run_demo() -> int:
     """Explore every variant at the replica count where its bug shows; print one table.
     Returns 0 when every variant behaved as documented (the correct one holds, each buggy one
     is caught), 1 otherwise."""
-    console = Console(highlight=False)
+    console = Console(highlight=False, width=None if Console().is_terminal else 120)
     console.print("kafkaref demo: checking every generation of Kafka's replication protocol (spec/)")
     table = Table(title="Exhaustive exploration, log size 2, 2 records, epochs 0..2")
     for column in ("variant", "replicas", "result", "violated invariant", "counterexample (states)", "distinct states", "depth", "seconds"):

@@ -8,6 +8,7 @@ refinement mapping, and the history-level checks cite them.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 
 from kafkaref.spec.helpers import epochs_non_decreasing
 from kafkaref.spec.state import State
@@ -61,11 +62,16 @@ def hw_le_leo(state: State) -> bool:
     return all(replica_state.hw <= len(log) for replica_state, log in zip(state.replicas, state.logs, strict=True))
 
 
+# Logs are drawn from a small finite set within the bounds, so per-log and per-pair facts are
+# memoised: exploration asks them of the same few logs hundreds of thousands of times.
+_epochs_in_order = lru_cache(maxsize=65_536)(epochs_non_decreasing)
+
+
 def epochs_monotonic(state: State) -> bool:
     """EpochsMonotonic: record epochs never decrease along any log. Leaders stamp records with an
     epoch that only grows, and the epoch cache (epoch -> start offset), on which truncation after
     KIP-101 relies, is only meaningful if each log is sorted by epoch."""
-    return all(epochs_non_decreasing(log) for log in state.logs)
+    return all(_epochs_in_order(log) for log in state.logs)
 
 
 def record_offsets_agree(state: State) -> bool:
@@ -85,14 +91,15 @@ def log_matching(state: State) -> bool:
     to and including it. Followers only ever append the leader's next record, so a common record
     implies a common history; a violation means divergent histories under one record (B2)."""
     logs = state.logs
-    for i in range(len(logs)):
-        for j in range(i + 1, len(logs)):
-            common = min(len(logs[i]), len(logs[j]))
-            for offset in range(common - 1, -1, -1):
-                if logs[i][offset] == logs[j][offset]:
-                    if logs[i][:offset] != logs[j][:offset]:
-                        return False
-                    break
+    return all(_logs_match(logs[i], logs[j]) for i in range(len(logs)) for j in range(i + 1, len(logs)))
+
+
+@lru_cache(maxsize=65_536)
+def _logs_match(first, second) -> bool:
+    """Below the last offset where both logs hold the same record, they are identical."""
+    for offset in range(min(len(first), len(second)) - 1, -1, -1):
+        if first[offset] == second[offset]:
+            return first[:offset] == second[:offset]
     return True
 
 
