@@ -1,0 +1,191 @@
+"""kafkaref's producer: partitioner, batching by batch_size / linger_ms, compression, acks,
+retries, optional idempotence (InitProducerId + per-partition sequences).
+
+Deliberately simple and synchronous underneath: `send` appends to a per-partition batch and
+returns a Future; a batch is sent when it reaches batch_size bytes, when `poll()`/`send()` find
+it older than linger_ms, or on `flush()`. Requests go one at a time per broker, so with
+retries the order per partition is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import Future
+
+import attrs
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
+from kafkaref.impl.client.partitioner import StickyPartitioner
+from kafkaref.impl.protocol.compression import Compression
+from kafkaref.impl.protocol.records import NewRecord, build_batch
+
+PRODUCE_VERSION = 8
+RETRIABLE = {
+    ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
+    ErrorCode.request_timed_out, ErrorCode.not_enough_replicas,
+    ErrorCode.not_enough_replicas_after_append, ErrorCode.unknown_topic_or_partition,
+    ErrorCode.fenced_leader_epoch, ErrorCode.unknown_leader_epoch,
+}
+ACKS = {"all": -1, "-1": -1, "1": 1, "0": 0}
+
+
+@attrs.frozen
+class RecordMetadata:
+    topic: str
+    partition: int
+    offset: int  # -1 with acks=0
+
+
+class ProduceError(RuntimeError):
+    def __init__(self, error: ErrorCode, message: str = ""):
+        super().__init__(f"{error.name}: {message}" if message else error.name)
+        self.error = error
+
+
+@attrs.define
+class _Batch:
+    records: list = attrs.Factory(list)
+    futures: list = attrs.Factory(list)
+    size: int = 0
+    created: float = 0.0
+
+
+class Producer:
+    def __init__(self, bootstrap: str, acks="all", batch_size: int = 16384,
+                 linger_ms: int = 0, compression: str = "none", retries: int = 10,
+                 retry_backoff_ms: int = 100, request_timeout_ms: int = 30_000,
+                 enable_idempotence: bool = False, client_id: str = "kafkaref-producer",
+                 partitioner: StickyPartitioner | None = None):
+        self.cluster = ClusterView(bootstrap, client_id)
+        self.acks = ACKS[str(acks)] if not isinstance(acks, int) else acks
+        self.batch_size, self.linger_ms = batch_size, linger_ms
+        self.compression = Compression[compression]
+        self.retries, self.retry_backoff_ms = retries, retry_backoff_ms
+        self.request_timeout_ms = request_timeout_ms
+        self.partitioner = partitioner or StickyPartitioner()
+        self.batches: dict[tuple[str, int], _Batch] = {}
+        self.idempotent = enable_idempotence
+        self.producer_id, self.producer_epoch = -1, -1
+        self.sequences: dict[tuple[str, int], int] = {}
+        if enable_idempotence and self.acks != -1:
+            raise ValueError("idempotence needs acks=all")
+
+    def close(self) -> None:
+        try:
+            self.flush()
+        finally:
+            self.cluster.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- API ------------------------------------------------------------------------------------
+    def send(self, topic: str, value: bytes | None, key: bytes | None = None,
+             headers=(), partition: int | None = None, timestamp_ms: int | None = None) -> Future:
+        count = self.cluster.partitions_for(topic)
+        if partition is None:
+            partition = self.partitioner.partition(topic, key, count)
+        key_ = (topic, partition)
+        batch = self.batches.get(key_)
+        if batch is None:
+            batch = self.batches[key_] = _Batch(created=time.monotonic())
+        future: Future = Future()
+        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
+        batch.records.append(NewRecord(value=value, key=key, headers=tuple(headers),
+                                       timestamp=timestamp))
+        batch.futures.append(future)
+        batch.size += len(value or b"") + len(key or b"") + 20
+        if batch.size >= self.batch_size:
+            self._send_batch(key_)
+        else:
+            self.poll()
+        return future
+
+    def poll(self) -> None:
+        """Send batches that lingered long enough."""
+        now = time.monotonic()
+        for key in [k for k, b in self.batches.items()
+                    if (now - b.created) * 1000 >= self.linger_ms]:
+            self._send_batch(key)
+
+    def flush(self) -> None:
+        for key in list(self.batches):
+            self._send_batch(key)
+
+    # -- sending --------------------------------------------------------------------------------
+    def _ensure_producer_id(self) -> None:
+        if not self.idempotent or self.producer_id >= 0:
+            return
+        if not self.cluster.brokers:
+            self.cluster.refresh()
+        for broker_id in list(self.cluster.brokers):
+            try:
+                answer = self.cluster.connection(broker_id).send(
+                    22, 1, {"transactional_id": None, "transaction_timeout": 60_000})
+            except (OSError, ValueError):
+                self.cluster.drop(broker_id)
+                continue
+            if answer.error_code == ErrorCode.none:
+                self.producer_id, self.producer_epoch = answer.producer_id, answer.producer_epoch
+                return
+        raise NoBrokerAvailable("InitProducerId failed on every broker")
+
+    def _send_batch(self, key: tuple[str, int]) -> None:
+        batch = self.batches.pop(key, None)
+        if batch is None or not batch.records:
+            return
+        self.partitioner.batch_sent(key[0], self.cluster.partition_counts.get(key[0], 1))
+        self._ensure_producer_id()
+        sequence = self.sequences.get(key, 0)
+        data = build_batch(
+            batch.records, compression=self.compression,
+            producer_id=self.producer_id if self.idempotent else -1,
+            producer_epoch=self.producer_epoch if self.idempotent else -1,
+            base_sequence=sequence if self.idempotent else -1,
+            base_timestamp=batch.records[0].timestamp)
+        try:
+            offset = self._produce_with_retries(key, data)
+        except Exception as exc:  # noqa: BLE001 -- every future learns the outcome
+            for future in batch.futures:
+                future.set_exception(exc)
+            return
+        if self.idempotent:
+            self.sequences[key] = (sequence + len(batch.records)) % (1 << 31)
+        for i, future in enumerate(batch.futures):
+            future.set_result(RecordMetadata(key[0], key[1], offset + i if offset >= 0 else -1))
+
+    def _produce_with_retries(self, key: tuple[str, int], data: bytes) -> int:
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.retry_backoff_ms / 1000)
+            broker_id = None
+            try:
+                connection, _ = self.cluster.leader_connection(key)
+                broker_id = next(b for b, c in self.cluster.connections.items()
+                                 if c is connection)
+                answer = connection.send(
+                    0, PRODUCE_VERSION, {
+                        "transactional_id": None, "acks": self.acks,
+                        "timeout": self.request_timeout_ms,
+                        "topic_data": [{"name": key[0], "partition_data": [
+                            {"index": key[1], "records": data}]}]},
+                    expect_response=self.acks != 0)
+            except (OSError, ValueError, NoBrokerAvailable) as exc:
+                last = exc
+                self.cluster.drop(broker_id)
+                continue
+            if answer is None:
+                return -1
+            part = answer.responses[0].partition_responses[0]
+            if part.error_code == ErrorCode.none:
+                return part.base_offset
+            last = ProduceError(part.error_code, part.error_message or "")
+            if part.error_code not in RETRIABLE:
+                raise last
+            self.cluster.drop(broker_id)
+        raise last or ProduceError(ErrorCode.unknown_server_error, "retries exhausted")
