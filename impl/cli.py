@@ -17,6 +17,9 @@ COMMANDS = {
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker (RF 1) until SIGTERM."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
+    "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
+    "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
+    "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
 }
 
 

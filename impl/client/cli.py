@@ -1,0 +1,215 @@
+"""`kafkaref topics create|list|describe`, `kafkaref produce`, `kafkaref consume`.
+
+produce / consume behave like Kafka's console producer and consumer: one record per stdin line
+(optionally KEY<separator>VALUE), and one value per output line.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
+
+BOOTSTRAP = click.option("--bootstrap-server", "--bootstrap", "bootstrap", required=True,
+                         metavar="HOST:PORT[,...]", help="Brokers to contact first.")
+
+
+def _fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _view(bootstrap: str) -> ClusterView:
+    try:
+        return ClusterView(bootstrap)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
+
+
+def _any_connection(view: ClusterView):
+    view.refresh([])
+    if not view.brokers:
+        raise NoBrokerAvailable("no broker in metadata")
+    return view.connection(min(view.brokers))
+
+
+@click.group()
+def topics():
+    """Create, list and describe topics."""
+
+
+@topics.command("create")
+@BOOTSTRAP
+@click.option("--topic", required=True)
+@click.option("--partitions", type=click.IntRange(1, 10_000), default=1, show_default=True)
+@click.option("--replication-factor", type=click.IntRange(1, 32), default=1, show_default=True)
+@click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
+              help="Topic config, e.g. min.insync.replicas=2 (repeatable).")
+def create(bootstrap, topic, partitions, replication_factor, configs):
+    """Create TOPIC."""
+    pairs = []
+    for item in configs:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--config")
+        pairs.append(dict(zip(("name", "value"), item.split("=", 1), strict=True)))
+    view = _view(bootstrap)
+    try:
+        answer = _any_connection(view).send(19, 4, {"topics": [{
+            "name": topic, "num_partitions": partitions,
+            "replication_factor": replication_factor, "assignments": [], "configs": pairs}],
+            "timeout": 30_000, "validate_only": False})
+    except (OSError, NoBrokerAvailable) as exc:
+        _fail(f"cannot reach the cluster: {exc}")
+    finally:
+        view.close()
+    result = answer.topics[0]
+    if result.error_code != ErrorCode.none:
+        _fail(f"{ErrorCode(result.error_code).name}: {result.error_message or ''}".strip())
+    click.echo(f"Created topic {topic}.")
+
+
+def _metadata(bootstrap, topic_names):
+    view = _view(bootstrap)
+    try:
+        return view.refresh(topic_names)
+    except NoBrokerAvailable as exc:
+        _fail(f"cannot reach the cluster: {exc}")
+    finally:
+        view.close()
+
+
+@topics.command("list")
+@BOOTSTRAP
+def list_(bootstrap):
+    """List topic names."""
+    for topic in sorted(t.name for t in _metadata(bootstrap, None).topics):
+        click.echo(topic)
+
+
+@topics.command("describe")
+@BOOTSTRAP
+@click.option("--topic", default=None, help="Only this topic.")
+def describe(bootstrap, topic):
+    """Leader, replicas and ISR of every partition."""
+    response = _metadata(bootstrap, None if topic is None else [topic])
+    for t in sorted(response.topics, key=lambda t: t.name):
+        if t.error_code != ErrorCode.none:
+            _fail(f"{t.name}: {ErrorCode(t.error_code).name}")
+        click.echo(f"Topic: {t.name}\tPartitionCount: {len(t.partitions)}")
+        for p in sorted(t.partitions, key=lambda p: p.partition_index):
+            click.echo(f"\tTopic: {t.name}\tPartition: {p.partition_index}\t"
+                       f"Leader: {p.leader_id}\tLeaderEpoch: {p.leader_epoch}\t"
+                       f"Replicas: {','.join(map(str, p.replica_nodes))}\t"
+                       f"Isr: {','.join(map(str, p.isr_nodes))}")
+
+
+@click.command()
+@BOOTSTRAP
+@click.option("--topic", required=True)
+@click.option("--acks", type=click.Choice(["0", "1", "all", "-1"]), default="all",
+              show_default=True)
+@click.option("--compression", type=click.Choice(["none", "gzip", "snappy", "lz4", "zstd"]),
+              default="none", show_default=True)
+@click.option("--key-separator", default=None, help="Split each line into KEY and VALUE.")
+@click.option("--batch-size", type=click.IntRange(1, 64 << 20), default=16384)
+@click.option("--linger-ms", type=click.IntRange(0, 60_000), default=5)
+@click.option("--idempotence/--no-idempotence", default=False)
+def produce(bootstrap, topic, acks, compression, key_separator, batch_size, linger_ms,
+            idempotence):
+    """Send each stdin line as a record (like kafka-console-producer)."""
+    from kafkaref.impl.client.producer import ProduceError, Producer
+
+    if idempotence and acks not in ("all", "-1"):
+        raise click.BadParameter("idempotence needs --acks all", param_hint="--idempotence")
+    try:
+        producer = Producer(bootstrap, acks=acks, compression=compression,
+                            batch_size=batch_size, linger_ms=linger_ms,
+                            enable_idempotence=idempotence)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
+    futures = []
+    try:
+        for line in sys.stdin.buffer:
+            line = line.rstrip(b"\r\n")
+            key = None
+            if key_separator is not None:
+                key, sep, value = line.partition(key_separator.encode())
+                if not sep:
+                    key, value = None, line
+            else:
+                value = line
+            futures.append(producer.send(topic, value, key=key))
+        producer.flush()
+        for future in futures:
+            future.result()
+    except (ProduceError, NoBrokerAvailable, OSError, KeyError) as exc:
+        _fail(str(exc))
+    finally:
+        producer.cluster.close()
+    click.echo(f"{len(futures)} records sent", err=True)
+
+
+@click.command()
+@BOOTSTRAP
+@click.option("--topic", required=True)
+@click.option("--partition", "partitions", type=click.IntRange(0), multiple=True,
+              help="Only these partitions (default: all).")
+@click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
+@click.option("--offset", type=click.IntRange(0), default=None, help="Start at this offset.")
+@click.option("--max-messages", type=click.IntRange(1), default=None)
+@click.option("--timeout-ms", type=click.IntRange(1), default=None,
+              help="Exit when no record arrived for this long.")
+@click.option("--print-key", is_flag=True)
+@click.option("--print-offset", is_flag=True)
+def consume(bootstrap, topic, partitions, from_beginning, offset, max_messages, timeout_ms,
+            print_key, print_offset):
+    """Print records as they arrive (like kafka-console-consumer with assign())."""
+    from kafkaref.impl.client.consumer import EARLIEST, LATEST, Consumer
+
+    try:
+        consumer = Consumer(bootstrap)
+        count = consumer.cluster.partitions_for(topic)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
+    except (KeyError, NoBrokerAvailable, OSError) as exc:
+        _fail(str(exc))
+    chosen = list(partitions) or list(range(count))
+    if any(p >= count for p in chosen):
+        _fail(f"{topic} has {count} partitions")
+    consumer.assign([(topic, p) for p in chosen])
+    if offset is not None:
+        for p in chosen:
+            consumer.seek(topic, p, offset)
+    else:
+        consumer.seek_to(EARLIEST if from_beginning else LATEST)
+    printed, last = 0, time.monotonic()
+    out = sys.stdout.buffer
+    try:
+        while max_messages is None or printed < max_messages:
+            records = consumer.poll(max_wait_ms=200)
+            for r in records:
+                prefix = b""
+                if print_offset:
+                    prefix += b"%d:%d\t" % (r.partition, r.offset)
+                if print_key:
+                    prefix += (r.key or b"null") + b"\t"
+                out.write(prefix + (r.value if r.value is not None else b"null") + b"\n")
+                printed += 1
+                if max_messages is not None and printed >= max_messages:
+                    break
+            out.flush()
+            if records:
+                last = time.monotonic()
+            elif timeout_ms is not None and (time.monotonic() - last) * 1000 >= timeout_ms:
+                break
+    except KeyboardInterrupt:
+        pass
+    except (NoBrokerAvailable, OSError) as exc:
+        _fail(str(exc))
+    finally:
+        consumer.close()
+    click.echo(f"Processed a total of {printed} messages", err=True)
