@@ -17,7 +17,6 @@ from collections.abc import Iterable
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import Effect
 from kafkaref.model.events import Event, ReplicaFetch
-from kafkaref.model.helpers import UNDEFINED
 from kafkaref.model.properties import Ghost, observe, violated_properties
 from kafkaref.model.render import render_state
 from kafkaref.model.step import step
@@ -25,18 +24,18 @@ from kafkaref.model.values import ModelState, initial_state
 
 
 def replica_fetch_for(state: ModelState, follower: int, partition: int) -> ReplicaFetch | None:
-    """The fetch a follower would send now: from its log end offset, with the epoch of its last
-    record and its current leader epoch (KIP-320). None when it has no leader to fetch from."""
+    """The fetch a follower would send now: from its log end offset, with the latest epoch of its
+    epoch cache (as Kafka's fetcher does: an epoch it led without writing counts too) and its
+    current leader epoch (KIP-320). None when it has no leader to fetch from."""
     replica = state.partitions[partition].replicas[follower]
     if replica is None or replica.leader is None or replica.leader == follower:
         return None
-    last = replica.log.last
     return ReplicaFetch(
         leader=replica.leader,
         follower=follower,
         partition=partition,
         fetch_offset=replica.leo,
-        last_fetched_epoch=last.epoch if last is not None else UNDEFINED,
+        last_fetched_epoch=replica.latest_epoch,
         current_leader_epoch=replica.leader_epoch,
     )
 

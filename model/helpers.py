@@ -101,21 +101,22 @@ def trim_epoch_cache(cache: tuple[tuple[int, int], ...], end_offset: int) -> tup
 
 
 def assign_epoch(cache: tuple[tuple[int, int], ...], epoch: int, start_offset: int) -> tuple[tuple[int, int], ...]:
-    """Record that `epoch` starts at `start_offset` (a new leader, or a follower appending the
-    first record of an epoch). Epochs not newer than the latest are ignored; entries starting at
-    or after `start_offset` are replaced (an epoch without records has no range: Kafka's
-    LeaderEpochFileCache.assign does the same).
+    """Record that `epoch` starts at `start_offset` (a new leader, or a follower appending a
+    batch), as Kafka's LeaderEpochFileCache.assign does: nothing to do when it is the latest
+    epoch already; otherwise trailing entries with an epoch >= `epoch` or a start offset >=
+    `start_offset` are dropped first, so the cache stays strictly increasing in both (an epoch
+    without records has no range, and an old epoch appended again replaces newer empty ones).
 
-    pre: start_offset >= 0
-    pre: all(cache[i][0] < cache[i + 1][0] and cache[i][1] <= cache[i + 1][1] for i in range(len(cache) - 1))
-    post: all(__return__[i][0] < __return__[i + 1][0] and __return__[i][1] < __return__[i + 1][1] for i in range(len(__return__) - 1)) or __return__ == cache
+    pre: start_offset >= 0 and epoch >= 0
+    pre: all(cache[i][0] < cache[i + 1][0] and cache[i][1] < cache[i + 1][1] for i in range(len(cache) - 1))
+    post: all(__return__[i][0] < __return__[i + 1][0] and __return__[i][1] < __return__[i + 1][1] for i in range(len(__return__) - 1))
     post: len(__return__) <= len(cache) + 1
     post: __return__ == cache or __return__[-1] == (epoch, start_offset)
     """
-    if cache and cache[-1][0] >= epoch:
+    if cache and cache[-1][0] == epoch and start_offset >= cache[-1][1]:
         return cache
     keep = len(cache)
-    while keep and cache[keep - 1][1] >= start_offset:
+    while keep and (cache[keep - 1][0] >= epoch or cache[keep - 1][1] >= start_offset):
         keep -= 1
     return cache[:keep] + ((epoch, start_offset),)
 

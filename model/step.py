@@ -385,7 +385,7 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
         follower.leader == leader_id
         and follower.leader_epoch == event.current_leader_epoch
         and follower.leo == event.fetch_offset
-        and (follower.log.last.epoch if follower.log else UNDEFINED) == event.last_fetched_epoch
+        and follower.latest_epoch == event.last_fetched_epoch
     )
     part = state.partitions[p]
 
@@ -469,7 +469,7 @@ def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[En
     latest = cache[-1][0] if cache else UNDEFINED
     offset = follower.leo
     for entry in records:
-        if entry.epoch > latest:
+        if entry.epoch != latest:  # Kafka assigns per batch; a no-op unless the epoch changes
             cache = assign_epoch(cache, entry.epoch, offset)
             latest = entry.epoch
         offset += 1
@@ -674,6 +674,7 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         replica = _truncate(replica, replica.flushed)
         replica = _replace(replica, leader=None, pending_isr=None)
         part = _with_replica(part, broker, replica)
+        part = _forget_crashed_follower(state, part, broker)
         control = part.control
         isr, elr = control.isr, control.elr - {broker}
         if broker == control.leader or (broker in isr and len(isr) > 1):
@@ -686,6 +687,25 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
                 control = control.changed(leader=control.leader, isr=isr, elr=elr, new_leader_epoch=False)
             state = _with_partition(state, p, PartitionState(part.replicas, control, part.next_record_id))
     return state, tuple(effects)
+
+
+def _forget_crashed_follower(state: ModelState, part: PartitionState, broker: int) -> PartitionState:
+    """The live leader stops trusting what it knew of a crashed follower: its fetch position is
+    unknown again, and an ISR addition of it still in flight is dropped. (KIP-903: Kafka's
+    controller rejects such an addition by the follower's stale broker epoch; without this, a
+    follower that lost its log in the crash would enter the ISR on a fetch sent before it.)"""
+    leader_id = part.control.leader
+    if leader_id is None or leader_id == broker or not state.alive[leader_id]:
+        return part
+    leader = part.replicas[leader_id]
+    if leader.leader != leader_id:
+        return part
+    pending = leader.pending_isr
+    if pending is not None and broker in pending - leader.isr:
+        pending = None
+    offsets = leader.follower_offsets
+    offsets = offsets[:broker] + (UNKNOWN_OFFSET,) + offsets[broker + 1 :]
+    return _with_replica(part, leader_id, _replace(leader, pending_isr=pending, follower_offsets=offsets))
 
 
 def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effects]:

@@ -426,3 +426,19 @@ def test_values_are_frozen_and_positions_only_move_forward():
     replica = state.partitions[0].replicas[0]
     with pytest.raises(ValueError):
         replica.raise_hw(-1)
+
+
+def test_a_follower_crashing_after_its_isr_addition_was_proposed_does_not_enter_the_isr():
+    # Found by a Hypothesis walk: b2 caught up (expansion proposed), crashed losing its log,
+    # restarted, and the stale proposal was committed with an empty b2 in the ISR (B10 shape).
+    model = started(min_insync_replicas=1)
+    model.feed(Tick(30_001))
+    model.feed(CommitIsrChange(0))  # isr {b1}
+    produce(model, 1, [b"a"])
+    sync(model, 1)
+    assert leader(model).pending_isr == {0, 1}
+    model.feed(CrashBroker(1))
+    model.feed(RestartBroker(1))
+    model.feed(CommitIsrChange(0))
+    assert model.state.partitions[0].control.isr == {0}
+    assert leader(model).follower_offsets[1] == -1
