@@ -100,8 +100,9 @@ def decode_request(payload: bytes) -> Request:
         header, offset = entity_reader(cls.__header_schema__)(payload, 0)
         body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
         offset += size
-    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError) as exc:
-        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc}") from exc
+    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
+            IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
     if offset != len(payload):
         raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)

@@ -93,11 +93,7 @@ class NetworkThread(threading.Thread):
                     if key.data is None:
                         self._drain_wake()
                         continue
-                    connection = key.data
-                    if mask & selectors.EVENT_READ:
-                        self._read(connection)
-                    if mask & selectors.EVENT_WRITE and connection.id in self.connections:
-                        self._write(connection)
+                    self._serve(key.data, mask)
                 self._accept_new()
                 self._process_responses()
                 self._close_idle()
@@ -107,6 +103,16 @@ class NetworkThread(threading.Thread):
             self.selector.close()
             self._wake_r.close()
             self._wake_w.close()
+
+    def _serve(self, connection: Connection, mask: int) -> None:
+        try:
+            if mask & selectors.EVENT_READ:
+                self._read(connection)
+            if mask & selectors.EVENT_WRITE and connection.id in self.connections:
+                self._write(connection)
+        except Exception:  # noqa: BLE001 -- a bug on one connection closes that connection
+            log.exception("closing connection %s after an unexpected error", connection.id)
+            self._close(connection)
 
     def _drain_wake(self) -> None:
         try:
@@ -197,12 +203,18 @@ class NetworkThread(threading.Thread):
             connection = self.connections.get(connection_id)
             if connection is None:
                 continue  # closed meanwhile; the response is dropped
-            if frame is CLOSE:
+            try:
+                self._deliver(connection, frame)
+            except Exception:  # noqa: BLE001 -- one connection's failure stays its own
+                log.exception("closing connection %s after an unexpected error", connection.id)
                 self._close(connection)
-                continue
-            if frame is None:
-                self._unmute(connection)
-                continue
+
+    def _deliver(self, connection: Connection, frame) -> None:
+        if frame is CLOSE:
+            self._close(connection)
+        elif frame is None:
+            self._unmute(connection)
+        else:
             connection.outbuf += frame
             self._write(connection)
 
