@@ -127,6 +127,11 @@ class Log:
         return self.segments[-1]
 
     @property
+    def segment_bases(self) -> tuple[int, ...]:
+        """Base offsets of the segments, oldest first."""
+        return tuple(self._bases)
+
+    @property
     def size_bytes(self) -> int:
         return sum(segment.size for segment in self.segments)
 
@@ -238,6 +243,8 @@ class Log:
         """Start a new active segment at base_offset; the old one is closed for appends and
         fsynced, so the recovery point moves to the new base."""
         old = self.active_segment
+        if base_offset <= old.base_offset and old.size:
+            raise ValueError(f"roll to {base_offset} would not follow segment {old.base_offset}")
         if old.size == 0:  # an empty segment whose offsets no longer fit: replace it
             old.delete()
             self.segments.pop()
