@@ -18,6 +18,7 @@ import click
 
 BENCHMARKS = {
     "explore": "kafkaref.spec.bench:bench_explore",
+    "broker": "kafkaref.impl.server.bench:bench_broker",
 }
 
 

@@ -108,9 +108,14 @@ class Producer:
     def poll(self) -> None:
         """Send batches that lingered long enough."""
         now = time.monotonic()
+        if not self.batches or (now - self._oldest()) * 1000 < self.linger_ms:
+            return
         for key in [k for k, b in self.batches.items()
                     if (now - b.created) * 1000 >= self.linger_ms]:
             self._send_batch(key)
+
+    def _oldest(self) -> float:
+        return min(b.created for b in self.batches.values())
 
     def flush(self) -> None:
         for key in list(self.batches):

@@ -1,0 +1,225 @@
+"""`kafkaref bench broker`: produce and fetch throughput, acks=all latency, peak broker RSS.
+
+Every throughput is set against a raw loopback socket pump measured in the same run: the same
+frame sizes sent over 127.0.0.1 to a thread that reads them and answers a 4-byte ack, one frame
+in flight, as a producer with one request in flight does. Brokers run as separate processes
+(`LocalCluster`), so their RSS is theirs alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import tempfile
+import threading
+import time
+
+import psutil
+
+from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.client.consumer import Consumer
+from kafkaref.impl.client.producer import Producer
+
+RECORD_BYTES = 1024
+KIB, MIB = 1024, 1024 * 1024
+
+
+class RssSampler(threading.Thread):
+    def __init__(self, pids):
+        super().__init__(daemon=True)
+        self.processes = [psutil.Process(pid) for pid in pids]
+        self.peak = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.05):
+            for process in self.processes:
+                try:
+                    self.peak = max(self.peak, process.memory_info().rss)
+                except psutil.Error:
+                    pass
+
+
+def raw_pump(frame_bytes: int, total_bytes: int) -> float:
+    """MB/s of size-prefixed frames over loopback, each answered with 4 bytes."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+
+    def sink():
+        conn, _ = server.accept()
+        with conn:
+            buffer = bytearray(1 << 20)
+            while True:
+                header = conn.recv(4, socket.MSG_WAITALL)
+                if len(header) < 4:
+                    return
+                (size,) = struct.unpack(">i", header)
+                remaining = size
+                while remaining:
+                    got = conn.recv_into(buffer, min(remaining, len(buffer)))
+                    if not got:
+                        return
+                    remaining -= got
+                conn.sendall(b"\0\0\0\0")
+
+    thread = threading.Thread(target=sink, daemon=True)
+    thread.start()
+    frame = struct.pack(">i", frame_bytes) + os.urandom(frame_bytes)
+    count = max(1, total_bytes // frame_bytes)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        started = time.perf_counter()
+        for _ in range(count):
+            sock.sendall(frame)
+            sock.recv(4, socket.MSG_WAITALL)
+        elapsed = time.perf_counter() - started
+    thread.join(5)
+    server.close()
+    return count * frame_bytes / elapsed / MIB
+
+
+def create_topic(bootstrap: str, name: str, replication_factor: int) -> None:
+    with KafkaConnection.to(bootstrap.split(",")[0]) as connection:
+        connection.send(19, 4, {"topics": [{
+            "name": name, "num_partitions": 1, "replication_factor": replication_factor,
+            "assignments": [], "configs": [{"name": "min.insync.replicas",
+                                            "value": str(min(2, replication_factor))}]}],
+            "timeout": 10_000, "validate_only": False})
+    wait_isr(bootstrap, name, replication_factor)
+
+
+def wait_isr(bootstrap, topic, size, timeout_s=30):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with KafkaConnection.to(bootstrap.split(",")[0]) as connection:
+            md = connection.send(3, 8, {"topics": [{"name": topic}]})
+        parts = md.topics[0].partitions
+        if parts and len(parts[0].isr_nodes) == size and parts[0].leader_id >= 0:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"{topic}: ISR never reached {size}")
+
+
+def ours(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
+    value = os.urandom(RECORD_BYTES)
+    count = total_bytes // RECORD_BYTES
+    with Producer(bootstrap, acks=acks, batch_size=batch_bytes, linger_ms=10_000) as producer:
+        started = time.perf_counter()
+        futures = [producer.send(topic, value, partition=0) for _ in range(count)]
+        producer.flush()
+        for future in futures[-1:]:
+            future.result()
+        elapsed = time.perf_counter() - started
+    return count * RECORD_BYTES / elapsed / MIB
+
+
+def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
+    try:
+        import confluent_kafka
+    except ImportError:
+        return None
+    value = os.urandom(RECORD_BYTES)
+    count = total_bytes // RECORD_BYTES
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": bootstrap, "acks": acks, "batch.size": batch_bytes,
+        "linger.ms": 5, "message.max.bytes": max(batch_bytes * 2, 1_000_000),
+        "queue.buffering.max.kbytes": 1 << 20, "enable.idempotence": False})
+    started = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(topic, value, partition=0)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        producer.poll(0)
+    producer.flush(120)
+    return count * RECORD_BYTES / (time.perf_counter() - started) / MIB
+
+
+def latency(bootstrap, topic, rate_per_s=100, seconds=3.0) -> tuple[float, float]:
+    samples = []
+    value = os.urandom(RECORD_BYTES)
+    with Producer(bootstrap, acks="all", batch_size=1) as producer:
+        producer.send(topic, value, partition=0).result()  # warm up metadata and connection
+        interval = 1 / rate_per_s
+        next_at = time.perf_counter()
+        end = next_at + seconds
+        while next_at < end:
+            delay = next_at - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
+            started = time.perf_counter()
+            producer.send(topic, value, partition=0).result()
+            samples.append((time.perf_counter() - started) * 1000)
+            next_at += interval
+    samples.sort()
+    return samples[len(samples) // 2], samples[min(len(samples) - 1, len(samples) * 99 // 100)]
+
+
+def fetch(bootstrap, topic, total_bytes) -> float:
+    with Consumer(bootstrap, max_partition_fetch_bytes=4 * MIB) as consumer:
+        consumer.assign([(topic, 0)])
+        consumer.seek(topic, 0, 0)
+        consumer.poll(0)  # connect
+        consumer.seek(topic, 0, 0)
+        got, started = 0, time.perf_counter()
+        while got < total_bytes:
+            records = consumer.poll(max_wait_ms=100)
+            if not records:
+                break
+            got += sum(len(r.value or b"") for r in records)
+        return got / (time.perf_counter() - started) / MIB
+
+
+def bench_broker() -> dict:
+    from kafkaref.impl.cluster_cli import LocalCluster
+
+    rows, figures = [], {}
+    plan = [(16 * KIB, 8 * MIB), (1 * MIB, 32 * MIB)]
+    pumps = {batch: raw_pump(batch, total) for batch, total in plan}
+    with tempfile.TemporaryDirectory() as directory:
+        for brokers, acks in ((1, "1"), (3, "all")):
+            cluster = LocalCluster(brokers, os.path.join(directory, f"rf{brokers}"))
+            cluster.start()
+            rss = RssSampler([p.pid for p in cluster.processes.values()])
+            rss.start()
+            try:
+                for batch, total in plan:
+                    for client, run in (("kafkaref", ours), ("confluent-kafka", confluent)):
+                        topic = f"b-{brokers}-{batch}-{client}"
+                        create_topic(cluster.bootstrap, topic, brokers)
+                        mb_s = run(cluster.bootstrap, topic, acks, batch, total)
+                        if mb_s is None:
+                            continue
+                        rows.append({"client": client, "rf": brokers, "acks": acks,
+                                     "batch": f"{batch // KIB} KiB", "MB/s": mb_s,
+                                     "records/s": mb_s * MIB / RECORD_BYTES,
+                                     "raw pump MB/s": pumps[batch],
+                                     "ratio": mb_s / pumps[batch]})
+                        figures[f"{client}_rf{brokers}_{batch // KIB}k_mb_s"] = mb_s
+                if brokers == 3:
+                    topic = "latency"
+                    create_topic(cluster.bootstrap, topic, 3)
+                    p50, p99 = latency(cluster.bootstrap, topic)
+                    figures["acks_all_rf3_latency_p50_ms"] = p50
+                    figures["acks_all_rf3_latency_p99_ms"] = p99
+                else:
+                    topic = f"b-1-{MIB}-kafkaref"
+                    fetch_mb_s = fetch(cluster.bootstrap, topic, 32 * MIB)
+                    figures["fetch_mb_s"] = fetch_mb_s
+                    figures["fetch_ratio_vs_pump"] = fetch_mb_s / pumps[MIB]
+            finally:
+                rss.stop.set()
+                rss.join(1)
+                cluster.stop()
+            figures[f"peak_rss_mb_rf{brokers}"] = rss.peak / MIB
+    for batch in (16 * KIB, MIB):
+        figures[f"raw_pump_{batch // KIB}k_mb_s"] = pumps[batch]
+    rf1 = figures.get(f"kafkaref_rf1_{MIB // KIB}k_mb_s", 0.0)
+    rf3 = figures.get(f"kafkaref_rf3_{MIB // KIB}k_mb_s", 0.0)
+    figures["rf1_1m_ratio_vs_pump"] = rf1 / pumps[MIB]
+    figures["rf3_over_rf1_1m"] = rf3 / rf1 if rf1 else 0.0
+    return {"title": "broker: produce (1 KiB records) and fetch throughput vs a raw loopback pump",
+            "rows": rows, "figures": figures}
