@@ -53,6 +53,7 @@ class Limits:
     reads: int = 1
     flushes: bool = True
     elections: bool = True  # elections while the leader is alive (leadership moves)
+    acks: tuple[int, ...] = (ACKS_ALL,)  # the produce variants tried
 
 
 @attrs.frozen(cache_hash=True)
@@ -90,6 +91,7 @@ def limits_from_options(options: Mapping[str, Any]) -> Limits:
         reads=int(options.get("reads", 1)),
         flushes=bool(options.get("flushes", True)),
         elections=bool(options.get("elections", True)),
+        acks=tuple(int(a) for a in options.get("acks", (ACKS_ALL,))),
     )
 
 
@@ -103,8 +105,9 @@ def events_from(node: Node, limits: Limits) -> Iterator[Event]:
     leading = state.leader_replica(0) is not None
     can_bump = control.leader_epoch < limits.max_epoch
     if leading and part.next_record_id < limits.records:
-        yield Produce(part.next_record_id, leader, 0, (b"r%d" % part.next_record_id,), ACKS_ALL,
-                      3 * LAG_MS)
+        for acks in limits.acks:
+            yield Produce(part.next_record_id, leader, 0, (b"r%d" % part.next_record_id,), acks,
+                          3 * LAG_MS)
     if leading and node.reads_left > 0:
         yield Fetch(FETCH_REQUEST_BASE + node.reads_left, leader, 0, 0)
     for follower in config.assignment(0):
