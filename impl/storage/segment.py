@@ -5,6 +5,7 @@ reads are pread() or sendfile() on that descriptor (or a dup of it), so no segme
 memory. Offsets in a segment only grow; positions are int32, so a segment stays below 2 GiB.
 """
 
+import bisect
 import os
 
 import crc32c
@@ -147,16 +148,30 @@ class LogSegment:
             position += header.size_bytes
 
     def translate_offset(self, offset: int, start_position: int = 0):
-        """(position, header) of the first batch whose last offset >= offset, or None."""
-        _, position = self.index.lookup(offset)
+        """(position, header) of the first batch whose last offset >= offset, or None.
+
+        The index has no checksum: if the batch at the looked-up position does not end at the
+        entry's offset, the entry is not trusted and the scan starts from start_position."""
+        entry_offset, position = self.index.lookup(offset)
+        if position > start_position and not self._entry_holds(entry_offset, position):
+            position = start_position
         for found, header in self.scan_headers(max(position, start_position)):
             if header.last_offset >= offset:
                 return found, header
         return None
 
+    def _entry_holds(self, entry_offset: int, position: int) -> bool:
+        header = self.read_header(position)
+        return header is not None and header.last_offset == entry_offset
+
     def boundary_at_or_before(self, limit: int, start_position: int) -> int:
         """The greatest batch boundary <= limit, not below start_position (itself a boundary)."""
-        position = max(self.index.lookup_position(limit), start_position)
+        slot = bisect.bisect_right(self.index.positions, limit) - 1
+        position = start_position
+        if slot >= 0 and self.index.positions[slot] > start_position:
+            entry_offset = self.base_offset + self.index.relative_offsets[slot]
+            if self._entry_holds(entry_offset, self.index.positions[slot]):
+                position = self.index.positions[slot]
         for found, header in self.scan_headers(position, limit):
             position = found + header.size_bytes
         return position
@@ -206,6 +221,10 @@ class LogSegment:
         False if an index fails its sanity check or the tail is not whole batches (the caller then
         recovers the segment)."""
         if not self.index.load(self.size):
+            return False
+        if len(self.index) and not self._entry_holds(
+            self.base_offset + self.index.relative_offsets[-1], self.index.positions[-1]
+        ):
             return False
         next_relative = (self.index.relative_offsets[-1] + 1) if len(self.index) else 0
         if not self.timeindex.load(max(next_relative, INT32_MAX)):
