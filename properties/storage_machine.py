@@ -204,7 +204,9 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
             start, leo = self.twin.log_start, self.twin.leo
             offset = start + where % (leo - start + 1)
             upper = offset + upper_where % (leo - offset + 1)
-            data = self.log.read(offset, max_bytes, upper, min_one)
+            with self.log.read_slice(offset, max_bytes, upper, min_one) as fetched:
+                data = fetched.read_bytes()
+                next_offset = fetched.next_offset
             error, got = split_batches(data)
             got = [bytes(b) for b in got]
             expected = self.twin.expected_read(offset, max_bytes, upper, min_one)
@@ -214,6 +216,8 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
             assert all(check_batch(b) == ErrorCode.none for b in got), "read returned a bad batch"
             assert got == expected[: len(got)], "read returned the wrong batches"
             assert bool(got) == bool(expected), "read returned nothing though batches are there"
+            if got:
+                assert next_offset == parse_header(got[-1]).next_offset
             if len(got) < len(expected):  # cut short: only at a segment end
                 assert self._segment_of(got[-1]) != self._segment_of(expected[len(got)])
 

@@ -14,16 +14,18 @@ from kafkaref.impl.protocol.records import check_batch, split_batches
 
 
 class FetchSlice:
-    __slots__ = ("error", "fd", "path", "position", "size", "first_offset")
+    __slots__ = ("error", "fd", "path", "position", "size", "first_offset", "next_offset")
 
     def __init__(self, error: ErrorCode, fd: int, path: str | None, position: int, size: int,
-                 first_offset: int):
+                 first_offset: int, next_offset: int | None = None):
         self.error = error
         self.fd = fd  # -1 for an empty slice
         self.path = path
         self.position = position  # byte position in the segment file
         self.size = size  # bytes, whole batches
         self.first_offset = first_offset  # base offset of the first batch (or the fetch offset)
+        # the offset to fetch next: just past the last batch in the range
+        self.next_offset = first_offset if next_offset is None else next_offset
 
     @classmethod
     def empty(cls, error: ErrorCode, offset: int) -> "FetchSlice":

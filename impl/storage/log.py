@@ -305,18 +305,19 @@ class Log:
         start, first = found
         if first.next_offset > upper:
             return FetchSlice.empty(ErrorCode.none, first.base_offset)
-        end = segment.size
+        end, next_offset = segment.size, segment.next_offset
         if upper < segment.next_offset:
             bound = segment.translate_offset(upper, start)
-            end = bound[0] if bound is not None else segment.size
+            if bound is not None:
+                end, next_offset = bound[0], bound[1].base_offset
         if end - start > max_bytes:
-            end = segment.boundary_at_or_before(start + max(max_bytes, 0), start)
+            end, next_offset = segment.boundary_at_or_before(start + max(max_bytes, 0), start)
             if end == start and min_one:
-                end = start + first.size_bytes
+                end, next_offset = start + first.size_bytes, first.next_offset
         if end <= start:
             return FetchSlice.empty(ErrorCode.none, first.base_offset)
         return FetchSlice(ErrorCode.none, os.dup(segment.fd), segment.log_path, start, end - start,
-                          first.base_offset)
+                          first.base_offset, next_offset)
 
     def read(self, offset: int, max_bytes: int, max_offset: int | None = None,
              min_one: bool = True) -> bytes:

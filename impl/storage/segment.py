@@ -164,17 +164,23 @@ class LogSegment:
         header = self.read_header(position)
         return header is not None and header.last_offset == entry_offset
 
-    def boundary_at_or_before(self, limit: int, start_position: int) -> int:
-        """The greatest batch boundary <= limit, not below start_position (itself a boundary)."""
+    def boundary_at_or_before(self, limit: int, start_position: int) -> tuple[int, int | None]:
+        """(position, offset after the batch ending there) of the greatest batch boundary <=
+        limit, not below start_position (itself a boundary; offset None if nothing fits)."""
         slot = bisect.bisect_right(self.index.positions, limit) - 1
         position = start_position
         if slot >= 0 and self.index.positions[slot] > start_position:
             entry_offset = self.base_offset + self.index.relative_offsets[slot]
             if self._entry_holds(entry_offset, self.index.positions[slot]):
                 position = self.index.positions[slot]
+        next_offset = None
         for found, header in self.scan_headers(position, limit):
             position = found + header.size_bytes
-        return position
+            next_offset = header.next_offset
+        if next_offset is None and position > start_position:  # the batch at position is too big
+            header = self.read_header(position)
+            next_offset = header.base_offset if header is not None else None
+        return position, next_offset
 
     # -- truncation and recovery --------------------------------------------------------------
     def truncate_to(self, offset: int) -> int:
