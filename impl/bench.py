@@ -19,6 +19,8 @@ import click
 BENCHMARKS = {
     "explore": "kafkaref.spec.bench:bench_explore",
     "broker": "kafkaref.impl.server.bench:bench_broker",
+    "model": "kafkaref.model.bench:bench_model",
+    "storage": "kafkaref.impl.storage.bench:bench_storage",
 }
 
 

@@ -107,24 +107,29 @@ def _replica_of(state: ModelState, p: int, broker: int) -> Replica | None:
     return state.partitions[p].replicas[broker]
 
 
-def _replace(replica: Replica, **changes) -> Replica:
+_KEEP: object = object()
+
+
+def _replace(
+    r: Replica, *, log=_KEEP, hw=_KEEP, flushed=_KEEP, epoch_cache=_KEEP, leader=_KEEP,
+    leader_epoch=_KEEP, partition_epoch=_KEEP, isr=_KEEP, pending_isr=_KEEP,
+    follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP,
+) -> Replica:
     """attrs.evolve without its per-call introspection (step() is on the hot path)."""
-    fields = {
-        "log": replica.log,
-        "hw": replica.hw,
-        "flushed": replica.flushed,
-        "epoch_cache": replica.epoch_cache,
-        "leader": replica.leader,
-        "leader_epoch": replica.leader_epoch,
-        "partition_epoch": replica.partition_epoch,
-        "isr": replica.isr,
-        "pending_isr": replica.pending_isr,
-        "follower_offsets": replica.follower_offsets,
-        "caught_up_ms": replica.caught_up_ms,
-        "synced_epoch": replica.synced_epoch,
-    }
-    fields.update(changes)
-    return Replica(**fields)
+    return Replica(
+        r.log if log is _KEEP else log,
+        r.hw if hw is _KEEP else hw,
+        r.flushed if flushed is _KEEP else flushed,
+        r.epoch_cache if epoch_cache is _KEEP else epoch_cache,
+        r.leader if leader is _KEEP else leader,
+        r.leader_epoch if leader_epoch is _KEEP else leader_epoch,
+        r.partition_epoch if partition_epoch is _KEEP else partition_epoch,
+        r.isr if isr is _KEEP else isr,
+        r.pending_isr if pending_isr is _KEEP else pending_isr,
+        r.follower_offsets if follower_offsets is _KEEP else follower_offsets,
+        r.caught_up_ms if caught_up_ms is _KEEP else caught_up_ms,
+        r.synced_epoch if synced_epoch is _KEEP else synced_epoch,
+    )
 
 
 def _maybe_flush(config: ClusterConfig, replica: Replica) -> Replica:
@@ -152,12 +157,14 @@ def _truncate(replica: Replica, length: int) -> Replica:
 
 def _leader_hw(config: ClusterConfig, broker: int, replica: Replica) -> Replica:
     """Recompute a leader's hw from its (maximal) ISR; KIP-966: frozen below min ISR."""
-    members = replica.isr if Bug.HW_WITHOUT_MAXIMAL_ISR in config.bugs else replica.maximal_isr
+    bugs = config.bugs
+    members = replica.isr if bugs and Bug.HW_WITHOUT_MAXIMAL_ISR in bugs else replica.maximal_isr
     # KIP-966: no hw advance while the committed ISR is below min.insync.replicas.
-    gated = Bug.HW_UNDER_MIN_ISR not in config.bugs and len(replica.isr) < config.min_isr
+    gated = len(replica.isr) < config.min_isr and not (bugs and Bug.HW_UNDER_MIN_ISR in bugs)
     offsets = replica.follower_offsets
     follower_ends = [offsets[f] for f in members if f != broker]
-    return replica.raise_hw(high_watermark(replica.hw, replica.leo, follower_ends, gated))
+    hw = high_watermark(replica.hw, len(replica.log), follower_ends, gated)
+    return replica if hw == replica.hw else replica.raise_hw(hw)
 
 
 def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int, tuple[Entry, ...]]:
@@ -195,7 +202,8 @@ def _readable_bytes(replica: Replica, offset: int, end: int, enough: int) -> int
 
 
 def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
-    return replica.leo if Bug.READ_ABOVE_HW in config.bugs else replica.hw
+    bugs = config.bugs
+    return len(replica.log) if bugs and Bug.READ_ABOVE_HW in bugs else replica.hw
 
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> FetchResponse:
@@ -586,7 +594,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
             synced_epoch=control.leader_epoch,
         )
     else:
-        if Bug.TRUNCATE_TO_HW in config.bugs and control.leader is not None:
+        if config.bugs and Bug.TRUNCATE_TO_HW in config.bugs and control.leader is not None:
             replica = _truncate(replica, replica.hw)
         replica = _replace(
             replica,

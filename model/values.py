@@ -91,7 +91,11 @@ class Replica:
         """Move a leader's hw forward (never backwards: it only grows within an epoch)."""
         if hw < self.hw:
             raise ValueError(f"leader hw may not move back from {self.hw} to {hw}")
-        return self if hw == self.hw else attrs.evolve(self, hw=hw)
+        if hw == self.hw:
+            return self
+        return Replica(self.log, hw, self.flushed, self.epoch_cache, self.leader, self.leader_epoch,
+                       self.partition_epoch, self.isr, self.pending_isr, self.follower_offsets,
+                       self.caught_up_ms, self.synced_epoch)
 
 
 @attrs.frozen(slots=True)

@@ -1,0 +1,79 @@
+"""Seeded random event streams over the model: the mixed workload of `kafkaref bench model` and
+of the refinement random tests. One random.Random(seed) drives everything (deterministic)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+
+from kafkaref.model.api import replica_fetch_for
+from kafkaref.model.events import (
+    ACKS_ALL,
+    LATEST,
+    CommitIsrChange,
+    CrashBroker,
+    Elect,
+    Event,
+    Fetch,
+    ListOffsets,
+    Produce,
+    RestartBroker,
+    Tick,
+)
+from kafkaref.model.step import step
+from kafkaref.model.values import ModelState
+
+# kind -> weight. Faults are rare, as in a healthy cluster under load.
+MIXED = {"produce": 30, "fetch": 20, "replicate": 40, "list": 4, "tick": 4, "isr": 1}
+FAULTY = {**MIXED, "crash": 2, "restart": 3, "elect": 2}
+
+
+class Workload:
+    def __init__(self, seed: int, weights: dict[str, int] = MIXED, batch: int = 2):
+        self.rng = random.Random(seed)
+        self.kinds = list(weights)
+        self.weights = list(weights.values())
+        self.batch = batch
+        self.request_id = 0
+
+    def next_event(self, state: ModelState) -> Event:
+        rng = self.rng
+        config = state.config
+        p = rng.randrange(config.partitions)
+        kind = rng.choices(self.kinds, self.weights)[0]
+        leader = state.partitions[p].control.leader
+        if leader is None:
+            live = [b for b in config.assignment(p) if state.alive[b]]
+            return Elect(p, rng.choice(live)) if live else RestartBroker(rng.choice(config.assignment(p)))
+        self.request_id += 1
+        if kind == "produce":
+            values = tuple(b"value-%d" % (self.request_id * 8 + i) for i in range(self.batch))
+            return Produce(self.request_id, leader, p, values, rng.choice((ACKS_ALL, ACKS_ALL, 1)), 30_000)
+        if kind == "fetch":
+            replica = state.partitions[p].replicas[leader]
+            offset = max(0, replica.hw - rng.randrange(4))
+            return Fetch(self.request_id, leader, p, offset, 1 << 16, 1, rng.choice((0, 0, 100)))
+        if kind == "replicate":
+            for follower in rng.sample(config.assignment(p), config.replication_factor):
+                event = replica_fetch_for(state, follower, p)
+                if event is not None and state.alive[follower]:
+                    return event
+            return Tick(1)
+        if kind == "list":
+            return ListOffsets(self.request_id, leader, p, LATEST)
+        if kind == "isr":
+            return CommitIsrChange(p)
+        if kind == "crash":
+            return CrashBroker(rng.randrange(config.brokers))
+        if kind == "restart":
+            return RestartBroker(rng.randrange(config.brokers))
+        if kind == "elect":
+            return Elect(p, rng.choice(config.assignment(p)))
+        return Tick(rng.choice((1, 10, 100)))
+
+    def events(self, state: ModelState, count: int) -> Iterator[Event]:
+        """`count` events, each drawn against the state the previous ones led to."""
+        for _ in range(count):
+            event = self.next_event(state)
+            state, _ = step(state, event)
+            yield event
