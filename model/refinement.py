@@ -42,7 +42,16 @@ from kafkaref.spec.machine import successors as spec_successors
 from kafkaref.spec.state import Bounds, QuorumState, Record, ReplicaState, State
 
 SPEC_VARIANT = "kip320"
-BEYOND_SPEC = (CrashBroker, RestartBroker, Elect)  # may leave the spec (loss, KIP-966, unclean)
+
+
+def outside_spec(event: Event, before: ModelState, partition: int) -> bool:
+    """Steps the spec does not model: crashes (unflushed data lost) and restarts (KIP-966's
+    rule for the last ISR member), unclean elections and elections from the ELR."""
+    if isinstance(event, CrashBroker | RestartBroker):
+        return True
+    if isinstance(event, Elect) and event.partition == partition:
+        return event.unclean or event.leader not in before.partitions[partition].control.isr
+    return False
 
 
 def _index(config: ClusterConfig, partition: int) -> dict[int, int]:
@@ -215,6 +224,7 @@ def check_trace(config: ClusterConfig, events: Iterable[Event], partition: int =
     steps, failures = [], []
     for number, event in enumerate(events, start=1):
         before_epoch = state.partitions[partition].control.leader_epoch
+        beyond = outside_spec(event, state, partition)
         state, _ = step(state, event)
         control = state.partitions[partition].control
         if control.leader_epoch != before_epoch:
@@ -229,7 +239,7 @@ def check_trace(config: ClusterConfig, events: Iterable[Event], partition: int =
             path, abstract = found
             steps.append(StepMapping(event, "spec" if path else "stutter", tuple(path)))
         else:
-            kind = "beyond" if isinstance(event, BEYOND_SPEC) else "unmatched"
+            kind = "beyond" if beyond else "unmatched"
             steps.append(StepMapping(event, kind))
             abstract = _re_anchor(abstract, target, lagging)
         failures.extend((number, name) for name, holds in INVARIANTS.items() if not holds(abstract))

@@ -1,0 +1,102 @@
+"""Refinement: every model step maps to a sequence of spec (kip320) steps or a stutter, except
+the steps the spec does not model (crashes that lose data, KIP-966 rules, unclean elections),
+and the spec invariants hold on the abstract states."""
+
+from __future__ import annotations
+
+import pytest
+
+from kafkaref.model.api import ReferenceModel
+from kafkaref.model.config import Bug, ClusterConfig
+from kafkaref.model.events import CommitIsrChange, CrashBroker, Elect, Produce, RestartBroker, Tick
+from kafkaref.model.refinement import check_trace, image, image_violations
+from kafkaref.model.values import initial_state
+from kafkaref.model.workload import FAULTY, Workload
+from kafkaref.spec.state import Bounds
+from kafkaref.spec.state import initial_state as spec_initial_state
+
+
+def test_initial_state_maps_to_the_spec_initial_state():
+    config = ClusterConfig(brokers=3)
+    assert image(initial_state(config)) == spec_initial_state(Bounds(3, 2, 2, 2))
+
+
+def scripted(config: ClusterConfig) -> ReferenceModel:
+    model = ReferenceModel(config)
+    model.feed(Elect(0, 0))
+    model.feed(Produce(1, 0, 0, (b"a", b"b")))
+    for follower in (1, 2, 1, 2):
+        model.replicate(follower)
+    model.feed(Elect(0, 1))
+    model.feed(Produce(2, 1, 0, (b"c",), acks=1))
+    for follower in (0, 2, 0, 2):
+        model.replicate(follower)
+    model.feed(CrashBroker(2))
+    model.feed(RestartBroker(2))
+    for _ in range(3):
+        model.replicate(2)
+    model.feed(CommitIsrChange(0))
+    return model
+
+
+def test_a_scripted_run_refines_the_spec():
+    config = ClusterConfig(brokers=3)
+    report = check_trace(config, scripted(config).events)
+    assert report.ok, report.unmatched
+    kinds = report.counts()
+    assert kinds["spec"] >= 10 and kinds.get("beyond", 0) == 1  # the crash lost unflushed records
+    labels = [label for step in report.steps for label in step.spec_actions]
+    assert "FencedLeaderExpandIsr(r2 adds r3)" in labels
+    assert any(label.startswith("FencedBecomeFollowerAndTruncate(r1 follows r2") for label in labels)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_faulty_walks_refine_the_spec(seed):
+    config = ClusterConfig(brokers=3, replica_lag_time_max_ms=50)
+    events = list(Workload(seed, FAULTY, batch=1).events(initial_state(config), 40))
+    report = check_trace(config, events, budget=3000)
+    assert report.ok, (report.unmatched, report.invariant_failures)
+
+
+def test_spec_invariants_hold_on_the_image_along_random_walks():
+    config = ClusterConfig(brokers=3, partitions=2, replica_lag_time_max_ms=50)
+    workload = Workload(11, FAULTY)
+    model = ReferenceModel(config)
+    for event in workload.events(model.state, 0):
+        pass
+    for _ in range(600):
+        model.feed(workload.next_event(model.state))
+        assert image_violations(model.state) == []
+
+
+def test_truncate_to_hw_does_not_refine_kip320():
+    # B1 at the model level: a follower's truncation to its own hw on becoming follower is no
+    # kip320 step (kip320 truncates after the last record both logs share).
+    config = ClusterConfig(brokers=2, replication_factor=2, min_insync_replicas=1,
+                           bugs={Bug.TRUNCATE_TO_HW})
+    model = ReferenceModel(config)
+    model.feed(Elect(0, 0))
+    model.feed(Produce(1, 0, 0, (b"a",)))
+    model.replicate(1)
+    model.replicate(1)  # leader hw 1; b2 holds A with hw 0
+    model.feed(Elect(0, 1))
+    model.feed(Elect(0, 0))  # b2 becomes follower again and truncates A away
+    report = check_trace(config, model.events)
+    assert [s.kind for s in report.steps][-1] == "unmatched"
+    assert [s.kind for s in report.steps][:-1].count("unmatched") == 0
+
+
+def test_known_divergence_lag_shrink_of_a_follower_that_did_catch_up():
+    # The spec's shrink guard reads the follower's real log; Kafka's leader only knows the
+    # position of the follower's last fetch. Shrinking more is safe; see MODEL.md.
+    config = ClusterConfig(brokers=3, replica_lag_time_max_ms=100)
+    model = ReferenceModel(config)
+    model.feed(Elect(0, 0))
+    model.feed(Produce(1, 0, 0, (b"a",), acks=1))
+    model.replicate(1)
+    model.replicate(2)
+    model.feed(Tick(101))
+    model.feed(CommitIsrChange(0))
+    report = check_trace(config, model.events)
+    assert [s.kind for s in report.steps][-1] == "unmatched"
+    assert not report.invariant_failures
