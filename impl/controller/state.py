@@ -22,8 +22,10 @@ from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, Partiti
 class ControllerState:
     def __init__(self, clock: Callable[[], int], session_timeout_ms: int = 1500,
                  unclean_election: bool = False, metadata: ClusterMetadata | None = None,
-                 on_change: Callable[[ClusterMetadata], None] | None = None):
+                 on_change: Callable[[ClusterMetadata], None] | None = None,
+                 mutants=frozenset()):
         self.clock = clock
+        self.mutants = frozenset(mutants)  # "M14": leader epoch not bumped on leader change
         self.session_timeout_ms = session_timeout_ms
         self.unclean_election = unclean_election
         self.metadata = metadata or ClusterMetadata()
@@ -90,25 +92,41 @@ class ControllerState:
 
     def _elect(self, p: PartitionMeta, exclude=frozenset()) -> PartitionMeta:
         alive = self.alive - set(exclude)
+        bump = 0 if "M14" in self.mutants else 1
         for replica in p.replicas:
             if replica in p.isr and replica in alive:
                 isr = tuple(r for r in p.isr if r in alive or r == replica) or (replica,)
-                return PartitionMeta(replica, p.leader_epoch + 1, p.replicas, isr,
+                return PartitionMeta(replica, p.leader_epoch + bump, p.replicas, isr,
                                      p.partition_epoch + 1)
         if self.unclean_election:
             for replica in p.replicas:
                 if replica in alive:
-                    return PartitionMeta(replica, p.leader_epoch + 1, p.replicas, (replica,),
+                    return PartitionMeta(replica, p.leader_epoch + bump, p.replicas, (replica,),
                                          p.partition_epoch + 1)
         if p.leader == -1:
             return p
-        return PartitionMeta(-1, p.leader_epoch + 1, p.replicas, p.isr, p.partition_epoch + 1)
+        return PartitionMeta(-1, p.leader_epoch + bump, p.replicas, p.isr, p.partition_epoch + 1)
 
     def _elect_offline(self, topics) -> tuple[TopicMeta, ...]:
         return tuple(
             attrs.evolve(t, partitions=tuple(
                 self._elect(p) if p.leader == -1 else p for p in t.partitions))
             for t in topics)
+
+    def elect_leader(self, topic: str, index: int, broker_id: int) -> ErrorCode:
+        """Move leadership to broker_id (a live ISR member): a preferred-leader election."""
+        meta = self.metadata.topic(topic)
+        if meta is None or not 0 <= index < len(meta.partitions):
+            return ErrorCode.unknown_topic_or_partition
+        p = meta.partitions[index]
+        if broker_id not in p.isr or broker_id not in self.alive or broker_id == p.leader:
+            return ErrorCode.ineligible_replica
+        bump = 0 if "M14" in self.mutants else 1
+        new = PartitionMeta(broker_id, p.leader_epoch + bump, p.replicas, p.isr,
+                            p.partition_epoch + 1)
+        partitions = tuple(new if i == index else q for i, q in enumerate(meta.partitions))
+        self._commit(self.metadata.with_topic(attrs.evolve(meta, partitions=partitions)))
+        return ErrorCode.none
 
     # -- requests from brokers ----------------------------------------------------------------
     def alter_isr(self, broker_id: int, topic: str, index: int, leader_epoch: int,

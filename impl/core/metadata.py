@@ -38,6 +38,8 @@ class TopicMeta:
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
+            # a kafkaref-only topic config switching on deliberate faults (BUG_CATALOG.md)
+            mutants=frozenset(m for m in values.get("kafkaref.mutants", "").split(",") if m),
         )
 
 

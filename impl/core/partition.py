@@ -34,6 +34,12 @@ class PartitionConfig:
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
+    # Deliberate faults from BUG_CATALOG.md, for showing that the checks catch them:
+    # M1 hw from the leader's leo alone, M2 acks=all answered at append, M3 min ISR not
+    # enforced, M4 consumer fetches served up to the leo, M5 follower truncates to its hw
+    # (impl/replication/apply.py), M10 produce purgatory never expires, M11 fetch purgatory
+    # ignores min_bytes, M15 ISR expanded with a follower below the hw.
+    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
@@ -148,7 +154,8 @@ class Partition:
     def append_as_leader(self, data: bytes, required_acks: int) -> AppendResult:
         if not self.is_leader:
             return AppendResult(ErrorCode.not_leader_or_follower)
-        if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)):
+        if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)) and (
+                "M3" not in self.config.mutants):
             return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
         error, views = records.split_batches(data)
         if error == ErrorCode.none and not views:
@@ -253,7 +260,7 @@ class Partition:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
         if is_follower:
             self._update_follower(replica_id, fetch_offset)
-        max_offset = leo if is_follower else self.high_watermark
+        max_offset = leo if is_follower or "M4" in self.config.mutants else self.high_watermark
         records = self.log.read(fetch_offset, max_bytes, max_offset, min_one) if (
             fetch_offset < max_offset) else b""
         return FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)
@@ -287,9 +294,11 @@ class Partition:
         if not self.is_leader:
             return False
         minimum = self.config.minimum_isr(len(self.replicas))
-        if self.config.hw_requires_min_isr and len(self.isr) < minimum:
+        mutants = self.config.mutants
+        if self.config.hw_requires_min_isr and len(self.isr) < minimum and "M3" not in mutants:
             return False
-        candidate = min(self.replica_leo(r) for r in self.maximal_isr | {self.broker_id})
+        members = {self.broker_id} if "M1" in mutants else self.maximal_isr | {self.broker_id}
+        candidate = min(self.replica_leo(r) for r in members)
         if candidate > self.high_watermark:
             self._set_hw(candidate)
             return True
@@ -306,7 +315,8 @@ class Partition:
             return
         leo = self.replica_leo(replica_id)
         epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
-        if epoch_start is None or leo < self.high_watermark or leo < epoch_start:
+        below_hw = leo < self.high_watermark and "M15" not in self.config.mutants
+        if epoch_start is None or below_hw or leo < epoch_start:
             return
         self._propose(self.isr | {replica_id})
 

@@ -98,7 +98,14 @@ class ReplicaManager:
             results[key] = partition.append_as_leader(data, required_acks)
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
-        if required_acks == -1 and any(r.error == ErrorCode.none for r in results.values()):
+        waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
+        if waiting and any("M2" in self.partitions[k].config.mutants for k in results
+                           if k in self.partitions):
+            waiting = False  # mutant M2: acks=all answered at append
+        if waiting:
+            if any("M10" in self.partitions[k].config.mutants for k in results
+                   if k in self.partitions):
+                timeout_ms = 2**62  # mutant M10: produce purgatory never expires
             op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
@@ -114,7 +121,10 @@ class ReplicaManager:
         results = read()
         readable = sum(len(r.records) for r in results.values())
         errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
-        if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors:
+        ignore_min_bytes = any("M11" in p.config.mutants for k in fetches
+                               if (p := self.partitions.get(k)) is not None)
+        if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors or (
+                ignore_min_bytes):
             respond(results)
             return
         op = DelayedFetch(max_wait_ms, min_bytes, replica_id, fetches, self.partitions.get,

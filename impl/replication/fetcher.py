@@ -13,10 +13,8 @@ from __future__ import annotations
 import logging
 import threading
 
-from kio.schema.errors import ErrorCode
-
 from kafkaref.impl.client.connection import KafkaConnection
-from kafkaref.impl.core.batches import positioned_headers
+from kafkaref.impl.replication.apply import apply_fetch_response
 
 log = logging.getLogger(__name__)
 FETCH_VERSION = 12
@@ -133,50 +131,9 @@ class ReplicaFetcher(threading.Thread):
         return progressed
 
     def _apply_partition(self, partition, answer) -> bool:
-        if answer.error_code != ErrorCode.none:
-            return False
         diverging = answer.diverging_epoch
-        if diverging is not None and (diverging.epoch >= 0 or diverging.end_offset >= 0):
-            self._truncate(partition, diverging.epoch, diverging.end_offset)
-            return True
-        records = bytes(answer.records or b"")
-        if records:
-            records = self._from_log_end(partition, records)
-        if records:
-            partition.append_as_follower(records, answer.high_watermark)
-        else:
-            partition.append_as_follower(b"", answer.high_watermark)
-        return True
-
-    @staticmethod
-    def _truncate(partition, leader_epoch: int, leader_end: int) -> None:
-        log_ = partition.log
-        if leader_epoch < 0:
-            target = log_.log_start_offset
-        else:
-            own_epoch, own_end = log_.epochs.end_offset_for(leader_epoch, log_.log_end_offset)
-            target = min(leader_end, own_end) if own_epoch >= 0 else log_.log_start_offset
-        target = max(log_.log_start_offset, min(target, log_.log_end_offset))
-        log.info("truncating %s from %s to %s (diverging epoch %s)", partition.key,
-                 log_.log_end_offset, target, leader_epoch)
-        partition.truncate_to(target)
-
-    @staticmethod
-    def _from_log_end(partition, records: bytes) -> bytes:
-        """Drop batches already held (a fetch may start at the batch holding the offset)."""
-        error, positioned = positioned_headers(records)
-        leo = partition.log_end_offset
-        keep_from, end = None, 0
-        for position, header in positioned:
-            end = position + header.size_bytes
-            if header.last_offset < leo:
-                continue
-            if keep_from is None:
-                if header.base_offset != leo:
-                    partition.truncate_to(min(header.base_offset, leo))
-                    if partition.log_end_offset != header.base_offset:
-                        return b""
-                keep_from = position
-        if keep_from is None:
-            return b""
-        return records[keep_from:end]
+        outcome = apply_fetch_response(
+            partition, answer.error_code,
+            None if diverging is None else (diverging.epoch, diverging.end_offset),
+            bytes(answer.records or b""), answer.high_watermark)
+        return outcome != "error"

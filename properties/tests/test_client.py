@@ -66,7 +66,7 @@ def test_produce_then_consume_everything_in_order(broker, compression):
         producer.flush()
     metas = [f.result(timeout=5) for f in futures]
     for key_index in range(5):
-        partitions = {m.partition for m, i in zip(metas, range(200)) if i % 5 == key_index}
+        partitions = {m.partition for i, m in enumerate(metas) if i % 5 == key_index}
         assert partitions == {keyed_partition(b"k%d" % key_index, 3)}
     with Consumer(broker.address) as consumer:
         consumer.assign([("t", p) for p in range(3)])

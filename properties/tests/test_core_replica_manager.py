@@ -1,12 +1,13 @@
 """impl/core driven directly: appends, hw, min ISR, purgatory, fencing, ISR, idempotence."""
 
 import pytest
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
-from kio.schema.errors import ErrorCode
 
 TP = ("t", 0)
 
@@ -252,3 +253,33 @@ def test_follower_copies_leader_then_truncates_by_diverging_epoch():
     assert (epoch, end) == (0, 2)
     copy.truncate_to(end)
     assert copy.log_end_offset == 2 and copy.log.epochs.latest_epoch == 0
+
+
+def min_isr_enforced(mutants):
+    h = Harness(replicas=(1, 2, 3), isr=(1,),
+                config=PartitionConfig(min_insync_replicas=2, mutants=mutants))
+    h.produce(batch(b"a"), acks=-1)
+    return h.answers[0][TP].error == ErrorCode.not_enough_replicas
+
+
+def produce_purgatory_expires(mutants):
+    h = Harness(replicas=(1, 2), config=PartitionConfig(mutants=mutants))
+    h.produce(batch(b"a"), acks=-1, timeout_ms=500)
+    h.tick(1_000)
+    return bool(h.answers) and h.answers[0][TP].error == ErrorCode.request_timed_out
+
+
+def fetch_purgatory_waits_for_min_bytes(mutants):
+    h = Harness(config=PartitionConfig(mutants=mutants))
+    h.produce(batch(b"a"))
+    answers = []
+    h.rm.fetch(-1, 500, 10_000, 1 << 20, {TP: FetchPartition(0)}, answers.append)
+    return answers == []
+
+
+@pytest.mark.parametrize("check, mutant", [
+    (min_isr_enforced, "M3"), (produce_purgatory_expires, "M10"),
+    (fetch_purgatory_waits_for_min_bytes, "M11")])
+def test_mutant_breaks_its_rule(check, mutant):
+    assert check(frozenset())
+    assert not check(frozenset({mutant}))

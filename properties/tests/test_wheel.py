@@ -2,6 +2,7 @@
 
 from hypothesis import given
 from hypothesis import strategies as st
+
 from kafkaref.impl.core.timing_wheel import SortedListTimer, TimingWheelTimer
 
 

@@ -1,0 +1,68 @@
+"""How a follower applies one fetch response from its leader (pure logic over a Partition).
+
+Shared by the replica fetcher threads and by the core state machine in properties/, so both
+truncate and append in exactly the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.core.batches import positioned_headers
+
+log = logging.getLogger(__name__)
+
+
+def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw: int) -> str:
+    """Apply a fetch answer; returns what happened: 'error', 'truncated' or 'appended'.
+
+    diverging is (epoch, end offset) or None. Truncation (KIP-320, fetch v12): cut the log at
+    min(leader's end offset for that epoch, own end offset for the largest own epoch <= it);
+    mutant M5 instead truncates to the follower's own hw, as before KIP-101.
+    """
+    if error != ErrorCode.none:
+        return "error"
+    if diverging is not None and (diverging[0] >= 0 or diverging[1] >= 0):
+        truncate_on_divergence(partition, *diverging)
+        return "truncated"
+    records = from_log_end(partition, records) if records else b""
+    partition.append_as_follower(records, leader_hw)
+    return "appended"
+
+
+def truncate_on_divergence(partition, leader_epoch: int, leader_end: int) -> int:
+    log_ = partition.log
+    if "M5" in partition.config.mutants:
+        target = partition.high_watermark
+    elif leader_epoch < 0:
+        target = log_.log_start_offset
+    else:
+        own_epoch, own_end = log_.epochs.end_offset_for(leader_epoch, log_.log_end_offset)
+        target = min(leader_end, own_end) if own_epoch >= 0 else log_.log_start_offset
+    target = max(log_.log_start_offset, min(target, log_.log_end_offset))
+    log.info("truncating %s from %s to %s (diverging epoch %s)", partition.key,
+             log_.log_end_offset, target, leader_epoch)
+    partition.truncate_to(target)
+    return target
+
+
+def from_log_end(partition, records: bytes) -> bytes:
+    """Drop batches already held (a fetch may start at the batch holding the offset)."""
+    _, positioned = positioned_headers(records)
+    leo = partition.log_end_offset
+    keep_from, end = None, 0
+    for position, header in positioned:
+        end = position + header.size_bytes
+        if header.last_offset < leo:
+            continue
+        if keep_from is None:
+            if header.base_offset != leo:
+                partition.truncate_to(min(header.base_offset, leo))
+                if partition.log_end_offset != header.base_offset:
+                    return b""
+            keep_from = position
+    if keep_from is None:
+        return b""
+    return records[keep_from:end]

@@ -1,0 +1,285 @@
+"""A reusable Hypothesis state machine over impl/core: a whole cluster stepped in one thread.
+
+`CoreCluster` is the system under test: N core Brokers (impl/core) on MemoryLogs, the
+controller's decision logic (impl/controller/state.py), an injected clock, and metadata that
+reaches each broker only when a rule delivers it (so stale leaders and late news happen).
+Replica fetches are synchronous leader-fetch + follower-apply steps using the same code as the
+fetcher threads (impl/replication/apply.py).
+
+`make_core_machine(factory)` returns a RuleBasedStateMachine class over any factory returning a
+CoreCluster-like object. Invariants: every named spec invariant (spec/invariants.INVARIANTS) on
+the cluster's image as a spec State, plus two client-level facts checked on the history the
+machine keeps: acknowledged acks=all writes and records served to consumers are never lost
+from the quorum leader's log.
+
+    TestCore = make_core_machine(lambda: CoreCluster(brokers=3)).TestCase
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+
+from hypothesis import note as hypothesis_note
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.controller.state import ControllerState
+from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.delayed import FetchPartition
+from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.protocol.records import build_batch, decode_batch
+from kafkaref.impl.replication.apply import apply_fetch_response
+from kafkaref.spec.invariants import INVARIANTS
+from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
+
+TOPIC, KEY = "t", ("t", 0)
+
+
+def note(text: str) -> None:
+    """hypothesis.note inside a test run; silent when the cluster is driven by a script."""
+    try:
+        hypothesis_note(text)
+    except InvalidArgument:
+        pass
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now_ms = 0
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+class CoreCluster:
+    def __init__(self, brokers: int = 3, min_insync_replicas: int = 2,
+                 replica_lag_time_max_ms: int = 1000, partition_mutants=(),
+                 controller_mutants=()):
+        self.clock = Clock()
+        self.lag_ms = replica_lag_time_max_ms
+        self.controller = ControllerState(self.clock, session_timeout_ms=2**62,
+                                          mutants=controller_mutants)
+        self.logs = {b: MemoryLog() for b in range(brokers)}
+        self.brokers: dict[int, Broker | None] = {}
+        self.proposals: list[tuple[int, int, tuple[int, ...]]] = []
+        self.request_ids = itertools.count()
+        self.acked: dict[int, int] = {}  # record id -> offset, acks=all acknowledged
+        self.read: dict[int, int] = {}  # record id -> offset, served to a consumer
+        self.next_record_id = 0
+        for b in range(brokers):
+            self.brokers[b] = self._new_broker(b)
+            self.controller.register(b, "127.0.0.1", 9000 + b)
+        configs = {"min.insync.replicas": str(min_insync_replicas),
+                   "kafkaref.mutants": ",".join(sorted(partition_mutants))}
+        error, message = self.controller.create_topic(TOPIC, 1, brokers, configs)
+        assert error == ErrorCode.none, message
+        for b in range(brokers):
+            self.propagate(b)
+
+    def _new_broker(self, b: int) -> Broker:
+        def alter_isr(partition, proposed):
+            self.proposals.append((b, partition.leader_epoch, tuple(sorted(proposed))))
+
+        return Broker(BrokerConfig(broker_id=b, replica_lag_time_max_ms=self.lag_ms),
+                      self.clock, lambda key: self.logs[b], alter_isr=alter_isr)
+
+    # -- views ----------------------------------------------------------------------------------
+    @property
+    def quorum(self):
+        return self.controller.metadata.topic(TOPIC).partitions[0]
+
+    def partition(self, b: int):
+        broker = self.brokers.get(b)
+        return None if broker is None else broker.replica_manager.partition(KEY)
+
+    def alive(self) -> list[int]:
+        return [b for b, broker in self.brokers.items() if broker is not None]
+
+    def record_ids(self, b: int) -> tuple[Record, ...]:
+        out = []
+        for header, raw in self.logs[b].batches():
+            for record in decode_batch(raw).records:
+                out.append(Record(int(record.value), header.partition_leader_epoch))
+        return tuple(out)
+
+    # -- events ---------------------------------------------------------------------------------
+    def produce(self, b: int, acks: int, count: int) -> None:
+        ids = list(range(self.next_record_id, self.next_record_id + count))
+        self.next_record_id += count
+        data = build_batch([(None, str(i).encode(), (), None) for i in ids])
+
+        def done(results):
+            result = results[KEY]
+            note(f"produce {ids} to {b} acks={acks} -> {result.error.name} at "
+                 f"{result.base_offset}")
+            if acks == -1 and result.error == ErrorCode.none:
+                for k, i in enumerate(ids):
+                    self.acked[i] = result.base_offset + k
+
+        self.brokers[b].replica_manager.append_records(1000, acks, {KEY: data}, done)
+
+    def consumer_fetch(self, b: int, offset: int) -> None:
+        def done(results):
+            for view_record in _records(results[KEY].records):
+                if view_record[0] >= offset:
+                    self.read[view_record[1]] = view_record[0]
+
+        self.brokers[b].replica_manager.fetch(-1, 0, 1, 1 << 20, {KEY: FetchPartition(offset)},
+                                              done)
+
+    def replicate(self, follower: int, max_bytes: int = 1 << 20, drop: bool = False) -> str:
+        """One follower fetch round; drop=True loses the response (the leader saw the fetch)."""
+        p = self.partition(follower)
+        if p is None or p.is_leader or p.leader_id is None or p.leader_id < 0:
+            return "no leader known"
+        leader = self.brokers.get(p.leader_id)
+        if leader is None:
+            return "leader down"
+        request = FetchPartition(p.log_end_offset, max_bytes, p.leader_epoch,
+                                 p.log.epochs.latest_epoch)
+        answers = []
+        leader.replica_manager.fetch(follower, 0, 1, max_bytes, {KEY: request}, answers.append)
+        r = answers[0][KEY]
+        if drop:
+            return "dropped"
+        return apply_fetch_response(p, r.error, r.diverging_epoch, r.records, r.high_watermark)
+
+    def commit_isr_change(self) -> None:
+        b, epoch, isr = self.proposals.pop(0)
+        error = self.controller.alter_isr(b, TOPIC, 0, epoch, isr)
+        note(f"alter_isr from {b} epoch {epoch} {isr} -> {error.name}")
+        p = self.partition(b)
+        if error != ErrorCode.none and p is not None and p.pending_isr == frozenset(isr):
+            p.isr_rejected()
+
+    def propagate(self, b: int) -> None:
+        if self.brokers.get(b) is not None:
+            self.brokers[b].apply_metadata(self.controller.metadata)
+
+    def elect(self, b: int) -> None:
+        note(f"elect {b} -> {self.controller.elect_leader(TOPIC, 0, b).name}")
+
+    def crash(self, b: int) -> None:
+        self.brokers[b] = None
+        self.proposals = [p for p in self.proposals if p[0] != b]
+        self.controller.fence(b)
+
+    def restart(self, b: int) -> None:
+        self.brokers[b] = self._new_broker(b)
+        self.controller.register(b, "127.0.0.1", 9000 + b)
+        self.propagate(b)
+
+    def tick(self, ms: int) -> None:
+        self.clock.now_ms += ms
+        for b in self.alive():
+            self.brokers[b].advance_clock()
+
+    # -- the image as a spec State -------------------------------------------------------------
+    def spec_state(self) -> State:
+        replicas = []
+        for b in sorted(self.brokers):
+            p = self.partition(b)
+            if p is None:
+                replicas.append(ReplicaState(0, NIL_EPOCH, None, frozenset()))
+                continue
+            leader = p.leader_id if p.leader_id is not None and p.leader_id >= 0 else None
+            replicas.append(ReplicaState(p.high_watermark, p.leader_epoch, leader,
+                                         frozenset(p.isr) if p.is_leader else frozenset()))
+        q = self.quorum
+        quorum = QuorumState(q.leader_epoch, q.leader if q.leader >= 0 else None,
+                             frozenset(q.isr))
+        return State(tuple(self.record_ids(b) for b in sorted(self.brokers)), tuple(replicas),
+                     quorum, frozenset(), self.next_record_id, q.leader_epoch + 1)
+
+
+def _records(data: bytes):
+    from kafkaref.impl.protocol.records import split_batches
+
+    _, views = split_batches(data)
+    for view in views:
+        for record in decode_batch(view).records:
+            yield record.offset, int(record.value)
+
+
+def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedStateMachine]:
+    class CoreMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cluster = factory()
+            self.size = len(self.cluster.brokers)
+
+        def _broker(self, index: int) -> int:
+            return sorted(self.cluster.brokers)[index % self.size]
+
+        @rule(index=st.integers(0, 7), acks=st.sampled_from([-1, 1]), count=st.integers(1, 3))
+        def produce(self, index, acks, count):
+            b = self._broker(index)
+            if self.cluster.brokers[b] is not None:
+                self.cluster.produce(b, acks, count)
+
+        @rule(index=st.integers(0, 7), back=st.integers(0, 3))
+        def consumer_fetch(self, index, back):
+            b = self._broker(index)
+            p = self.cluster.partition(b)
+            if p is not None:
+                self.cluster.consumer_fetch(b, max(0, p.log_end_offset - back))
+
+        @rule(index=st.integers(0, 7), times=st.integers(1, 3))
+        def replicate(self, index, times):
+            b = self._broker(index)
+            for _ in range(times):
+                note(f"replicate {b}: {self.cluster.replicate(b)}")
+
+        @precondition(lambda self: self.cluster.proposals)
+        @rule()
+        def commit_isr_change(self):
+            self.cluster.commit_isr_change()
+
+        @rule(index=st.integers(0, 7))
+        def propagate(self, index):
+            self.cluster.propagate(self._broker(index))
+
+        @rule(index=st.integers(0, 7))
+        def elect(self, index):
+            self.cluster.elect(self._broker(index))
+
+        @precondition(lambda self: len(self.cluster.alive()) > 1)
+        @rule(index=st.integers(0, 7))
+        def crash(self, index):
+            b = self._broker(index)
+            if self.cluster.brokers[b] is not None:
+                note(f"crash {b}")
+                self.cluster.crash(b)
+
+        @rule(index=st.integers(0, 7))
+        def restart(self, index):
+            b = self._broker(index)
+            if self.cluster.brokers[b] is None:
+                note(f"restart {b}")
+                self.cluster.restart(b)
+
+        @rule(ms=st.sampled_from([1, 100, 600, 1500]))
+        def tick(self, ms):
+            self.cluster.tick(ms)
+
+        @invariant()
+        def spec_invariants_hold(self):
+            state = self.cluster.spec_state()
+            broken = [name for name, check in INVARIANTS.items() if not check(state)]
+            assert not broken, f"{broken} violated in {state}"
+
+        @invariant()
+        def acknowledged_and_read_records_stay_on_the_quorum_leader(self):
+            q = self.cluster.quorum
+            if q.leader < 0:
+                return
+            log = {r.id: offset for offset, r in enumerate(self.cluster.record_ids(q.leader))}
+            for kind, seen in (("acknowledged", self.cluster.acked),
+                               ("read", self.cluster.read)):
+                lost = {i: o for i, o in seen.items() if log.get(i) != o}
+                assert not lost, f"{kind} records missing on leader {q.leader}: {lost}"
+
+    return CoreMachine
