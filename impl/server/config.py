@@ -15,3 +15,7 @@ class ServerConfig:
     recv_bytes: int = 256 * 1024  # one recv() call
     tick_ms: int = 5  # how often purgatory timers and ISR checks run
     select_timeout_ms: int = 100
+    max_connections: int = 1000  # beyond this, new connections are closed at once
+    # Deliberate fault (BUG_CATALOG.md M9): connections are not muted, so one client's
+    # requests run concurrently and responses can leave out of order.
+    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)

@@ -127,6 +127,9 @@ class NetworkThread(threading.Thread):
                 sock = self.new_connections.get_nowait()
             except queue.Empty:
                 return
+            if len(self.connections) >= self.config.max_connections:
+                sock.close()  # over the limit: refuse rather than grow without bound
+                continue
             sock.setblocking(False)
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             self._next_id += 1
@@ -179,15 +182,17 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = True
+        connection.muted = "M9" not in self.config.mutants
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
         while not self.stopping.is_set():  # blocks when full: backpressure, bounded by stop
             try:
                 self.requests.put(item, timeout=0.1)
-                return
+                break
             except queue.Full:
                 continue
+        if not connection.muted:
+            self._maybe_dispatch(connection)  # mutant M9: the next frame goes in at once
 
     def _malformed(self, connection: Connection, why: str) -> None:
         log.info("closing connection %s from %s: %s", connection.id, connection.peer, why)

@@ -137,3 +137,54 @@ def test_idle_connections_are_closed(tmp_path):
         sock.close()
     finally:
         server.shutdown()
+
+
+def fetch_then_api_versions_order(server):
+    """Pipeline a fetch parked in purgatory (min_bytes unreachable, 300 ms) and an ApiVersions;
+    return the correlation ids in the order the answers arrive."""
+    sock = connect(server)
+    try:
+        fetch = wire.encode_request(1, "t", build(load_request_schema(1, 11), {
+            "replica_id": -1, "max_wait": 300, "min_bytes": 1 << 20, "max_bytes": 1 << 20,
+            "topics": [{"topic": "p", "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                      "partition_max_bytes": 1 << 20}]}]}))
+        sock.sendall(fetch + api_versions_frame(2))
+        return [struct.unpack_from(">i", recv_frame(sock))[0] for _ in range(2)]
+    finally:
+        sock.close()
+
+
+@pytest.mark.parametrize("mutants, expected", [((), [1, 2]), ({"M9"}, [2, 1])])
+def test_muting_keeps_responses_in_request_order(mutants, expected):
+    config = ServerConfig(num_network_threads=1, num_io_threads=2, mutants=mutants)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    try:
+        with server.lock:
+            server.broker.create_topic("p", 1, 1, {}, lambda error, message: None)
+        assert fetch_then_api_versions_order(server) == expected
+    finally:
+        server.shutdown()
+
+
+def test_connections_over_the_limit_are_refused():
+    config = ServerConfig(num_network_threads=1, num_io_threads=1, max_connections=2)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    socks = []
+    try:
+        socks = [connect(server) for _ in range(2)]
+        for i, sock in enumerate(socks):
+            sock.sendall(api_versions_frame(i))
+            recv_frame(sock)
+        extra = connect(server)
+        socks.append(extra)
+        assert_closed(extra)
+        assert_serves_on(socks[0])
+    finally:
+        for sock in socks:
+            sock.close()
+        server.shutdown()
+
+
+def assert_serves_on(sock):
+    sock.sendall(api_versions_frame(9))
+    assert struct.unpack_from(">i", recv_frame(sock))[0] == 9
