@@ -68,11 +68,15 @@ def decode_unsigned(buf, pos: int, bytes_max: int = VARLONG_BYTES_MAX) -> tuple[
 
 def decode_varint(buf, pos: int, bytes_max: int = VARLONG_BYTES_MAX) -> tuple[int, int] | None:
     """Decode a zigzag varint at buf[pos]; None if truncated or too long."""
-    # Fast path: one byte covers -64..63, the common case for deltas, attributes and counts.
-    if pos < len(buf):
+    # Fast paths: one byte covers -64..63 (deltas, counts), two bytes -8192..8191 (lengths).
+    if pos + 1 < len(buf):
         byte = buf[pos]
         if byte < 0x80:
             return (byte >> 1) ^ -(byte & 1), pos + 1
+        second = buf[pos + 1]
+        if second < 0x80 and bytes_max >= 2:
+            value = (byte & 0x7F) | (second << 7)
+            return (value >> 1) ^ -(value & 1), pos + 2
     decoded = decode_unsigned(buf, pos, bytes_max)
     if decoded is None:
         return None

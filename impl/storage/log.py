@@ -31,6 +31,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.records import (
     BatchHeader,
+    base_offset_of,
     check_batch,
     parse_header,
     split_batches,
@@ -201,7 +202,7 @@ class Log:
                 batch, decompressed_bytes_max=self.config.decompressed_bytes_max
             )
         error = check_batch(batch)
-        if error == ErrorCode.none and parse_header(batch).base_offset != 0:
+        if error == ErrorCode.none and base_offset_of(batch) != 0:
             return ErrorCode.invalid_record
         return error
 

@@ -6,6 +6,7 @@ memory. Offsets in a segment only grow; positions are int32, so a segment stays 
 """
 
 import bisect
+import mmap
 import os
 
 import crc32c
@@ -26,7 +27,7 @@ from kafkaref.impl.storage.timeindex import TimeIndex
 
 NO_TIMESTAMP = -1
 SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
-RECOVERY_BUFFER_BYTES = 8 * 1024 * 1024  # the most recovery holds in memory at once
+RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
 CRC_CHUNK_BYTES = 1024 * 1024
 
 
@@ -245,7 +246,7 @@ class LogSegment:
     def recover(self, keep_torn_tail: bool = False) -> "SegmentRecovery":
         """Scan every batch from position 0: size, magic, CRC and offsets. Stop at the first bad
         or torn batch and truncate the file there (unless keep_torn_tail: mutant M8); rebuild
-        both indexes. Memory: one RECOVERY_BUFFER_BYTES buffer, whatever the segment size."""
+        both indexes. Memory: one RECOVERY_WINDOW_BYTES map, whatever the segment size."""
         self.index.reset()
         self.timeindex.reset()
         self.next_offset = self.base_offset
@@ -264,46 +265,47 @@ class LogSegment:
         return SegmentRecovery(valid, truncated, epochs)
 
     def _scan_valid_batches(self, epochs: list) -> int:
-        """Byte length of the valid prefix; accounts each valid batch as if appended."""
-        buffer = bytearray(min(RECOVERY_BUFFER_BYTES, max(self.size, HEADER_SIZE)))
-        view = memoryview(buffer)
+        """Byte length of the valid prefix; accounts each valid batch as if appended.
+
+        Reads through read-only memory maps of RECOVERY_WINDOW_BYTES at a time (the CRC runs
+        straight over the page cache, no copy); a batch larger than a window is checked with
+        bounded preads instead."""
         file_size = self.size
+        window = _Window(self.fd, file_size)
         position = 0  # file position of the batch being checked
-        buffer_start, buffer_end = 0, 0  # file range currently held in buffer
         last_epoch = -1
-        while position + HEADER_SIZE <= file_size:
-            if position + HEADER_SIZE > buffer_end:
-                buffer_start = position
-                buffer_end = position + os.preadv(self.fd, [view], position)
-            fields = HEADER.unpack_from(buffer, position - buffer_start)
-            base_offset, length, epoch, magic, crc = fields[:5]
-            size = length + LOG_OVERHEAD
-            last_offset = base_offset + fields[6]
-            if (
-                magic != MAGIC_V2
-                or size < HEADER_SIZE
-                or position + size > file_size
-                or base_offset < self.next_offset
-                or fields[6] < 0
-                or fields[12] < 0
-                or last_offset - self.base_offset > INT32_MAX
-            ):
-                break
-            if position + size > buffer_end and size <= len(buffer):
-                buffer_start = position
-                buffer_end = position + os.preadv(self.fd, [view], position)
-            if position + size <= buffer_end:
-                start = position - buffer_start
-                actual = crc32c.crc32c(view[start + ATTRIBUTES_POS : start + size])
-            else:
-                actual = self._crc_from_file(position + ATTRIBUTES_POS, position + size)
-            if actual != crc:
-                break
-            self._account(base_offset, last_offset, fields[8], position, size)
-            if epoch > last_epoch:
-                epochs.append((epoch, base_offset))
-                last_epoch = epoch
-            position += size
+        try:
+            while position + HEADER_SIZE <= file_size:
+                view = window.covering(position, HEADER_SIZE)
+                fields = HEADER.unpack_from(view, position - window.start)
+                base_offset, length, epoch, magic, crc = fields[:5]
+                size = length + LOG_OVERHEAD
+                last_offset = base_offset + fields[6]
+                if (
+                    magic != MAGIC_V2
+                    or size < HEADER_SIZE
+                    or position + size > file_size
+                    or base_offset < self.next_offset
+                    or fields[6] < 0
+                    or fields[12] < 0
+                    or last_offset - self.base_offset > INT32_MAX
+                ):
+                    break
+                view = window.covering(position, size)
+                if view is not None:
+                    start = position - window.start
+                    actual = crc32c.crc32c(view[start + ATTRIBUTES_POS : start + size])
+                else:
+                    actual = self._crc_from_file(position + ATTRIBUTES_POS, position + size)
+                if actual != crc:
+                    break
+                self._account(base_offset, last_offset, fields[8], position, size)
+                if epoch > last_epoch:
+                    epochs.append((epoch, base_offset))
+                    last_epoch = epoch
+                position += size
+        finally:
+            window.close()
         return position
 
     def _crc_from_file(self, start: int, end: int) -> int:
@@ -342,6 +344,42 @@ class LogSegment:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+
+class _Window:
+    """A read-only memory map of part of a file, moved forward as a scan proceeds."""
+
+    def __init__(self, fd: int, file_size: int):
+        self.fd = fd
+        self.file_size = file_size
+        self.start = 0
+        self.end = 0
+        self._map = None
+        self._view = None
+
+    def covering(self, position: int, length: int):
+        """A memoryview holding file bytes [position, position+length) at index
+        position - self.start, remapping if needed; None if that cannot fit one window."""
+        if position + length <= self.end and position >= self.start:
+            return self._view
+        start = position - position % mmap.ALLOCATIONGRANULARITY
+        size = min(max(RECOVERY_WINDOW_BYTES, position + length - start), self.file_size - start)
+        if position + length - start > RECOVERY_WINDOW_BYTES + mmap.ALLOCATIONGRANULARITY:
+            return None
+        self.close()
+        self._map = mmap.mmap(self.fd, size, access=mmap.ACCESS_READ, offset=start)
+        if hasattr(self._map, "madvise"):
+            self._map.madvise(mmap.MADV_SEQUENTIAL)
+        self._view = memoryview(self._map)
+        self.start, self.end = start, start + size
+        return self._view
+
+    def close(self) -> None:
+        if self._view is not None:
+            self._view.release()
+            self._map.close()
+        self._view = self._map = None
+        self.start = self.end = 0
 
 
 class SegmentRecovery:

@@ -363,7 +363,7 @@ def test_recovery_cuts_a_torn_tail_and_deletes_later_segments(tmp_path, clock):
 
 
 def test_recovery_streams_batches_larger_than_its_buffer(tmp_path, clock, monkeypatch):
-    monkeypatch.setattr(segment, "RECOVERY_BUFFER_BYTES", 4096)
+    monkeypatch.setattr(segment, "RECOVERY_WINDOW_BYTES", 8192)
     monkeypatch.setattr(segment, "CRC_CHUNK_BYTES", 1000)
     log = open_log(tmp_path, clock)
     stored = fill(log, 3, value_bytes=20_000)

@@ -7,7 +7,7 @@ the one written at that offset."""
 
 import os
 
-from hypothesis import given, note, settings
+from hypothesis import given, note
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
@@ -95,7 +95,6 @@ def _read_everything(log: Log, written_by_offset: dict[int, bytes]) -> list[byte
     return served
 
 
-@settings(max_examples=60)
 @given(clean=st.booleans(), full_scan=st.booleans(),
        damages=st.lists(damage, min_size=1, max_size=4))
 def test_damaged_logs_recover_to_a_valid_log(tmp_path_factory, clean, full_scan, damages):
