@@ -187,18 +187,21 @@ class Partition:
         buffer = bytearray(data)
         view = memoryview(buffer)
         base = next_offset = self.log.log_end_offset
-        position = 0
+        position, cached = 0, []
         for header in headers:
             records.stamp_batch(view[position:], next_offset, self.leader_epoch)
             position += header.size_bytes
             first = next_offset
             next_offset += header.last_offset_delta + 1
-            self.producers.record(
-                header.producer_id,
-                header.producer_epoch,
-                CachedBatch(header.base_sequence, last_sequence(header), first, next_offset - 1),
-            )
-        self.log.append(bytes(buffer))
+            cached.append((header, CachedBatch(header.base_sequence, last_sequence(header),
+                                               first, next_offset - 1)))
+        del view  # release the export before handing the buffer over
+        info = self.log.append(bytes(buffer))
+        error = getattr(info, "error", ErrorCode.none)  # impl/storage answers with AppendInfo
+        if error != ErrorCode.none:
+            return AppendResult(error, error_message="the log refused the batch")
+        for header, batch in cached:  # only what was written enters the producer state
+            self.producers.record(header.producer_id, header.producer_epoch, batch)
         self.maybe_increment_hw()
         return AppendResult(ErrorCode.none, base, next_offset - 1, self.log.log_start_offset)
 
@@ -209,7 +212,10 @@ class Partition:
         if error != ErrorCode.none:
             raise ValueError(f"leader sent a malformed batch: {error.name}")
         if positioned:
-            self.log.append(data)
+            info = self.log.append(data)
+            error = getattr(info, "error", ErrorCode.none)
+            if error != ErrorCode.none:
+                raise ValueError(f"the log refused the leader's batches: {error.name}")
             for _, h in positioned:
                 if h.producer_id >= 0:
                     self.producers.record(

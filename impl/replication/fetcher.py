@@ -68,7 +68,12 @@ class ReplicaFetcher(threading.Thread):
                     self._disconnect()
                     stopping.wait(0.1)
                     continue
-                if not self._apply(fetches, response):
+                try:
+                    progressed = self._apply(fetches, response)
+                except Exception:  # noqa: BLE001 -- keep fetching; the next round retries
+                    log.exception("applying a fetch response from broker %s", self.leader_id)
+                    progressed = False
+                if not progressed:
                     stopping.wait(0.05)
         finally:
             self._disconnect()
