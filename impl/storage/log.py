@@ -402,8 +402,16 @@ class Log:
         segment = self.active_segment
         segment.truncate_to(offset)
         os.fsync(segment.fd)  # a truncation that a crash could undo would resurrect records
-        self._leo = segment.next_offset
+        self._drop_empty_tail_segments()
+        self._leo = self.active_segment.next_offset
         self._after_truncation()
+
+    def _drop_empty_tail_segments(self) -> None:
+        """An empty last segment (left by a truncation or a crash) goes, unless it is the only
+        one: the log then ends where its data ends, not at an empty segment's base offset."""
+        while len(self.segments) > 1 and self.segments[-1].size == 0:
+            self.segments.pop().delete()
+            self._bases.pop()
 
     def _truncate_fully_and_start_at(self, offset: int) -> None:
         for segment in self.segments:
@@ -573,6 +581,7 @@ class Log:
         if clean and saved is None:
             clean = False
         report = self._load_segments(clean, recovery_point, epochs)
+        self._drop_empty_tail_segments()
         self._leo = self.active_segment.next_offset
         start = saved["log_start_offset"] if saved else self.segments[0].base_offset
         self.log_start_offset = min(max(start, self.segments[0].base_offset), self._leo)
