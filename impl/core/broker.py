@@ -15,6 +15,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.delayed import FetchPartition
+from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
@@ -46,10 +47,13 @@ class Broker:
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
         self.on_follower_change: Callable[[tuple[str, int], int, int], None] | None = None
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
+        self.groups = GroupCoordinator(clock)
         self._producer_ids = itertools.count(producer_id_base)
         self._handlers = {
             0: self._produce, 1: self._fetch, 2: self._list_offsets, 3: self._metadata,
             8: self._offset_commit, 9: self._offset_fetch, 10: self._find_coordinator,
+            11: self._join_group, 12: self._heartbeat, 13: self._leave_group,
+            14: self._sync_group,
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
@@ -352,6 +356,44 @@ class Broker:
             topics.append({"name": name, "partitions": partitions})
         respond(self._response(request, {"topics": topics, "error_code": 0}))
 
+    # -- consumer groups (classic protocol) ----------------------------------------------------
+    def _join_group(self, request, respond):
+        body = request.body
+
+        def done(answer):
+            members = [{"member_id": m, "group_instance_id": i, "metadata": meta}
+                       for m, i, meta in answer.members]
+            respond(self._response(request, {
+                "error_code": answer.error, "generation_id": answer.generation_id,
+                "protocol_name": answer.protocol_name or "", "leader": answer.leader,
+                "member_id": answer.member_id, "members": members}))
+
+        session = millis(body.session_timeout)
+        rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
+        self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
+                         body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
+                         session, rebalance, done)
+
+    def _sync_group(self, request, respond):
+        body = request.body
+
+        def done(error, assignment):
+            respond(self._response(request, {"error_code": error, "assignment": assignment}))
+
+        self.groups.sync(body.group_id, body.generation_id, body.member_id,
+                         [(a.member_id, a.assignment) for a in body.assignments], done)
+
+    def _heartbeat(self, request, respond):
+        body = request.body
+        error = self.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
+        respond(self._response(request, {"error_code": error}))
+
+    def _leave_group(self, request, respond):
+        body = request.body
+        error = self.groups.leave(body.group_id, body.member_id)
+        respond(self._response(request, {"error_code": error}))
+
     # -- time -------------------------------------------------------------------------------
     def advance_clock(self, now_ms: int | None = None) -> None:
         self.replica_manager.advance_clock(now_ms)
+        self.groups.advance_clock(now_ms)
