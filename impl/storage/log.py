@@ -215,11 +215,22 @@ class Log:
         if not batches:
             return AppendInfo(ErrorCode.none, log_start_offset=self.log_start_offset)
         total = 0
-        for batch, header in zip(batches, headers, strict=True):
-            self._append_one(batch, header)
+        now_ms = self.clock_ms()
+        for index, batch in enumerate(batches):
+            header = headers[index]
+            segment = self.segments[-1]
+            if segment.needs_roll(header, len(batch), now_ms):
+                segment = self._roll(header.base_offset)
+                if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
+                    self._leo = header.next_offset
+                    continue
+            segment.append(batch, header)
+            self._leo = header.next_offset
+            self.epochs.assign(header.partition_leader_epoch, header.base_offset)
             total += len(batch)
             self._unflushed_messages += header.records_count
-        self._maybe_flush()
+        if self.config.flush_messages is not None or self.config.flush_ms is not None:
+            self._maybe_flush()
         return AppendInfo(
             ErrorCode.none,
             headers[0].base_offset,
@@ -228,17 +239,6 @@ class Log:
             total,
             self.log_start_offset,
         )
-
-    def _append_one(self, batch, header: BatchHeader) -> None:
-        segment = self.active_segment
-        if segment.needs_roll(header, len(batch), self.clock_ms()):
-            segment = self._roll(header.base_offset)
-            if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
-                self._leo = header.next_offset
-                return
-        segment.append(batch, header)
-        self._leo = header.next_offset
-        self.epochs.assign(header.partition_leader_epoch, header.base_offset)
 
     def _roll(self, base_offset: int) -> LogSegment:
         """Start a new active segment at base_offset; the old one is closed for appends and

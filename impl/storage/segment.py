@@ -80,21 +80,23 @@ class LogSegment:
         if written != len(batch):  # a short write on a regular file means a full disk
             os.ftruncate(self.fd, position)
             raise OSError(f"short write to {self.log_path}: {written} of {len(batch)} bytes")
-        self.size += written
-        self._account(header.base_offset, header.last_offset, header.max_timestamp, position,
+        self.size = position + written
+        base_offset, last_offset_delta, max_timestamp = header[0], header[6], header[8]
+        self._account(base_offset, base_offset + last_offset_delta, max_timestamp, position,
                       written)
 
     def _account(self, base_offset, last_offset, max_timestamp, position, size) -> None:
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
             self.offset_of_max_timestamp = base_offset
-        if self.bytes_since_last_index_entry > self.config.index_interval_bytes and not (
-            self.index.is_full
+        if self.bytes_since_last_index_entry > self.config.index_interval_bytes and (
+            len(self.index.positions) < self.index.entries_max
         ):
             self.index.append(last_offset, position)
             self.timeindex.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += size
+            self.bytes_since_last_index_entry = size
+        else:
+            self.bytes_since_last_index_entry += size
         self.next_offset = last_offset + 1
 
     def on_become_inactive(self) -> None:
@@ -106,7 +108,7 @@ class LogSegment:
 
     def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
         """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
-        if header.last_offset - self.base_offset > INT32_MAX:
+        if header[0] + header[6] - self.base_offset > INT32_MAX:  # last offset must fit
             return True
         if self.size == 0:
             return False
