@@ -9,6 +9,7 @@ the caller serialises all calls (the threaded server holds one lock around the c
 from __future__ import annotations
 
 import itertools
+import zlib
 from collections.abc import Callable
 
 import attrs
@@ -155,14 +156,25 @@ class Broker:
         })
 
     def _find_coordinator(self, request, respond):
-        # Group offsets live on the broker the client asks; every broker answers "me".
-        me = self.metadata.broker(self.broker_id)
-        if me is None:
+        """Every broker names the same coordinator for a key: the live broker at
+        crc32(key) mod the number of live brokers. Group state and committed offsets live in
+        that broker's memory only (no __consumer_offsets topic: a documented simplification)."""
+        brokers = sorted(self.metadata.brokers, key=lambda b: b.broker_id)
+        if not brokers:
             respond(self._response(request, {"error_code": ErrorCode.coordinator_not_available,
                                              "node_id": -1, "host": "", "port": -1}))
             return
-        respond(self._response(request, {"error_code": 0, "node_id": me.broker_id,
-                                         "host": me.host, "port": me.port}))
+        chosen = self._coordinator(getattr(request.body, "key", "") or "")
+        respond(self._response(request, {"error_code": 0, "node_id": chosen.broker_id,
+                                         "host": chosen.host, "port": chosen.port}))
+
+    def _coordinator(self, key: str):
+        brokers = sorted(self.metadata.brokers, key=lambda b: b.broker_id)
+        return brokers[zlib.crc32(key.encode()) % len(brokers)] if brokers else None
+
+    def _not_coordinator(self, group_id: str) -> bool:
+        chosen = self._coordinator(group_id)
+        return chosen is not None and chosen.broker_id != self.broker_id
 
     def _create_topics(self, request, respond):
         body = request.body
@@ -324,10 +336,15 @@ class Broker:
 
     def _offset_commit(self, request, respond):
         body = request.body
+        refused = self._not_coordinator(body.group_id)
         topics = []
         for topic in body.topics:
             partitions = []
             for p in topic.partitions:
+                if refused:
+                    partitions.append({"partition_index": p.partition_index,
+                                       "error_code": ErrorCode.not_coordinator})
+                    continue
                 epoch = getattr(p, "committed_leader_epoch", -1)
                 self.offsets[(body.group_id, topic.name, p.partition_index)] = (
                     p.committed_offset, epoch, p.committed_metadata)
@@ -337,6 +354,10 @@ class Broker:
 
     def _offset_fetch(self, request, respond):
         body = request.body
+        if self._not_coordinator(body.group_id):
+            respond(self._response(request, {"topics": [], "error_code":
+                                             ErrorCode.not_coordinator}))
+            return
         if body.topics is None:
             wanted: dict[str, list[int]] = {}
             for group, name, index in self.offsets:
@@ -359,6 +380,10 @@ class Broker:
     # -- consumer groups (classic protocol) ----------------------------------------------------
     def _join_group(self, request, respond):
         body = request.body
+        if self._not_coordinator(body.group_id):
+            respond(self._response(request, {"error_code": ErrorCode.not_coordinator,
+                                             "generation_id": -1, "member_id": body.member_id}))
+            return
 
         def done(answer):
             members = [{"member_id": m, "group_instance_id": i, "metadata": meta}
@@ -376,6 +401,9 @@ class Broker:
 
     def _sync_group(self, request, respond):
         body = request.body
+        if self._not_coordinator(body.group_id):
+            respond(self._response(request, {"error_code": ErrorCode.not_coordinator}))
+            return
 
         def done(error, assignment):
             respond(self._response(request, {"error_code": error, "assignment": assignment}))
@@ -385,12 +413,14 @@ class Broker:
 
     def _heartbeat(self, request, respond):
         body = request.body
-        error = self.groups.heartbeat(body.group_id, body.generation_id, body.member_id)
+        error = ErrorCode.not_coordinator if self._not_coordinator(body.group_id) else (
+            self.groups.heartbeat(body.group_id, body.generation_id, body.member_id))
         respond(self._response(request, {"error_code": error}))
 
     def _leave_group(self, request, respond):
         body = request.body
-        error = self.groups.leave(body.group_id, body.member_id)
+        error = ErrorCode.not_coordinator if self._not_coordinator(body.group_id) else (
+            self.groups.leave(body.group_id, body.member_id))
         respond(self._response(request, {"error_code": error}))
 
     # -- time -------------------------------------------------------------------------------

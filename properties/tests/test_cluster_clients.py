@@ -172,3 +172,34 @@ def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
     print(f"kafka-python {compression} idempotent={idempotent}: {len(acked)} acked, "
           f"{duplicates} duplicates")
     heal(cluster, killed, topic)
+
+
+def test_confluent_group_on_the_cluster_uses_one_coordinator(cluster):
+    ck = pytest.importorskip("confluent_kafka")
+    with KafkaConnection.to(live_addresses(cluster)[0]) as connection:
+        connection.send(19, 4, {"topics": [{
+            "name": "grouped", "num_partitions": 3, "replication_factor": 3, "assignments": [],
+            "configs": []}], "timeout": 10_000, "validate_only": False})
+    producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(60):
+        producer.produce("grouped", key=b"%d" % i, value=b"v%d" % i)
+    assert producer.flush(30) == 0
+    consumers = [ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "cg",
+                              "auto.offset.reset": "earliest"}) for _ in range(2)]
+    got = []
+    try:
+        for consumer in consumers:
+            consumer.subscribe(["grouped"])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and (
+                len(got) < 60 or not all(c.assignment() for c in consumers)):
+            for consumer in consumers:
+                message = consumer.poll(0.05)
+                if message is not None and message.error() is None:
+                    got.append(message.value())
+        parts = [{tp.partition for tp in c.assignment()} for c in consumers]
+    finally:
+        for consumer in consumers:
+            consumer.close()
+    assert sorted(got) == sorted(b"v%d" % i for i in range(60))
+    assert parts[0].isdisjoint(parts[1]) and parts[0] | parts[1] == {0, 1, 2}
