@@ -21,9 +21,24 @@ FLUSHING = LogConfig(
     segment_bytes=2_000, index_interval_bytes=200, flush_messages=6, flush_ms=50, retention_ms=-1
 )
 
+# An index entry for every batch and room for only two: lookups and index-full rolls everywhere.
+TINY_INDEX = LogConfig(segment_bytes=5_000, segment_index_bytes=16, index_interval_bytes=1,
+                       retention_ms=-1)
+
 TestStorageMachine = make_storage_machine(Log, SMALL).TestCase
+TestStorageMachineTinyIndex = make_storage_machine(Log, TINY_INDEX).TestCase
 TestStorageMachineWithFlushPolicy = make_storage_machine(Log, FLUSHING).TestCase
 TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("config", [SMALL, TINY_INDEX, FLUSHING], ids=["small", "tiny", "flush"])
+def test_storage_machine_long_walks(config):
+    run_state_machine_as_test(
+        make_storage_machine(Log, config),
+        settings=settings(max_examples=400, stateful_step_count=120, deadline=None,
+                          suppress_health_check=list(HealthCheck)),
+    )
 
 
 @pytest.mark.parametrize("mutant", ["M6", "M7", "M8", "M13"])
