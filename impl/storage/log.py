@@ -322,9 +322,18 @@ class Log:
 
     def read(self, offset: int, max_bytes: int, max_offset: int | None = None,
              min_one: bool = True) -> bytes:
-        """read_slice() as bytes (MemoryLog's signature); b"" when out of range or nothing."""
+        """read_slice() as bytes (MemoryLog's signature), every batch's CRC checked on the way
+        out: the bytes stop before a corrupt batch. b"" when out of range or nothing."""
+        return self.read_checked(offset, max_bytes, max_offset, min_one)[1]
+
+    def read_checked(self, offset: int, max_bytes: int, max_offset: int | None = None,
+                     min_one: bool = True) -> tuple[ErrorCode, bytes]:
+        """Like read(), with an error: OFFSET_OUT_OF_RANGE, or CORRUPT_MESSAGE when a batch
+        in the range fails its CRC (the bytes before it are still returned)."""
         with self.read_slice(offset, max_bytes, max_offset, min_one) as fetched:
-            return fetched.read_bytes()
+            if fetched.error != ErrorCode.none:
+                return fetched.error, b""
+            return fetched.read_verified()
 
     def bytes_between(self, start_offset: int, end_offset: int) -> int:
         """Bytes of the batches holding offsets in [start_offset, end_offset): what a fetch

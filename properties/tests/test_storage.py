@@ -238,6 +238,20 @@ def _drain(sock, into: bytearray, total: int) -> None:
         into += chunk
 
 
+def test_reads_check_crcs_on_the_way_out(tmp_path, clock):
+    log = open_log(tmp_path, clock)
+    stored = fill(log, 5)
+    path = log.active_segment.log_path
+    with open(path, "r+b") as file:  # rot a byte of the third batch on disk, under the log
+        file.seek(len(stored[0]) * 2 + 70)
+        file.write(b"\xff")
+    error, data = log.read_checked(0, 10_000)
+    assert error == ErrorCode.corrupt_message and data == b"".join(stored[:2])
+    assert log.read(2, 10_000) == b""
+    assert log.read_checked(2, 10_000)[0] == ErrorCode.corrupt_message
+    assert log.read(3, 10_000) == b"".join(stored[3:])
+
+
 def test_bytes_between_counts_whole_batches(tmp_path, clock):
     log = open_log(tmp_path, clock, segment_bytes=700)
     stored = fill(log, 10, count=2)  # offsets 0..19, 2 per batch
