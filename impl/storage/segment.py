@@ -229,7 +229,7 @@ class LogSegment:
 
         False if an index fails its sanity check or the tail is not whole batches (the caller then
         recovers the segment)."""
-        if not self.index.load(self.size):
+        if self.size > INT32_MAX or not self.index.load(self.size):
             return False
         if len(self.index) and not self._entry_holds(
             self.base_offset + self.index.relative_offsets[-1], self.index.positions[-1]
@@ -287,6 +287,7 @@ class LogSegment:
                     magic != MAGIC_V2
                     or size < HEADER_SIZE
                     or position + size > file_size
+                    or position + size > INT32_MAX  # positions are int32 in the index
                     or base_offset < self.next_offset
                     or fields[6] < 0
                     or fields[12] < 0
