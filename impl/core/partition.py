@@ -264,12 +264,15 @@ class Partition:
                                    diverging_epoch=(epoch, end))
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
-        if is_follower:
-            self._update_follower(replica_id, fetch_offset)
         max_offset = leo if is_follower or "M4" in self.config.mutants else self.high_watermark
         records = self.log.read(fetch_offset, max_bytes, max_offset, min_one) if (
             fetch_offset < max_offset) else b""
-        return FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)
+        # As in Kafka (and model/): read first, answer with the hw as it was, then move the
+        # follower's state; so a follower learns an hw it helped raise one fetch later.
+        result = FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)
+        if is_follower:
+            self._update_follower(replica_id, fetch_offset)
+        return result
 
     def readable_bytes(self, fetch_offset: int, replica_id: int) -> int:
         """Bytes a fetch at fetch_offset could return now (for DelayedFetch's min_bytes)."""

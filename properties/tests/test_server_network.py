@@ -140,12 +140,12 @@ def test_idle_connections_are_closed(tmp_path):
 
 
 def fetch_then_api_versions_order(server):
-    """Pipeline a fetch parked in purgatory (min_bytes unreachable, 300 ms) and an ApiVersions;
+    """Pipeline a fetch parked in purgatory (min_bytes unreachable, 1.5 s) and an ApiVersions;
     return the correlation ids in the order the answers arrive."""
     sock = connect(server)
     try:
         fetch = wire.encode_request(1, "t", build(load_request_schema(1, 11), {
-            "replica_id": -1, "max_wait": 300, "min_bytes": 1 << 20, "max_bytes": 1 << 20,
+            "replica_id": -1, "max_wait": 1500, "min_bytes": 1 << 20, "max_bytes": 1 << 20,
             "topics": [{"topic": "p", "partitions": [{"partition": 0, "fetch_offset": 0,
                                                       "partition_max_bytes": 1 << 20}]}]}))
         sock.sendall(fetch + api_versions_frame(2))
