@@ -333,9 +333,11 @@ class Partition:
         if not self.is_leader or self.pending_isr is not None:
             return
         now, lag = self.clock(), self.config.replica_lag_time_max_ms
-        out = {
+        leo = self.log.log_end_offset
+        out = {  # Kafka's isCaughtUp: at the leader's leo, or caught up within the lag time
             r for r in self.isr - {self.broker_id}
-            if r in self.followers and now - self.followers[r].last_caught_up_ms > lag
+            if r in self.followers and self.followers[r].log_end_offset < leo
+            and now - self.followers[r].last_caught_up_ms > lag
         }
         if out:
             self._propose(self.isr - out)
