@@ -48,10 +48,10 @@ FETCH_REQUEST_BASE = 1_000_000  # consumer fetch request ids, apart from produce
 class Limits:
     records: int = 2
     max_epoch: int = 2
-    ticks: int = 2
+    ticks: int = 1
     crashes: int = 1
     reads: int = 1
-    flushes: bool = True
+    flushes: bool = False
     elections: bool = True  # elections while the leader is alive (leadership moves)
     acks: tuple[int, ...] = (ACKS_ALL,)  # the produce variants tried
 
@@ -86,10 +86,10 @@ def limits_from_options(options: Mapping[str, Any]) -> Limits:
     return Limits(
         records=int(options.get("max_records", 2)),
         max_epoch=int(options.get("max_epoch", 2)),
-        ticks=int(options.get("ticks", 2)),
+        ticks=int(options.get("ticks", 1)),
         crashes=int(options.get("crashes", 1)),
         reads=int(options.get("reads", 1)),
-        flushes=bool(options.get("flushes", True)),
+        flushes=bool(options.get("flushes", False)),
         elections=bool(options.get("elections", True)),
         acks=tuple(int(a) for a in options.get("acks", (ACKS_ALL,))),
     )

@@ -19,8 +19,9 @@ def end_offset_for_epoch(
     epoch starts, reported with the largest known epoch <= `epoch` (or `epoch` itself when the
     cache knows none that small); (UNDEFINED, UNDEFINED) when no larger epoch is known.
 
+    pre: log_end_offset >= 0 and epoch >= UNDEFINED
     pre: all(cache[i][0] < cache[i + 1][0] and cache[i][1] <= cache[i + 1][1] for i in range(len(cache) - 1))
-    pre: all(0 <= start <= log_end_offset for _, start in cache)
+    pre: all(known >= 0 and 0 <= start <= log_end_offset for known, start in cache)
     post: __return__ == (UNDEFINED, UNDEFINED) or __return__[0] <= epoch
     post: __return__[1] <= log_end_offset
     post: not cache or cache[-1][0] != epoch or __return__ == (epoch, log_end_offset)
@@ -91,6 +92,7 @@ def trim_epoch_cache(cache: tuple[tuple[int, int], ...], end_offset: int) -> tup
     (Kafka's truncateFromEnd).
 
     pre: end_offset >= 0
+    pre: all(cache[i][1] < cache[i + 1][1] for i in range(len(cache) - 1))
     post: all(start < end_offset for _, start in __return__)
     post: __return__ == cache[:len(__return__)]
     """
