@@ -175,6 +175,14 @@ class Log:
             error = ErrorCode.invalid_record
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
+        if len(batches) == 1:  # the common case, without the per-batch slicing below
+            error = self._validate_producer_batch(batches[0])
+            if error != ErrorCode.none:
+                return AppendInfo(error, log_start_offset=self.log_start_offset)
+            buffer = bytearray(data)
+            stamp_batch(buffer, self._leo, leader_epoch)
+            self.epochs.assign(leader_epoch, self._leo)
+            return self._append_checked((buffer,), (parse_header(buffer),))
         buffer = bytearray(data)
         view = memoryview(buffer)
         stamped, headers = [], []
