@@ -49,10 +49,17 @@ class ClusterConfig:
     # Upper bound on records a follower takes per replica fetch (None: everything up to leo).
     replica_fetch_max_records: int | None = None
     bugs: frozenset[Bug] = attrs.field(default=frozenset(), converter=frozenset)
+    # Derived, computed once: the replica assignment of every partition.
+    _assignments: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         if self.replication_factor > self.brokers:
             raise ValueError("replication_factor cannot exceed the number of brokers")
+        assignments = tuple(
+            tuple((p + i) % self.brokers for i in range(self.replication_factor))
+            for p in range(self.partitions)
+        )
+        object.__setattr__(self, "_assignments", assignments)
 
     @property
     def min_isr(self) -> int:
@@ -61,7 +68,7 @@ class ClusterConfig:
 
     def assignment(self, partition: int) -> tuple[int, ...]:
         """The brokers holding a replica of `partition`, preferred replica first."""
-        return tuple((partition + i) % self.brokers for i in range(self.replication_factor))
+        return self._assignments[partition]
 
     def has(self, bug: Bug) -> bool:
         return bug in self.bugs

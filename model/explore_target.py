@@ -145,7 +145,7 @@ def make_successors(limits: Limits):
     def successors(node: Node) -> Iterator[tuple[str, Node]]:
         for event in events_from(node, limits):
             state, effects = step(node.state, event)
-            if state == node.state and not effects:
+            if state is node.state and not effects:
                 continue  # a stutter with no effect adds nothing
             ghost = observe(node.ghost, event, node.state, state, effects)
             yield _label(event), Node(

@@ -84,3 +84,23 @@ def test_counterexample_renders_step_by_step():
     text = format_trace(result.violation, describe, lambda a, b: diff_states(a.state, b.state))
     assert "Invariant ConsumedRecordsSurvive violated after 5 states" in text
     assert "Fetch(" in text and "Elect(partition=0, leader=1" in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", ["read-above-hw", "hw-without-maximal-isr"])
+def test_random_walk_finds_the_bug_and_shrinks_it(bug):
+    # The Hypothesis machine (properties/model_machine.py) finds these two within a few hundred
+    # walks and shrinks them; a minute or more each, hence slow.
+    from hypothesis import HealthCheck, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    from kafkaref.model.config import Bug, ClusterConfig
+    from kafkaref.properties.model_machine import make_model_machine
+
+    config = ClusterConfig(brokers=3, min_insync_replicas=1, replica_lag_time_max_ms=500,
+                           bugs={Bug(bug)})
+    machine = make_model_machine(config, check_spec_invariants=False)
+    walk = settings(max_examples=300, stateful_step_count=40, derandomize=True, database=None,
+                    deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
+    with pytest.raises(AssertionError, match="Survive"):
+        run_state_machine_as_test(machine, settings=walk)
