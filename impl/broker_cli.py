@@ -61,10 +61,16 @@ def _is_address(text: str) -> bool:
     return bool(host) and port.isdigit()
 
 
-def wait_for_signal() -> None:
+def install_stop_handlers() -> threading.Event:
+    """SIGTERM / SIGINT set the returned event. Install before announcing readiness, so a
+    signal sent right after the ready line is never the default (abrupt) exit."""
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
+    return stop
+
+
+def wait_for(stop: threading.Event) -> None:
     while not stop.wait(0.5):
         pass
 
@@ -100,6 +106,7 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
         raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
                                  param_hint="--controller")
     broker_config = BrokerConfig(broker_id=broker_id)
+    stop = install_stop_handlers()
     try:
         if controller_address:
             server = clustered_broker(data_dir, controller_address, config, broker_config)
@@ -112,6 +119,6 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     click.echo(f"listening on {server.address}", nl=True)
     sys.stdout.flush()
     try:
-        wait_for_signal()
+        wait_for(stop)
     finally:
         server.shutdown()

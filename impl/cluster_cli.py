@@ -160,8 +160,9 @@ class LocalCluster:
 @click.option("--unclean-election", is_flag=True, help="Allow leaders from outside the ISR.")
 def cluster(brokers, directory, session_timeout_ms, unclean_election):
     """Run a local cluster of BROKERS broker processes until SIGTERM."""
-    from kafkaref.impl.broker_cli import wait_for_signal
+    from kafkaref.impl.broker_cli import install_stop_handlers, wait_for
 
+    stop = install_stop_handlers()
     local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election)
     try:
         local.start()
@@ -172,6 +173,6 @@ def cluster(brokers, directory, session_timeout_ms, unclean_election):
     click.echo(local.bootstrap)
     sys.stdout.flush()
     try:
-        wait_for_signal()
+        wait_for(stop)
     finally:
         local.stop()
