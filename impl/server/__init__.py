@@ -1,1 +1,26 @@
-"""The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads."""
+"""The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads.
+
+A request's path (KAFKA_SEMANTICS.md "Network layer"):
+
+    socket -> Acceptor (round-robin) -> NetworkThread (selector; owns the connection)
+      reads one size-prefixed frame (<= socket_request_max_bytes, else the connection closes),
+      decodes it with impl/protocol/wire (undecodable / unknown API or version: close that
+      connection only; ApiVersions at an unknown version: UNSUPPORTED_VERSION with a v0 body),
+      MUTES the connection, and puts it on the ONE bounded request queue (queued_max_requests;
+      a full queue blocks the network thread: backpressure)
+    -> I/O thread: under the single core lock, impl/core.Broker.handle(request, respond)
+      (appends validate CRCs and records; acks=all and long-poll fetches wait in purgatory and
+      are answered later from whichever thread completes them, or from the ticker on expiry)
+    -> respond() encodes and puts the frame on the owning network thread's response queue
+    -> NetworkThread writes it, then unmutes (acks=0: unmutes without writing), and only then
+      reads the connection's next request: responses leave in request order.
+
+Bounds (ServerConfig): request queue size, request size, max connections, idle time; each
+connection holds at most one request in the broker, so response queues are bounded by the
+number of connections. Single broker: server/single.py; in a cluster: server/clustered.py
+(control channel to the controller + replica fetchers). Entry points: `kafkaref broker`,
+`kafkaref cluster`.
+
+Not done: responses are built in memory (kio), not sent with sendfile() from the segment files;
+there is no message.max.bytes check beyond socket_request_max_bytes; no TLS/SASL.
+"""
