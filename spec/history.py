@@ -171,8 +171,10 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("topic", "partition", "value", "offset", "prior_value", "prior_offset"),
     ),
     "cycle": (
-        "a cycle of write-write (log order) and write-read edges between ops (G0 / G1c); "
-        "the case is a shortest cycle through the lowest op of its component",
+        "a cycle of write-write (log order) and write-read edges between ops (G0 / G1c), "
+        "found after contracting ops that write one contiguous run of one partition (they "
+        "cannot start a cycle); the case is a shortest cycle through the lowest op of each "
+        "strongly connected component. Realtime edges are covered by realtime_order",
         ("ops",),
     ),
 }

@@ -1,0 +1,162 @@
+"""`kafkaref synth` and `kafkaref check`: the command-line front of spark_checks/.
+
+check exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
+2 when the checker could not decide (unreadable history, Spark failure) or the arguments are bad.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from kafkaref.spec.history import CheckConfig, HistoryError
+
+_BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+
+
+def _parse_config(items: tuple[str, ...]) -> CheckConfig | None:
+    """--config key=value (repeatable) or --config FILE.json."""
+    if not items:
+        return None
+    raw: dict = {}
+    for item in items:
+        if "=" not in item:
+            try:
+                raw.update(json.loads(Path(item).read_text()))
+            except (OSError, json.JSONDecodeError) as error:
+                raise click.BadParameter(f"{item}: not key=value nor a JSON file ({error})") from None
+            continue
+        key, value = item.split("=", 1)
+        raw[key.strip()] = _BOOLEANS.get(value.strip().lower(), value.strip()) if key.strip() in (
+            "idempotence", "unclean_election") else value.strip()
+    try:
+        return CheckConfig.from_dict(raw)
+    except (HistoryError, TypeError, ValueError) as error:
+        message = error.args[0] if error.args else str(error)
+        raise click.BadParameter(str(message), param_hint="--config") from None
+
+
+def _print_result(console, result, report_path: Path) -> None:
+    from rich.table import Table
+
+    data = result.to_json()
+    table = Table(title=f"kafkaref check: valid = {result.valid}")
+    for column in ("anomaly", "count", "allowed", "first example"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    for name, entry in data["anomalies"].items():
+        example = json.dumps(entry["examples"][0]) if entry["examples"] else ""
+        style = "red" if entry["count"] and not entry["allowed"] else None
+        table.add_row(name, f"{entry['count']:,}", "yes" if entry["allowed"] else "no",
+                      example[:80], style=style)
+    console.print(table)
+    console.print(f"configuration judged: {data['config']}")
+    if result.error:
+        console.print(f"[bold]could not decide:[/bold] {result.error}")
+    console.print(f"report: {report_path}")
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.option("--master", default="local[2]", show_default=True,
+              help="Spark master: local[N], spark://HOST:PORT, yarn, k8s://...")
+@click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
+              help="The configuration to judge (acks, idempotence, unclean_election, mode); "
+                   "default: the one in the history's meta.json.")
+@click.option("--examples", default=10, show_default=True, type=click.IntRange(0, 10_000),
+              help="Example cases kept per anomaly.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Where to write report.json (default: PATH/report.json).")
+@click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark.")
+def check(path, master, config_items, examples, report_path, twin):
+    """Check the history at PATH for every anomaly in the catalogue."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    config = _parse_config(config_items)
+    console = Console(stderr=True)
+    report_path = Path(report_path or Path(path) / "report.json")
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        if twin:
+            from kafkaref.spark_checks import twin as twin_checker
+            from kafkaref.spec.history import history_config
+
+            task = progress.add_task("checking in memory (twin)", total=None)
+            try:
+                config = config or history_config(path)
+            except HistoryError:
+                pass
+            result = twin_checker.check(path, config, examples)
+        else:
+            from kafkaref.spark_checks import job
+            from kafkaref.spark_checks.session import get_session
+
+            task = progress.add_task(f"starting Spark ({master})", total=None)
+            spark = get_session(master)
+
+            def show(name, done, total):
+                progress.update(task, description=f"[{done}/{total}] {name}")
+
+            result = job.check(spark, path, config, examples, progress=show)
+    report_path.write_text(result.dumps() + "\n")
+    _print_result(Console(), result, report_path)
+    sys.exit(result.exit_code)
+
+
+def _parse_rates(items: tuple[str, ...], rate_all: float | None) -> dict:
+    from kafkaref.spark_checks.synth import INJECTIONS
+
+    rates = {kind: rate_all for kind in INJECTIONS} if rate_all else {}
+    for item in items:
+        kind, _, value = item.partition("=")
+        try:
+            rates[kind] = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{item}: expected KIND=RATE", param_hint="--inject") from None
+    return rates
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=False, file_okay=False))
+@click.option("--sends", default=100_000, show_default=True, type=click.IntRange(1),
+              help="Sends to generate (rounded up to whole rounds of producers).")
+@click.option("--partitions", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--producers", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--consumers", default=2, show_default=True, type=click.IntRange(1))
+@click.option("--poll-every", default=4, show_default=True, type=click.IntRange(1),
+              help="Rounds of a partition between its consumer's polls.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--inject", "inject_items", multiple=True, metavar="KIND=RATE",
+              help="Inject an anomaly kind at a rate (repeatable).")
+@click.option("--rate", "rate_all", type=click.FloatRange(0, 0.1), default=None,
+              help="Inject every kind at this rate.")
+@click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
+              help="Configuration recorded in meta.json (default: acks=all, idempotent, assign).")
+def synth(path, sends, partitions, producers, consumers, poll_every, seed, inject_items,
+          rate_all, config_items):
+    """Write a seeded synthetic history of a correct log to PATH, with injected anomalies and
+    their ground truth (PATH/ground_truth.jsonl)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from kafkaref.spark_checks.synth import SynthSpec, generate
+
+    if (Path(path) / "meta.json").exists():
+        raise click.BadParameter(f"{path} already holds a history", param_hint="PATH")
+    try:
+        spec = SynthSpec(sends=sends, partitions=partitions, producers=producers,
+                         consumers=consumers, poll_every=poll_every, seed=seed,
+                         rates=_parse_rates(inject_items, rate_all),
+                         config=_parse_config(config_items) or CheckConfig())
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+    console = Console(stderr=True)
+    console.print(f"seed {seed}")
+    with Progress(TextColumn("writing"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                  TimeRemainingColumn(), console=console, transient=True) as progress:
+        task = progress.add_task("synth", total=spec.rounds)
+        summary = generate(spec, path, lambda done, total: progress.update(task, completed=done))
+    Console().print_json(json.dumps({"path": str(path), **summary}))

@@ -1,0 +1,282 @@
+"""`kafkaref synth`: seeded synthetic histories of a correct log, of any size, with anomalies
+injected at chosen rates and the ground truth of what was injected written next to them.
+
+The log is laid out in rounds so that any record can be recomputed from its coordinates (nothing
+is remembered, so memory stays bounded at any size): round r writes partition r % P; each of the
+N producers sends one record whose value is r*N + j, concurrently (all invoke before any
+completes), and the broker orders them by a per-round permutation derived from the seed. Every Q
+rounds of a partition its consumer polls everything written since its last poll (and sees the hw);
+at the end a final reader per partition reads the whole partition.
+
+Injections (rate = probability per opportunity: per send for send kinds, per poll for poll kinds),
+each recorded in ground_truth.jsonl with the values / (partition, offset) / ops it touches and the
+anomaly that must report it (recall); every reported case must touch some injection (precision).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import attrs
+import pyarrow as pa
+
+from kafkaref.spec.history import (
+    OPS_SCHEMA,
+    RECORDS_SCHEMA,
+    CheckConfig,
+    HistoryWriter,
+    WriterLimits,
+)
+
+TOPIC = "t"
+ROUND_NS = 100
+SEND_KINDS = {"lost_write": "lost_write", "aborted_read": "aborted_read",
+              "misordered_ack": "realtime_order"}
+POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
+              "nonmonotonic_poll": "nonmonotonic_poll", "inconsistent": "inconsistent_offsets",
+              "duplicate": "duplicate", "hw_regression": "hw_regression"}
+INJECTIONS = {**SEND_KINDS, **POLL_KINDS}  # injection kind -> the anomaly that must report it
+_MASK = (1 << 64) - 1
+
+
+def _mix(*parts: int) -> int:
+    """A 64-bit hash of integers (splitmix64 finaliser): the seeded randomness of the log."""
+    x = 0
+    for part in parts:
+        x = (x ^ (part & _MASK)) * 0x9E3779B97F4A7C15 & _MASK
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EB & _MASK
+        x ^= x >> 31
+    return x
+
+
+def _unit(*parts: int) -> float:
+    return _mix(*parts) / 2.0**64
+
+
+@attrs.frozen
+class SynthSpec:
+    sends: int = attrs.field(validator=attrs.validators.ge(1))
+    partitions: int = attrs.field(default=4, validator=attrs.validators.ge(1))
+    producers: int = attrs.field(default=4, validator=attrs.validators.ge(1))
+    consumers: int = attrs.field(default=2, validator=attrs.validators.ge(1))
+    poll_every: int = attrs.field(default=4, validator=attrs.validators.ge(1))  # rounds per poll
+    seed: int = 0
+    rates: dict = attrs.field(factory=dict)  # injection kind -> rate
+    config: CheckConfig = CheckConfig()
+
+    def __attrs_post_init__(self):
+        unknown = set(self.rates) - set(INJECTIONS)
+        if unknown:
+            raise ValueError(f"unknown injection kinds {sorted(unknown)}; known: {sorted(INJECTIONS)}")
+        for kinds in (SEND_KINDS, POLL_KINDS):
+            if sum(self.rates.get(k, 0.0) for k in kinds) > 1:
+                raise ValueError("injection rates of one opportunity must sum to at most 1")
+
+    @property
+    def rounds(self) -> int:
+        """Every round is full: the history holds rounds * producers sends (sends rounded up)."""
+        return -(-self.sends // self.producers)
+
+
+class _Layout:
+    """Closed-form coordinates of the round layout."""
+
+    def __init__(self, spec: SynthSpec):
+        self.s = spec
+        self.n, self.p, self.q = spec.producers, spec.partitions, spec.poll_every
+        self.assign_ops = 2 * spec.consumers
+
+    def is_poll_round(self, r: int) -> bool:
+        return (r // self.p) % self.q == self.q - 1
+
+    def polls_before(self, r: int) -> int:
+        cycle = self.p * self.q
+        return (r // cycle) * self.p + max(0, r % cycle - (self.q - 1) * self.p)
+
+    def base_index(self, r: int) -> int:
+        return self.assign_ops + 2 * self.n * r + 2 * self.polls_before(r)
+
+    def slot(self, r: int, j: int) -> int:
+        h = _mix(self.s.seed, r)
+        b = h % self.n
+        return (b - j) % self.n if h >> 63 else (j + b) % self.n
+
+    def producer_at(self, r: int, slot: int) -> int:
+        h = _mix(self.s.seed, r)
+        b = h % self.n
+        return (b - slot) % self.n if h >> 63 else (slot - b) % self.n
+
+    def value_at(self, partition: int, offset: int) -> int:
+        r = (offset // self.n) * self.p + partition
+        return r * self.n + self.producer_at(r, offset % self.n)
+
+    def log_end(self, partition: int) -> int:
+        rounds = self.s.rounds
+        full = rounds // self.p + (1 if partition < rounds % self.p else 0)
+        return full * self.n
+
+    def send_injection(self, r: int, j: int) -> str | None:
+        return _pick(self.s.rates, SEND_KINDS, _unit(self.s.seed, 1, r, j))
+
+    def poll_injection(self, r: int) -> str | None:
+        return _pick(self.s.rates, POLL_KINDS, _unit(self.s.seed, 2, r))
+
+
+def _pick(rates: dict, kinds: dict, u: float) -> str | None:
+    edge = 0.0
+    for kind in kinds:
+        edge += rates.get(kind, 0.0)
+        if u < edge:
+            return kind
+    return None
+
+
+class _Columns:
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.columns: list[list] = [[] for _ in schema]
+
+    def add(self, *row) -> None:
+        for column, cell in zip(self.columns, row, strict=True):
+            column.append(cell)
+
+    def table(self) -> pa.Table:
+        table = pa.table([pa.array(c, f.type) for c, f in zip(self.columns, self.schema,
+                                                               strict=True)], schema=self.schema)
+        self.columns = [[] for _ in self.schema]
+        return table
+
+    def __len__(self) -> int:
+        return len(self.columns[0])
+
+
+def generate(spec: SynthSpec, path: str | Path, progress: Callable[[int, int], None] | None = None,
+             chunk_rounds: int = 4096, limits: WriterLimits | None = None) -> dict:
+    """Write the history and ground_truth.jsonl; returns a summary (counts per injection)."""
+    path = Path(path)
+    lay = _Layout(spec)
+    truth: list[dict] = []
+    meta = {"generator": "kafkaref synth", "spec": {**attrs.asdict(spec, recurse=False),
+                                                    "config": spec.config.as_dict()}}
+    with HistoryWriter(path, config=spec.config, meta=meta,
+                       limits=limits or WriterLimits()) as writer:
+        ops, records = _Columns(OPS_SCHEMA), _Columns(RECORDS_SCHEMA)
+        for c in range(spec.consumers):
+            ops.add(2 * c, 0, spec.producers + c, "invoke", "assign", None, None, None)
+            ops.add(2 * c + 1, 1, spec.producers + c, "ok", "assign", 2 * c, None,
+                    json.dumps([[TOPIC, p] for p in range(spec.partitions) if p % spec.consumers == c]))
+        for r in range(spec.rounds):
+            _round(lay, r, ops, records, truth)
+            if (r + 1) % chunk_rounds == 0:
+                writer.ops_table(ops.table())
+                writer.records_table(records.table())
+                if progress:
+                    progress(r + 1, spec.rounds)
+        _final_reads(lay, ops, records, writer, truth)
+        writer.ops_table(ops.table())
+        writer.records_table(records.table())
+        summary = {"ops": writer.ops.rows, "records": writer.records.rows}
+    with open(path / "ground_truth.jsonl", "w") as handle:
+        for item in truth:
+            handle.write(json.dumps(item) + "\n")
+    if progress:
+        progress(spec.rounds, spec.rounds)
+    summary["records"] = writer.records.rows
+    summary["injected"] = {k: sum(1 for t in truth if t["kind"] == k) for k in INJECTIONS}
+    return summary
+
+
+def _round(lay: _Layout, r: int, ops: _Columns, records: _Columns, truth: list[dict]) -> None:
+    n, p = lay.n, r % lay.p
+    qq = r // lay.p
+    base, t0 = lay.base_index(r), r * ROUND_NS
+    for j in range(n):
+        offset = qq * n + lay.slot(r, j)
+        value = r * n + j
+        kind = lay.send_injection(r, j)
+        invoke_time, complete_time = t0 + j % 10, t0 + 50 + j % 10
+        type_, acked = "ok", offset
+        if kind == "aborted_read":
+            type_, acked = "fail", None
+        elif kind == "misordered_ack" and qq >= 2:
+            acked = offset - 2 * n
+        elif kind == "lost_write" and offset < lay.log_end(p) - 1:
+            pass  # applied in the final read
+        else:
+            kind = None
+        ops.add(base + j, invoke_time, j, "invoke", "send", None, None, None)
+        ops.add(base + n + j, complete_time, j, type_, "send", base + j,
+                "injected" if type_ == "fail" else None, None)
+        records.add(base + n + j, 0, "send", j, type_, invoke_time, complete_time, TOPIC, p,
+                    acked, value)
+        if kind:
+            locations = [[TOPIC, p, offset]] + ([[TOPIC, p, acked]] if acked != offset and
+                                                acked is not None else [])
+            truth.append({"kind": kind, "anomaly": INJECTIONS[kind], "values": [value],
+                          "locations": locations, "ops": [base + n + j]})
+    if lay.is_poll_round(r):
+        _poll(lay, r, base + 2 * n, ops, records, truth)
+
+
+def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
+          truth: list[dict]) -> None:
+    n, p, qq = lay.n, r % lay.p, r // lay.p
+    process = lay.s.producers + p % lay.s.consumers
+    invoke_time, complete_time = r * ROUND_NS + 80, r * ROUND_NS + 90
+    end = (qq + 1) * n
+    start = (qq - lay.q + 1) * n
+    pairs = [(o, lay.value_at(p, o)) for o in range(start, end)]
+    hw = end
+    kind = lay.poll_injection(r) if qq >= 2 * lay.q - 1 and len(pairs) >= 3 else None
+    touched_values, locations, touched_ops = [], [], [index + 1]
+    if kind == "poll_skip":
+        pairs = pairs[1:]
+    elif kind == "int_poll_skip":
+        pairs = pairs[:1] + pairs[2:]
+    elif kind == "nonmonotonic_poll":
+        pairs = [(start - 1, lay.value_at(p, start - 1))] + pairs
+    elif kind == "inconsistent":
+        fresh = -(r + 1)
+        pairs[0] = (pairs[0][0], fresh)
+        touched_values, locations = [fresh], [[TOPIC, p, pairs[0][0]]]
+    elif kind == "duplicate":
+        pairs[-1] = (pairs[-1][0], pairs[0][1])
+        touched_values, locations = [pairs[0][1]], [[TOPIC, p, pairs[-1][0]]]
+        writer_round, writer = divmod(pairs[0][1], n)
+        touched_ops.append(lay.base_index(writer_round) + n + writer)
+    elif kind == "hw_regression":
+        hw = start - 1
+    ops.add(index, invoke_time, process, "invoke", "poll", None, None, None)
+    ops.add(index + 1, complete_time, process, "ok", "poll", index, None, None)
+    for position, (offset, value) in enumerate(pairs):
+        records.add(index + 1, position, "poll", process, "ok", invoke_time, complete_time,
+                    TOPIC, p, offset, value)
+    records.add(index + 1, len(pairs), "hw", process, "ok", invoke_time, complete_time, TOPIC, p,
+                hw, None)
+    if kind:
+        truth.append({"kind": kind, "anomaly": INJECTIONS[kind], "values": touched_values,
+                      "locations": locations, "ops": touched_ops})
+
+
+def _final_reads(lay: _Layout, ops: _Columns, records: _Columns, writer: HistoryWriter,
+                 truth: list[dict]) -> None:
+    lost = {(loc[1], loc[2]) for t in truth if t["kind"] == "lost_write" for loc in t["locations"]}
+    index = lay.base_index(lay.s.rounds)
+    time = lay.s.rounds * ROUND_NS + 10
+    for p in range(lay.p):
+        process = lay.s.producers + lay.s.consumers + p
+        ops.add(index, time, process, "invoke", "final_read", None, None, None)
+        ops.add(index + 1, time + 5, process, "ok", "final_read", index, None, None)
+        position = 0
+        for offset in range(lay.log_end(p)):
+            if (p, offset) in lost:
+                continue
+            records.add(index + 1, position, "final_read", process, "ok", time, time + 5, TOPIC,
+                        p, offset, lay.value_at(p, offset))
+            position += 1
+            if len(records) >= 1 << 18:
+                writer.records_table(records.table())
+        index += 2
