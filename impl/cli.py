@@ -15,6 +15,8 @@ COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+    "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
+    "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker (RF 1) until SIGTERM."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
     "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
