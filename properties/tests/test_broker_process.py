@@ -78,3 +78,22 @@ def test_bad_arguments_exit_2_without_traceback():
     result = subprocess.run([KAFKAREF, "broker", "--port", "x"],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_config_file_is_read_and_bad_lines_are_rejected(tmp_path):
+    good = tmp_path / "good.properties"
+    good.write_text(f"# comment\nport=0\nnum.network.threads=1\nlog.dirs={tmp_path / 'd'}\n")
+    proc = subprocess.Popen([KAFKAREF, "broker", "--config", str(good)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout.readline().startswith("listening on 127.0.0.1:")
+        assert (tmp_path / "d").is_dir()
+    finally:
+        stop(proc)
+    assert proc.returncode == 0
+    for text in ("port=abc\n", "just words\n"):
+        bad = tmp_path / "bad.properties"
+        bad.write_text(text)
+        result = subprocess.run([KAFKAREF, "broker", "--config", str(bad)], capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
