@@ -21,6 +21,7 @@ BENCHMARKS = {
     "broker": "kafkaref.impl.server.bench:bench_broker",
     "model": "kafkaref.model.bench:bench_model",
     "storage": "kafkaref.impl.storage.bench:bench_storage",
+    "spark": "kafkaref.spark_checks.bench:bench_spark",
 }
 
 

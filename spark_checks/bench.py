@@ -1,0 +1,135 @@
+"""`kafkaref bench spark`: the Spark checks over large synthetic histories, against the naive twin.
+
+Sizes (in sends; the history holds about 3 records per send: the send, a poll of it, the final
+read of it) come from KAFKAREF_BENCH_SPARK_SENDS (comma separated; default 3.4M sends, about 10M
+records; 34M sends gives about 100M). Each size is generated with every anomaly kind injected at a
+small rate, then checked on local[2]; recall and precision are measured against the ground truth.
+The twin (quadratic realtime check) runs on KAFKAREF_BENCH_TWIN_SENDS (default 6k) in the same run, as the baseline ratio.
+Peak JVM memory is VmHWM of the driver JVM from /proc (the launcher execs java in place).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kafkaref.spark_checks.scoring import load_truth, score
+from kafkaref.spark_checks.synth import INJECTIONS, SynthSpec, generate
+
+RATE = 2e-5
+EXAMPLES = 10_000  # enough to keep every case at these rates, so recall is measured on all
+
+
+def _log(message: str) -> None:
+    print(f"[bench spark {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _sizes(name: str, default: str) -> list[int]:
+    return [int(float(s)) for s in os.environ.get(name, default).split(",") if s.strip()]
+
+
+def _jvm_peak_rss_mib(spark) -> float:
+    pid = spark.sparkContext._gateway.proc.pid
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _synth(sends: int, directory: Path) -> tuple[Path, float, dict]:
+    path = directory / f"history-{sends}"
+    spec = SynthSpec(sends=sends, partitions=8, producers=8, consumers=4, seed=7,
+                     rates={kind: RATE for kind in INJECTIONS})
+    started = time.monotonic()
+    last = [0.0]
+
+    def progress(done, total):
+        if time.monotonic() - last[0] > 10:
+            last[0] = time.monotonic()
+            _log(f"synth {sends:,} sends: {100 * done / total:.0f}%")
+
+    summary = generate(spec, path, progress)
+    return path, time.monotonic() - started, summary
+
+
+def _spark_row(spark, sends: int, directory: Path) -> dict:
+    from kafkaref.spark_checks import job
+
+    path, synth_s, summary = _synth(sends, directory)
+    _log(f"synth {sends:,} sends -> {summary['records']:,} records in {synth_s:.0f} s; checking")
+    started = time.monotonic()
+
+    def progress(name, done, total):
+        _log(f"check {done}/{total} {name} ({time.monotonic() - started:.0f} s)")
+
+    result = job.check(spark, path, examples=EXAMPLES, progress=progress)
+    check_s = time.monotonic() - started
+    figures = score(load_truth(path), result.anomalies)
+    return {
+        "checker": "spark local[2]", "sends": sends, "records": summary["records"],
+        "synth_s": round(synth_s, 1), "check_s": round(check_s, 1),
+        "records_per_s": summary["records"] / check_s,
+        "peak_jvm_rss_mib": round(_jvm_peak_rss_mib(spark)),
+        "injected": figures["injected"], "recall": figures["recall"],
+        "precision": figures["precision"], "valid": str(result.valid),
+        "error": result.error or "",
+    }
+
+
+def _twin_row(sends: int, directory: Path) -> dict:
+    import resource
+
+    from kafkaref.spark_checks import twin
+
+    path, synth_s, summary = _synth(sends, directory)
+    _log(f"twin on {summary['records']:,} records")
+    started = time.monotonic()
+    result = twin.check(path, examples=None)
+    check_s = time.monotonic() - started
+    figures = score(load_truth(path), result.anomalies)
+    return {
+        "checker": "twin (python)", "sends": sends, "records": summary["records"],
+        "synth_s": round(synth_s, 1), "check_s": round(check_s, 1),
+        "records_per_s": summary["records"] / check_s,
+        "peak_jvm_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "injected": figures["injected"], "recall": figures["recall"],
+        "precision": figures["precision"], "valid": str(result.valid),
+        "error": result.error or "",
+    }
+
+
+def bench_spark() -> dict:
+    from kafkaref.spark_checks.session import get_session
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="kafkaref-bench-spark-") as tmp:
+        directory = Path(tmp)
+        twin_sends = _sizes("KAFKAREF_BENCH_TWIN_SENDS", "6000")[0]
+        rows.append(_twin_row(twin_sends, directory))
+        spark = get_session("local[2]", "kafkaref-bench", shuffle_partitions=16,
+                            conf={"spark.driver.memory": "6g"})
+        try:
+            for sends in _sizes("KAFKAREF_BENCH_SPARK_SENDS", "3400000"):
+                rows.append(_spark_row(spark, sends, directory))
+                _log(f"done: {rows[-1]}")
+        finally:
+            spark.stop()
+    spark_rows = [r for r in rows if r["checker"].startswith("spark")]
+    largest = max(spark_rows, key=lambda r: r["records"])
+    return {
+        "title": "Spark checks vs the naive twin (local[2])",
+        "rows": rows,
+        "figures": {
+            "spark_records_per_s": largest["records_per_s"],
+            "twin_records_per_s": rows[0]["records_per_s"],
+            "spark_over_twin_throughput": largest["records_per_s"] / rows[0]["records_per_s"],
+            "largest_records": largest["records"],
+            "largest_check_s": largest["check_s"],
+            "peak_jvm_rss_mib": max(r["peak_jvm_rss_mib"] for r in spark_rows),
+            "recall_min": min(r["recall"] for r in rows),
+            "precision_min": min(r["precision"] for r in rows),
+        },
+    }
