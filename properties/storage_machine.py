@@ -337,6 +337,11 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
             assert self.log.log_start_offset == self.twin.log_start
 
         @invariant()
+        def files_are_whole(self):
+            problems = self.log.verify()
+            assert not problems, problems
+
+        @invariant()
         def contents_match(self):
             stored = [bytes(b) for _, b in self.log.iter_batches(self.twin.log_start)]
             assert stored == self.twin.visible(), "stored batches differ from the twin"

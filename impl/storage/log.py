@@ -380,6 +380,38 @@ class Log:
             for position, header in segment.scan_headers(found[0]):
                 yield header, os.pread(segment.fd, header.size_bytes, position)
 
+    def verify(self) -> list[str]:
+        """Read every byte of every segment and report what is wrong (empty list: nothing).
+        Each .log must be whole batches with valid CRCs and increasing offsets, ending where
+        the log says; every index entry must point at the start of the batch it names. A tool
+        and test oracle: it reads the whole log."""
+        self._check_open()
+        problems = []
+        previous_next = None
+        for segment in self.segments:
+            end = 0
+            for position, header in segment.scan_headers(0):
+                raw = os.pread(segment.fd, header.size_bytes, position)
+                if check_batch(raw) != ErrorCode.none:
+                    problems.append(f"{segment.log_path}@{position}: bad batch")
+                if previous_next is not None and header.base_offset < previous_next:
+                    problems.append(f"{segment.log_path}@{position}: offsets go backwards")
+                previous_next = header.next_offset
+                end = position + header.size_bytes
+            if end != segment.size:
+                problems.append(f"{segment.log_path}: {segment.size - end} bytes after the last "
+                                f"whole batch")
+            for relative, position in zip(segment.index.relative_offsets,
+                                          segment.index.positions, strict=True):
+                header = segment.read_header(position)
+                if header is None or header.last_offset != segment.base_offset + relative:
+                    problems.append(f"{segment.index.path}: entry {relative} -> {position} "
+                                    f"points at no batch ending there")
+        if self.segments and self.active_segment.next_offset != self._leo:
+            problems.append(f"leo {self._leo} but the last segment ends at "
+                            f"{self.active_segment.next_offset}")
+        return problems
+
     def batches(self) -> list[tuple[BatchHeader, bytes]]:
         """Every batch with its header (MemoryLog's method). Loads the whole log: tests only."""
         return list(self.iter_batches())

@@ -108,6 +108,8 @@ def test_damaged_logs_recover_to_a_valid_log(tmp_path_factory, clean, full_scan,
             note(_damage(directory, *item))
         log = Log(directory, CONFIG, clock_ms=lambda: 0, recover_from_start=full_scan)
         note(f"{log.recovery}, log start {log.log_start_offset}, leo {log.log_end_offset}")
+        if full_scan:
+            assert not log.verify(), log.verify()
         stored = [raw for _, raw in log.iter_batches()]
         only_log_damaged = all(kind == ".log" for kind, *_ in damages)
         if full_scan and only_log_damaged:
