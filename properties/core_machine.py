@@ -36,6 +36,7 @@ from kafkaref.spec.invariants import INVARIANTS
 from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
 
 TOPIC, KEY = "t", ("t", 0)
+ATTEMPTS_MAX = 8  # a record's spec id is id * ATTEMPTS_MAX + attempt
 
 
 def note(text: str) -> None:
@@ -69,6 +70,8 @@ class CoreCluster:
         self.acked: dict[int, int] = {}  # record id -> offset, acks=all acknowledged
         self.read: dict[int, int] = {}  # record id -> offset, served to a consumer
         self.next_record_id = 0
+        self.producer_sequence = 0  # one idempotent producer: id 1, epoch 0
+        self.last_idempotent: tuple[list[int], int, int] | None = None  # ids, seq, attempt
         for b in range(brokers):
             self.brokers[b] = self._new_broker(b)
             self.controller.register(b, "127.0.0.1", 9000 + b)
@@ -102,15 +105,38 @@ class CoreCluster:
         out = []
         for header, raw in self.logs[b].batches():
             for record in decode_batch(raw).records:
-                out.append(Record(int(record.value), header.partition_leader_epoch))
+                base, attempt = _ids(record.value)
+                out.append(Record(base * ATTEMPTS_MAX + attempt, header.partition_leader_epoch))
         return tuple(out)
 
     # -- events ---------------------------------------------------------------------------------
-    def produce(self, b: int, acks: int, count: int) -> None:
+    def produce(self, b: int, acks: int, count: int, idempotent: bool = False) -> None:
         ids = list(range(self.next_record_id, self.next_record_id + count))
         self.next_record_id += count
-        data = build_batch([(None, str(i).encode(), (), None) for i in ids])
+        if idempotent:
+            data = build_batch([(None, f"{i}:0".encode(), (), None) for i in ids],
+                               producer_id=1, producer_epoch=0,
+                               base_sequence=self.producer_sequence)
+            self.last_idempotent = (ids, self.producer_sequence, 0)
+            self.producer_sequence += count
+        else:
+            data = build_batch([(None, f"{i}:0".encode(), (), None) for i in ids])
+        self._send(b, acks, ids, data)
 
+    def retry_idempotent(self, b: int) -> None:
+        """The idempotent producer resends its last batch (same sequence), e.g. after a
+        timeout: the committed log must not end up with its records twice. Each attempt is a
+        distinct write for the spec image (value "id:attempt"), the same record for clients."""
+        if self.last_idempotent is None:
+            return
+        ids, sequence, attempt = self.last_idempotent
+        attempt = min(attempt + 1, ATTEMPTS_MAX - 1)
+        self.last_idempotent = (ids, sequence, attempt)
+        batch = build_batch([(None, f"{i}:{attempt}".encode(), (), None) for i in ids],
+                            producer_id=1, producer_epoch=0, base_sequence=sequence)
+        self._send(b, -1, ids, batch)
+
+    def _send(self, b: int, acks: int, ids: list[int], data: bytes) -> None:
         def done(results):
             result = results[KEY]
             note(f"produce {ids} to {b} acks={acks} -> {result.error.name} at "
@@ -195,13 +221,18 @@ class CoreCluster:
                      quorum, frozenset(), self.next_record_id, q.leader_epoch + 1)
 
 
+def _ids(value: bytes) -> tuple[int, int]:
+    base, _, attempt = value.partition(b":")
+    return int(base), int(attempt or 0)
+
+
 def _records(data: bytes):
     from kafkaref.impl.protocol.records import split_batches
 
     _, views = split_batches(data)
     for view in views:
         for record in decode_batch(view).records:
-            yield record.offset, int(record.value)
+            yield record.offset, _ids(record.value)[0]
 
 
 def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedStateMachine]:
@@ -219,6 +250,18 @@ def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedState
             b = self._broker(index)
             if self.cluster.brokers[b] is not None:
                 self.cluster.produce(b, acks, count)
+
+        @rule(index=st.integers(0, 7), count=st.integers(1, 2))
+        def produce_idempotent(self, index, count):
+            b = self._broker(index)
+            if self.cluster.brokers[b] is not None:
+                self.cluster.produce(b, -1, count, idempotent=True)
+
+        @rule(index=st.integers(0, 7))
+        def retry_idempotent(self, index):
+            b = self._broker(index)
+            if self.cluster.brokers[b] is not None:
+                self.cluster.retry_idempotent(b)
 
         @rule(index=st.integers(0, 7), back=st.integers(0, 3))
         def consumer_fetch(self, index, back):
@@ -276,10 +319,23 @@ def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedState
             q = self.cluster.quorum
             if q.leader < 0:
                 return
-            log = {r.id: offset for offset, r in enumerate(self.cluster.record_ids(q.leader))}
+            log: dict[int, int] = {}
+            for offset, r in enumerate(self.cluster.record_ids(q.leader)):
+                log.setdefault(r.id // ATTEMPTS_MAX, offset)
             for kind, seen in (("acknowledged", self.cluster.acked),
                                ("read", self.cluster.read)):
                 lost = {i: o for i, o in seen.items() if log.get(i) != o}
                 assert not lost, f"{kind} records missing on leader {q.leader}: {lost}"
+
+        @invariant()
+        def no_record_committed_twice(self):
+            """Idempotence: the committed prefix of a leader's log holds each record once."""
+            for b in self.cluster.alive():
+                p = self.cluster.partition(b)
+                if p is None or not p.is_leader:
+                    continue
+                ids = [r.id // ATTEMPTS_MAX
+                       for r in self.cluster.record_ids(b)[: p.high_watermark]]
+                assert len(ids) == len(set(ids)), f"duplicates committed on {b}: {ids}"
 
     return CoreMachine
