@@ -9,7 +9,9 @@ and (when configured) unclean elections. Bounds: records written, leader epochs,
 consumer reads.
 
 Invariants on every node: the spec's invariants on the refinement image of the partition and the
-client-level properties.
+client-level properties; with refinement=True also RefinesSpec: every step on the way mapped to
+spec (kip320) steps or a stutter (model/refinement.py), which makes the refinement check
+exhaustive for the bounds.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from kafkaref.model.events import (
     Tick,
 )
 from kafkaref.model.properties import CLIENT_PROPERTIES, Ghost, observe
-from kafkaref.model.refinement import image
+from kafkaref.model.refinement import image, refine_step
 from kafkaref.model.render import render_state
 from kafkaref.model.step import step
 from kafkaref.model.values import ModelState, initial_state
@@ -54,15 +56,22 @@ class Limits:
     flushes: bool = False
     elections: bool = True  # elections while the leader is alive (leadership moves)
     acks: tuple[int, ...] = (ACKS_ALL,)  # the produce variants tried
+    refinement: bool = False  # also map every explored step onto the spec (slower)
 
 
 @attrs.frozen(cache_hash=True)
 class Node:
+    """An explored state. With refinement on, `abstract` is the spec state this node maps to
+    (so every explored step is checked to be spec steps or a stutter) and `refines` says whether
+    every step on the way mapped."""
+
     state: ModelState
     ghost: Ghost
     ticks_left: int
     crashes_left: int
     reads_left: int
+    abstract: Any = None
+    refines: bool = True
 
 
 def config_from_options(options: Mapping[str, Any]) -> ClusterConfig:
@@ -92,6 +101,7 @@ def limits_from_options(options: Mapping[str, Any]) -> Limits:
         flushes=bool(options.get("flushes", False)),
         elections=bool(options.get("elections", True)),
         acks=tuple(int(a) for a in options.get("acks", (ACKS_ALL,))),
+        refinement=bool(options.get("refinement", False)),
     )
 
 
@@ -148,18 +158,24 @@ def make_successors(limits: Limits):
             if state is node.state and not effects:
                 continue  # a stutter with no effect adds nothing
             ghost = observe(node.ghost, event, node.state, state, effects)
+            abstract, refines = node.abstract, node.refines
+            if limits.refinement:
+                abstract, mapping = refine_step(abstract, node.state, event, state, 0, budget=2000)
+                refines = refines and mapping.kind != "unmatched"
             yield _label(event), Node(
                 state,
                 ghost,
                 node.ticks_left - isinstance(event, Tick),
                 node.crashes_left - isinstance(event, CrashBroker),
                 node.reads_left - isinstance(event, Fetch),
+                abstract,
+                refines,
             )
 
     return successors
 
 
-def model_invariants() -> dict[str, Any]:
+def model_invariants(refinement: bool = False) -> dict[str, Any]:
     """Spec invariants on the image, then the client-level properties, all on a Node."""
     checks: dict[str, Any] = {}
     last: list[Any] = [None, None]  # the image of the node checked last: computed once per node
@@ -173,6 +189,8 @@ def model_invariants() -> dict[str, Any]:
         checks[name] = lambda node, predicate=predicate: predicate(image_of(node))
     for name, predicate in CLIENT_PROPERTIES.items():
         checks[name] = lambda node, predicate=predicate: predicate(node.state, node.ghost)
+    if refinement:
+        checks["RefinesSpec"] = lambda node: node.refines
     return checks
 
 
@@ -192,5 +210,7 @@ def build(options: Mapping[str, Any]):
     """The four things spec/explore.py needs, for the model with these bounds."""
     config = config_from_options(options)
     limits = limits_from_options(options)
-    start = Node(initial_state(config), Ghost(), limits.ticks, limits.crashes, limits.reads)
-    return [start], make_successors(limits), model_invariants(), describe
+    state = initial_state(config)
+    abstract = image(state, 0) if limits.refinement else None
+    start = Node(state, Ghost(), limits.ticks, limits.crashes, limits.reads, abstract)
+    return [start], make_successors(limits), model_invariants(limits.refinement), describe

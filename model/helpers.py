@@ -49,8 +49,9 @@ def follower_truncation(
     form of KIP-320), and whether that settles it (False: another fetch round is needed because
     the follower's own epoch for that offset differs). Kafka's getOffsetTruncationState.
 
+    pre: leader_epoch >= UNDEFINED and leader_end_offset >= UNDEFINED
     pre: 0 <= own_hw <= own_end_offset
-    pre: all(0 <= start <= own_end_offset for _, start in own_cache)
+    pre: all(known >= 0 and 0 <= start <= own_end_offset for known, start in own_cache)
     pre: all(own_cache[i][0] < own_cache[i + 1][0] and own_cache[i][1] <= own_cache[i + 1][1] for i in range(len(own_cache) - 1))
     post: 0 <= __return__[0] <= own_end_offset
     """

@@ -16,8 +16,8 @@ many records and moves the hw by several offsets, an election is delivered to ev
 at once), so one model step maps to a *sequence* of spec steps. The checker finds that sequence
 by a bounded best-first search over spec successors, guided by the distance to the model's next
 image, and accepts a step when it reaches a spec state related to it:
-    logs, the leader's hw, quorum, requests and counters equal; the leader's and synced
-    followers' views (epoch, leader) equal; a follower that adopted a new epoch but has not fetched in it yet may still hold an
+    logs, quorum, requests and counters equal; the leader's hw in the spec at least the model's;
+    the leader's and synced followers' views (epoch, leader) equal; a follower that adopted a new epoch but has not fetched in it yet may still hold an
     older view in the spec (the model truncates lazily, on the first fetch of the epoch, where
     the spec truncates on becoming follower).
 Steps outside the spec (a crash that loses unflushed records, KIP-966's restart and ELR rules,
@@ -34,7 +34,7 @@ from collections.abc import Iterable
 import attrs
 
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.events import CrashBroker, Elect, Event, RestartBroker
+from kafkaref.model.events import CommitIsrChange, CrashBroker, Elect, Event, RestartBroker
 from kafkaref.model.step import step
 from kafkaref.model.values import ModelState, initial_state
 from kafkaref.spec.invariants import INVARIANTS
@@ -108,8 +108,10 @@ def _lagging_follower(state: ModelState, broker: int, partition: int) -> bool:
 
 def _view_distance(spec_view: ReplicaState, target: ReplicaState, lagging: bool, leads: bool) -> int:
     # Followers' hws are not compared: the model's followers learn the hw from every fetch
-    # response, the spec's only when they copy a record (FollowerReplicate sets it then).
-    distance = abs(spec_view.hw - target.hw) if leads else 0
+    # response (so it may even go down), the spec's only when they copy a record. A leader's hw
+    # in the spec may therefore be ahead of the model's (a new leader keeps the hw it had as a
+    # follower): the spec claims at least as much committed as the model.
+    distance = max(0, target.hw - spec_view.hw) if leads else 0
     same = spec_view.leader_epoch == target.leader_epoch and spec_view.leader == target.leader
     if lagging:
         return distance + (0 if same or spec_view.leader_epoch < target.leader_epoch else 1)
@@ -177,7 +179,7 @@ def find_spec_path(start: State, target: State, lagging: tuple[bool, ...], bound
 @attrs.frozen
 class StepMapping:
     event: Event
-    kind: str  # "stutter" | "spec" | "beyond" | "unmatched"
+    kind: str  # "stutter" | "spec" | "beyond" | "known-divergence" | "unmatched"
     spec_actions: tuple[str, ...] = ()
 
 
@@ -213,34 +215,54 @@ def _re_anchor(previous: State, target: State, lagging: tuple[bool, ...]) -> Sta
     return attrs.evolve(target, replicas=views)
 
 
+def _caught_up_members_dropped(before: ModelState, after: ModelState, partition: int) -> bool:
+    """The known divergence: the controller committed an ISR shrink dropping a follower whose log
+    is in fact as long as the leader's (Kafka judges by the last fetch; the spec by the log)."""
+    old, new = before.partitions[partition].control, after.partitions[partition].control
+    dropped = old.isr - new.isr
+    if not dropped or new.leader is None or old.leader_epoch != new.leader_epoch:
+        return False
+    leader_leo = after.partitions[partition].replicas[new.leader].leo
+    return any(after.partitions[partition].replicas[b].leo >= leader_leo for b in dropped)
+
+
+def refine_step(abstract: State, before: ModelState, event: Event, after: ModelState,
+                partition: int = 0, budget: int = 4000) -> tuple[State, StepMapping]:
+    """Map one model step (before --event--> after) from the abstract state `abstract`: the next
+    abstract state and how the step mapped."""
+    config = after.config
+    requests = abstract.requests
+    control = after.partitions[partition].control
+    if control.leader_epoch != before.partitions[partition].control.leader_epoch:
+        index = _index(config, partition)
+        requests = requests | {QuorumState(control.leader_epoch,
+                                           None if control.leader is None else index[control.leader],
+                                           frozenset(index[b] for b in control.isr))}
+    target = image(after, partition, requests)
+    lagging = tuple(_lagging_follower(after, b, partition) for b in config.assignment(partition))
+    found = find_spec_path(abstract, target, lagging, spec_bounds(config), budget=budget)
+    if found is not None:
+        path, reached = found
+        return reached, StepMapping(event, "spec" if path else "stutter", tuple(path))
+    if outside_spec(event, before, partition):
+        kind = "beyond"
+    elif isinstance(event, CommitIsrChange) and _caught_up_members_dropped(before, after, partition):
+        kind = "known-divergence"
+    else:
+        kind = "unmatched"
+    return _re_anchor(abstract, target, lagging), StepMapping(event, kind)
+
+
 def check_trace(config: ClusterConfig, events: Iterable[Event], partition: int = 0,
                 state: ModelState | None = None, budget: int = 4000) -> RefinementReport:
     """Run `events` on the model and check every step of `partition` against the spec."""
     state = state if state is not None else initial_state(config)
-    bounds = spec_bounds(config)
-    brokers = config.assignment(partition)
     abstract = image(state, partition)
-    requests = frozenset()
     steps, failures = [], []
     for number, event in enumerate(events, start=1):
-        before_epoch = state.partitions[partition].control.leader_epoch
-        beyond = outside_spec(event, state, partition)
-        state, _ = step(state, event)
-        control = state.partitions[partition].control
-        if control.leader_epoch != before_epoch:
-            index = _index(config, partition)
-            requests = requests | {QuorumState(control.leader_epoch,
-                                               None if control.leader is None else index[control.leader],
-                                               frozenset(index[b] for b in control.isr))}
-        target = image(state, partition, requests)
-        lagging = tuple(_lagging_follower(state, b, partition) for b in brokers)
-        found = find_spec_path(abstract, target, lagging, bounds, budget=budget)
-        if found is not None:
-            path, abstract = found
-            steps.append(StepMapping(event, "spec" if path else "stutter", tuple(path)))
-        else:
-            kind = "beyond" if beyond else "unmatched"
-            steps.append(StepMapping(event, kind))
-            abstract = _re_anchor(abstract, target, lagging)
+        after, _ = step(state, event)
+        abstract, mapping = refine_step(abstract, state, event, after, partition, budget)
+        state = after
+        steps.append(mapping)
         failures.extend((number, name) for name, holds in INVARIANTS.items() if not holds(abstract))
     return RefinementReport(tuple(steps), tuple(failures))
