@@ -199,22 +199,26 @@ def check_batch(buf) -> ErrorCode:
     """Frame-level check of exactly one batch: sizes, magic, CRC, header sanity. Cheap.
 
     This is what storage runs on every append and on recovery; it does not look at records.
-    (Works on the raw header tuple: it runs once per appended batch.)
     """
+    return checked_header(buf)[0]
+
+
+def checked_header(buf) -> tuple[ErrorCode, BatchHeader | None]:
+    """check_batch() and, when the batch passes, its parsed header (one unpack for both: this
+    runs once per appended batch)."""
     if len(buf) < HEADER_SIZE:
-        return ErrorCode.corrupt_message
-    fields = HEADER.unpack_from(buf)
-    base_offset, length, _, magic, crc = fields[:5]
-    last_offset_delta, records_count = fields[6], fields[12]
+        return ErrorCode.corrupt_message, None
+    header = BatchHeader._make(HEADER.unpack_from(buf))
+    base_offset, length, _, magic, crc, _, last_offset_delta = header[:7]
     if length + LOG_OVERHEAD != len(buf) or magic != MAGIC_V2:
-        return ErrorCode.corrupt_message
+        return ErrorCode.corrupt_message, None
     if crc32c.crc32c(memoryview(buf)[ATTRIBUTES_POS:]) != crc:
-        return ErrorCode.corrupt_message
-    if records_count < 0 or last_offset_delta < 0:
-        return ErrorCode.corrupt_message
+        return ErrorCode.corrupt_message, None
+    if header[12] < 0 or last_offset_delta < 0:
+        return ErrorCode.corrupt_message, None
     if base_offset < 0 or base_offset > (1 << 63) - 1 - last_offset_delta:
-        return ErrorCode.corrupt_message
-    return ErrorCode.none
+        return ErrorCode.corrupt_message, None
+    return ErrorCode.none, header
 
 
 def base_offset_of(buf) -> int:

@@ -25,6 +25,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import attrs
 from kio.schema.errors import ErrorCode
@@ -33,6 +34,7 @@ from kafkaref.impl.protocol.records import (
     BatchHeader,
     base_offset_of,
     check_batch,
+    checked_header,
     parse_header,
     split_batches,
     stamp_batch,
@@ -56,9 +58,9 @@ def wall_clock_ms() -> int:
     return int(time.time() * 1000)
 
 
-@attrs.frozen
-class AppendInfo:
-    """Outcome of an append: error is ErrorCode.none when every batch was written."""
+class AppendInfo(NamedTuple):
+    """Outcome of an append: error is ErrorCode.none when every batch was written.
+    (An immutable NamedTuple rather than attrs: one is built per append, on the hot path.)"""
 
     error: ErrorCode
     first_offset: int = -1
@@ -175,14 +177,18 @@ class Log:
             error = ErrorCode.invalid_record
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
-        if len(batches) == 1:  # the common case, without the per-batch slicing below
-            error = self._validate_producer_batch(batches[0])
+        if len(batches) == 1 and not self.config.validate_records and not self.config.mutants:
+            # the common case with frame checks only: one header parse, no per-batch slicing
+            error, header = checked_header(data)
+            if error == ErrorCode.none and header.base_offset != 0:
+                error = ErrorCode.invalid_record
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
             buffer = bytearray(data)
             stamp_batch(buffer, self._leo, leader_epoch)
+            header = BatchHeader(self._leo, header[1], leader_epoch, *header[3:])
             self.epochs.assign(leader_epoch, self._leo)
-            return self._append_checked((buffer,), (parse_header(buffer),))
+            return self._append_checked((buffer,), (header,))
         buffer = bytearray(data)
         view = memoryview(buffer)
         stamped, headers = [], []
