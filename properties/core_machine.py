@@ -177,9 +177,9 @@ class CoreCluster:
         b, epoch, isr = self.proposals.pop(0)
         error = self.controller.alter_isr(b, TOPIC, 0, epoch, isr)
         note(f"alter_isr from {b} epoch {epoch} {isr} -> {error.name}")
-        p = self.partition(b)
-        if error != ErrorCode.none and p is not None and p.pending_isr == frozenset(isr):
-            p.isr_rejected()
+        if self.brokers.get(b) is not None:  # as the control channel does: the answer brings
+            self.propagate(b)  # the newest image, then the proposal is settled
+            self.brokers[b].replica_manager.isr_answered(KEY, isr)
 
     def propagate(self, b: int) -> None:
         if self.brokers.get(b) is not None:

@@ -41,8 +41,8 @@ class ControllerClient(threading.Thread):
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):
-            if error != ErrorCode.none and partition.pending_isr == proposed_isr:
-                partition.isr_rejected()
+            # runs after the answer's metadata image (if any) was applied
+            self.server.broker.replica_manager.isr_answered(partition.key, proposed_isr)
 
         self.outbox.put(({"type": "alter_isr", "broker_id": partition.broker_id,
                           "topic": partition.topic, "partition": partition.index,

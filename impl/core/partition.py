@@ -350,12 +350,26 @@ class Partition:
             self.alter_isr(self, self.pending_isr)
 
     def isr_committed(self, leader_epoch: int, isr) -> bool:
-        """The controller accepted an ISR for leader_epoch; False if it is stale."""
+        """The controller's ISR for leader_epoch (from a metadata image); False if stale.
+
+        An in-flight proposal stays pending unless the image shows exactly it: an image sent
+        before the controller handled the proposal must not shrink the maximal ISR, or the hw
+        could pass a member the controller is about to accept (B8). The controller's answer
+        (`isr_answered`) ends the proposal either way."""
         if leader_epoch != self.leader_epoch or not self.is_leader:
             return False
-        self.isr, self.pending_isr = frozenset(isr), None
+        self.isr = frozenset(isr)
+        if self.pending_isr == self.isr:
+            self.pending_isr = None
         self.maybe_increment_hw()
         return True
 
+    def isr_answered(self, proposed) -> None:
+        """The controller answered the proposal (accepted: its image was applied just before)."""
+        if self.pending_isr == frozenset(proposed):
+            self.pending_isr = None
+            self.maybe_increment_hw()
+
     def isr_rejected(self) -> None:
         self.pending_isr = None
+        self.maybe_increment_hw()

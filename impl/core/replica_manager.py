@@ -77,6 +77,15 @@ class ReplicaManager:
             self._wake(key, hw_changed=partition.high_watermark != before)
             self.produce_purgatory.check_and_complete(key)  # ISR size matters to acks=all
 
+    def isr_answered(self, key: Key, proposed) -> None:
+        """The controller answered this partition's ISR proposal (see Partition.isr_answered)."""
+        partition = self.partitions.get(key)
+        if partition is not None:
+            before = partition.high_watermark
+            partition.isr_answered(proposed)
+            self._wake(key, hw_changed=partition.high_watermark != before)
+            self.produce_purgatory.check_and_complete(key)
+
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
             self.produce_purgatory.check_and_complete(key)
