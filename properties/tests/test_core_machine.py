@@ -109,3 +109,23 @@ def scenario_m15(mutants):
 def test_scenario_breaks_only_with_its_mutant(scenario, mutant):
     assert violations(scenario(frozenset())) == []
     assert violations(scenario(mutant)) != []
+
+
+def test_a_stale_image_does_not_drop_a_pending_isr_member():
+    """B8 on the real code path: the leader proposes adding a follower; an image sent before
+    the controller handled that proposal arrives; the leader must keep counting the follower
+    in its maximal ISR, or the hw passes it just before the controller accepts it."""
+    c = CoreCluster(brokers=3)
+    c.crash(2)
+    c.propagate(0)
+    c.restart(2)
+    c.replicate(2)  # caught up (empty log, hw 0): expansion {0,1,2} proposed
+    assert c.partition(0).pending_isr == {0, 1, 2}
+    c.propagate(0)  # the stale image: ISR {0,1}
+    assert c.partition(0).maximal_isr == {0, 1, 2}
+    c.produce(0, 1, 2)
+    c.replicate(1)
+    c.replicate(1)
+    assert c.partition(0).high_watermark == 0  # follower 2 has nothing yet
+    c.commit_isr_change()
+    assert violations(c) == []
