@@ -188,3 +188,24 @@ def test_connections_over_the_limit_are_refused():
 def assert_serves_on(sock):
     sock.sendall(api_versions_frame(9))
     assert struct.unpack_from(">i", recv_frame(sock))[0] == 9
+
+
+def test_full_request_queue_blocks_network_threads_then_drains():
+    config = ServerConfig(num_network_threads=1, num_io_threads=1, queued_max_requests=1)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    socks = []
+    try:
+        with server.lock:  # the I/O thread blocks on the core: nothing leaves the queue
+            socks = [connect(server) for _ in range(5)]
+            for i, sock in enumerate(socks):
+                sock.sendall(api_versions_frame(i))
+            deadline = time.monotonic() + 5
+            while server.requests.qsize() < 1 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert server.requests.qsize() == 1  # the rest wait in the blocked network thread
+        for i, sock in enumerate(socks):  # released: every request is answered
+            assert struct.unpack_from(">i", recv_frame(sock))[0] == i
+    finally:
+        for sock in socks:
+            sock.close()
+        server.shutdown()
