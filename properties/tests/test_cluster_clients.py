@@ -203,3 +203,41 @@ def test_confluent_group_on_the_cluster_uses_one_coordinator(cluster):
             consumer.close()
     assert sorted(got) == sorted(b"v%d" % i for i in range(60))
     assert parts[0].isdisjoint(parts[1]) and parts[0] | parts[1] == {0, 1, 2}
+
+
+@pytest.mark.slow
+def test_rolling_sigkills_lose_nothing_acknowledged(cluster):
+    """Kill and restart every broker in turn (leaders and followers) while an idempotent
+    producer keeps writing; every acknowledged record is read back once, in order."""
+    ck = pytest.importorskip("confluent_kafka")
+    topic = "rolling"
+    create_topic(cluster, topic)
+    producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
+                            "enable.idempotence": True, "linger.ms": 2,
+                            "message.timeout.ms": 120_000})
+    acked, errors = [], []
+
+    def on_delivery(error, message):
+        (errors if error else acked).append(error or message.value())
+
+    sent = 0
+    for victim in [0, 1, 2, 0, 1, 2]:
+        for _ in range(150):
+            key, value, headers = payload(sent)
+            producer.produce(topic, key=key, value=value, headers=headers,
+                             on_delivery=on_delivery)
+            producer.poll(0)
+            sent += 1
+        cluster.kill(victim)
+        for _ in range(150):
+            key, value, headers = payload(sent)
+            producer.produce(topic, key=key, value=value, headers=headers,
+                             on_delivery=on_delivery)
+            producer.poll(0)
+            sent += 1
+        assert producer.flush(120) == 0
+        heal(cluster, victim, topic)
+    assert not errors, errors[:3]
+    got = consume_all(cluster, topic, len(acked))
+    check(acked, got, idempotent=True)
+    assert len(acked) == sent
