@@ -97,3 +97,20 @@ def test_confluent_kafka_produce_and_consume(broker, compression):
         consumer.close()
     assert [(m.offset(), m.key(), m.value(), m.headers()) for m in got] == [
         (i, k, v, [("h", k)]) for i, (k, v) in enumerate(records(topic))]
+
+
+def test_admin_clients_create_and_list_topics(broker):
+    kafka_admin = pytest.importorskip("kafka.admin")
+    admin = kafka_admin.KafkaAdminClient(bootstrap_servers=broker.address)
+    try:
+        admin.create_topics([kafka_admin.NewTopic("kp-admin", 3, 1,
+                                                  topic_configs={"min.insync.replicas": "1"})])
+        assert "kp-admin" in admin.list_topics()
+    finally:
+        admin.close()
+    ck_admin = pytest.importorskip("confluent_kafka.admin")
+    client = ck_admin.AdminClient({"bootstrap.servers": broker.address})
+    for future in client.create_topics([ck_admin.NewTopic("ck-admin", 2, 1)]).values():
+        assert future.result(10) is None
+    topics = client.list_topics(timeout=10).topics
+    assert len(topics["ck-admin"].partitions) == 2 and "kp-admin" in topics
