@@ -323,10 +323,14 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
                 f"{self.twin.durable_offset}")
             if not power_loss:
                 assert kept == len(self.twin.batches), "a process crash lost written data"
+            log_start = self.twin.log_start
             self.twin.keep_prefix(kept)
-            if not self.twin.batches:
+            self.twin.log_start = min(log_start, self.twin.leo)
+            if not self.twin.visible():
+                # nothing readable survived; batches below the log start may be gone from disk
+                self.twin.batches.clear()
                 self.twin.empty_leo = leo
-            self.twin.log_start = min(self.twin.log_start, self.twin.leo)
+                self.twin.log_start = min(log_start, leo)
             # contents_match then checks that what remains is exactly that prefix
 
         # -- invariants ---------------------------------------------------------------------------
