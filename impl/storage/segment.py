@@ -101,7 +101,8 @@ class LogSegment:
 
     def on_become_inactive(self) -> None:
         """On roll or close: record the segment's greatest timestamp in the time index."""
-        if self.max_timestamp != NO_TIMESTAMP:
+        # skip_full_check may go one entry past the limit, never more (TimeIndex.load allows 1)
+        if self.max_timestamp != NO_TIMESTAMP and len(self.timeindex) <= self.timeindex.entries_max:
             self.timeindex.maybe_append(
                 self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
             )
