@@ -231,6 +231,8 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
     pairs = [(o, lay.value_at(p, o)) for o in range(start, end)]
     hw = end
     kind = lay.poll_injection(r) if qq >= 2 * lay.q - 1 and len(pairs) >= 3 else None
+    if kind == "hw_regression" and lay.poll_injection(r - lay.p * lay.q) == kind:
+        kind = None  # the previous poll's hw was lowered too: this one would not go back
     touched_values, locations, touched_ops = [], [], [index + 1]
     if kind == "poll_skip":
         pairs = pairs[1:]
