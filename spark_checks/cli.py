@@ -58,8 +58,17 @@ def _print_result(console, result, report_path: Path) -> None:
     console.print(f"report: {report_path}")
 
 
+def _history_path(ctx, param, value: str) -> str:
+    """A local directory that exists, or a URI (hdfs://, s3a://, ...) Spark will read."""
+    if "://" in value and not value.startswith("file://"):
+        return value
+    if not Path(value.removeprefix("file://")).is_dir():
+        raise click.BadParameter(f"{value!r} is not a history directory")
+    return value
+
+
 @click.command()
-@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.argument("path", callback=_history_path)
 @click.option("--master", default="local[2]", show_default=True,
               help="Spark master: local[N], spark://HOST:PORT, yarn, k8s://...")
 @click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
@@ -77,7 +86,9 @@ def check(path, master, config_items, examples, report_path, twin):
 
     config = _parse_config(config_items)
     console = Console(stderr=True)
-    report_path = Path(report_path or Path(path) / "report.json")
+    if report_path is None and "://" in path and not path.startswith("file://"):
+        report_path = "report.json"  # a remote history: the report goes to the working directory
+    report_path = Path(report_path or Path(path.removeprefix("file://")) / "report.json")
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         if twin:
