@@ -77,16 +77,12 @@ def observe(ghost: Ghost, event: Event, before: ModelState, after: ModelState,
         isinstance(e, ElectionResult) and e.error == ErrorCode.none for e in effects)
     if asked is None and not answers and not unclean_now:
         return ghost
-    outstanding = dict((entry[0], entry) for entry in ghost.outstanding)
+    outstanding = {entry[0]: entry for entry in ghost.outstanding}
+    errors = list(ghost.errors)
     if asked is not None:
         if asked[0] in outstanding:
-            errors_seed = (f"request id {asked[0]} reused while outstanding",)
-        else:
-            errors_seed = ()
+            errors.append(f"request id {asked[0]} reused while outstanding")
         outstanding[asked[0]] = asked
-    else:
-        errors_seed = ()
-    errors = list(ghost.errors) + list(errors_seed)
     acked, consumed = set(), set()
     for answer in answers:
         entry = outstanding.pop(answer.request_id, None)

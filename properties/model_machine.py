@@ -14,7 +14,7 @@ model's (or satisfy `compare`). Invariants: the model's client-level properties
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from hypothesis import note
 from hypothesis import strategies as st
@@ -174,4 +174,4 @@ def run_walk(config: ClusterConfig, events: Sequence[Event]) -> ReferenceModel:
     return model
 
 
-__all__ = ["make_model_machine", "run_walk", "SystemUnderTest", "Compare", "Any"]
+__all__ = ["make_model_machine", "run_walk", "SystemUnderTest", "Compare"]
