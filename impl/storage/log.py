@@ -23,6 +23,7 @@ batches(), flush(), flushed_offset.
 import bisect
 import os
 import re
+import struct
 import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
@@ -31,6 +32,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.records import (
+    LOG_OVERHEAD,
     BatchHeader,
     base_offset_of,
     check_batch,
@@ -48,6 +50,7 @@ from kafkaref.impl.storage.fetch import FetchSlice
 from kafkaref.impl.storage.segment import LogSegment
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+_STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoch
 CHECKPOINT_FILE = "partition-checkpoint"
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _INDEX_NAME = re.compile(r"^(\d{20})\.(index|timeindex)$")
@@ -184,11 +187,13 @@ class Log:
                 error = ErrorCode.invalid_record
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
-            buffer = bytearray(data)
-            stamp_batch(buffer, self._leo, leader_epoch)
+            # Only BaseOffset and PartitionLeaderEpoch change (outside the CRC): write a stamped
+            # copy of the first 16 bytes and the caller's bytes after them, in one writev().
+            prefix = _STAMP_PREFIX.pack(self._leo, header[1], leader_epoch)
+            parts = (prefix, memoryview(data)[_STAMP_PREFIX.size :])
             header = BatchHeader(self._leo, header[1], leader_epoch, *header[3:])
             self.epochs.assign(leader_epoch, self._leo)
-            return self._append_checked((buffer,), (header,))
+            return self._append_checked((parts,), (header,))
         buffer = bytearray(data)
         view = memoryview(buffer)
         stamped, headers = [], []
@@ -232,8 +237,9 @@ class Log:
         now_ms = self.clock_ms()
         for index, batch in enumerate(batches):
             header = headers[index]
+            size = header[1] + LOG_OVERHEAD  # batch may be a (prefix, rest) pair for writev
             segment = self.segments[-1]
-            if segment.needs_roll(header, len(batch), now_ms):
+            if segment.needs_roll(header, size, now_ms):
                 segment = self._roll(header.base_offset)
                 if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
                     self._leo = header.next_offset
@@ -241,7 +247,7 @@ class Log:
             segment.append(batch, header)
             self._leo = header.next_offset
             self.epochs.assign(header.partition_leader_epoch, header.base_offset)
-            total += len(batch)
+            total += size
             self._unflushed_messages += header.records_count
         if self.config.flush_messages is not None or self.config.flush_ms is not None:
             self._maybe_flush()

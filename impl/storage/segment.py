@@ -74,12 +74,21 @@ class LogSegment:
 
     # -- appending ----------------------------------------------------------------------------
     def append(self, batch, header: BatchHeader) -> None:
-        """Write one (already checked and stamped) batch at the end; maybe add index entries."""
+        """Write one (already checked and stamped) batch at the end; maybe add index entries.
+
+        batch is a bytes-like object, or a tuple of them written with one writev() (the leader
+        path passes a freshly stamped 16-byte prefix and the client's bytes after it, so the
+        batch is never copied in user space)."""
         position = self.size
-        written = os.write(self.fd, batch)
-        if written != len(batch):  # a short write on a regular file means a full disk
+        if isinstance(batch, tuple):
+            size = sum(len(part) for part in batch)
+            written = os.writev(self.fd, batch)
+        else:
+            size = len(batch)
+            written = os.write(self.fd, batch)
+        if written != size:  # a short write on a regular file means a full disk
             os.ftruncate(self.fd, position)
-            raise OSError(f"short write to {self.log_path}: {written} of {len(batch)} bytes")
+            raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
         self.size = position + written
         base_offset, last_offset_delta, max_timestamp = header[0], header[6], header[8]
         self._account(base_offset, base_offset + last_offset_delta, max_timestamp, position,

@@ -83,6 +83,21 @@ def test_append_assigns_offsets_and_stamps_epoch_outside_the_crc(tmp_path, clock
     assert log.log_end_offset == 8
 
 
+@pytest.mark.parametrize("validate_records", [True, False])
+def test_leader_append_paths_store_identical_bytes(tmp_path, clock, validate_records):
+    log = open_log(tmp_path, clock, validate_records=validate_records)
+    batches = [batch(count=n, codec=Compression.lz4 if n % 2 else Compression.none)
+               for n in (1, 2, 3)]
+    for data in batches:
+        assert log.append_as_leader(data, 4).error == ErrorCode.none
+    assert log.append_as_leader(batches[0] + batches[1], 5).first_offset == 6
+    stored = [raw for _, raw in log.iter_batches()]
+    expected = [stamped(batches[0], 0, 4), stamped(batches[1], 1, 4), stamped(batches[2], 3, 4),
+                stamped(batches[0], 6, 5), stamped(batches[1], 7, 5)]
+    assert stored == [bytes(e) for e in expected]
+    assert not log.verify()
+
+
 @pytest.mark.parametrize(
     ("mutate", "expected"),
     [
