@@ -60,16 +60,23 @@ def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]
     return df.select("*", *[F.lag(c).over(window).alias(f"prev_{c}") for c in columns])
 
 
+def _disagreeing(df: DataFrame, keys: list[str], column) -> DataFrame:
+    """Rows of df whose key group holds more than one distinct column value. A cheap min/max
+    aggregate finds the (rare) groups first; only their rows are collected into sets."""
+    spread = (df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
+              .where(F.col("lo") != F.col("hi")).select(*keys))
+    return df.join(spread, keys, "left_semi")
+
+
 def inconsistent_offsets(fr: Frames) -> DataFrame:
-    return (fr.observations().groupBy(*TP, "offset")
-            .agg(F.array_sort(F.collect_set("value")).alias("values"))
-            .where(F.size("values") > 1))
+    return (_disagreeing(fr.observations(), [*TP, "offset"], F.col("value"))
+            .groupBy(*TP, "offset").agg(F.array_sort(F.collect_set("value")).alias("values")))
 
 
 def duplicate(fr: Frames) -> DataFrame:
-    return (fr.observations().groupBy("value")
-            .agg(F.array_sort(F.collect_set(F.struct(*TP, "offset"))).alias("positions"))
-            .where(F.size("positions") > 1))
+    position = F.struct(*TP, "offset")
+    return (_disagreeing(fr.observations(), ["value"], position).groupBy("value")
+            .agg(F.array_sort(F.collect_set(position)).alias("positions")))
 
 
 def _acknowledged(fr: Frames) -> DataFrame:
