@@ -39,7 +39,6 @@ from kafkaref.impl.protocol.records import (
     checked_header,
     parse_header,
     split_batches,
-    stamp_batch,
     validate_batch,
 )
 from kafkaref.impl.storage import checkpoint
@@ -194,22 +193,18 @@ class Log:
             header = BatchHeader(self._leo, header[1], leader_epoch, *header[3:])
             self.epochs.assign(leader_epoch, self._leo)
             return self._append_checked((parts,), (header,))
-        buffer = bytearray(data)
-        view = memoryview(buffer)
         stamped, headers = [], []
         next_offset = self._leo
-        position = 0
         for batch in batches:
             error = self._validate_producer_batch(batch)
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
-            own = view[position : position + len(batch)]
-            position += len(batch)
-            stamp_batch(own, next_offset, leader_epoch)
-            header = parse_header(own)
-            next_offset = header.next_offset
-            stamped.append(own)
+            header = parse_header(batch)
+            header = BatchHeader(next_offset, header[1], leader_epoch, *header[3:])
+            prefix = _STAMP_PREFIX.pack(next_offset, header[1], leader_epoch)
+            stamped.append((prefix, batch[_STAMP_PREFIX.size :]))  # written with one writev
             headers.append(header)
+            next_offset = header.next_offset
         self.epochs.assign(leader_epoch, self._leo)
         return self._append_checked(stamped, headers)
 
