@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 import networkx as nx
 
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
-from kafkaref.spec.history import POSITION_RESET_FS, CheckConfig, HistoryError, read_table
+from kafkaref.spec.history import POSITION_RESET_FS, CheckConfig, read_table
 
 READ_KINDS = ("poll", "final_read")
 
@@ -320,5 +320,5 @@ def check(history: str | os.PathLike | TwinHistory, config: CheckConfig | None =
             found = sorted(function(h))
             cases[name] = (len(found), found if examples is None else found[:examples])
         return build_result(config, cases, info(h))
-    except (HistoryError, OSError, KeyError, TypeError, ValueError, nx.NetworkXException) as error:
+    except Exception as error:  # noqa: BLE001 -- STYLE.md 10: exceptions become "unknown"
         return unknown(config, error)
