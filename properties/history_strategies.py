@@ -86,7 +86,7 @@ def _mutate(draw, ops: list[dict], next_value: int) -> None:
             continue
         i = draw(st.integers(0, len(op["records"]) - 1))
         record = op["records"][i]
-        change = draw(st.sampled_from(["offset", "value", "drop", "type", "swap"]))
+        change = draw(st.sampled_from(["offset", "value", "drop", "type", "swap", "reorder"]))
         if change == "offset" and record.get("offset") is not None:
             record["offset"] = max(0, record["offset"] + draw(st.integers(-2, 2)))
         elif change == "value" and record["kind"] != "hw":
@@ -97,6 +97,11 @@ def _mutate(draw, ops: list[dict], next_value: int) -> None:
             op["type"] = draw(st.sampled_from(["ok", "fail", "info"]))
         elif change == "swap" and i + 1 < len(op["records"]):
             op["records"][i], op["records"][i + 1] = op["records"][i + 1], op["records"][i]
+        elif change == "reorder" and i + 1 < len(op["records"]) and record["kind"] != "hw":
+            # Two values trade offsets: the observed log order of their writers flips.
+            other = op["records"][i + 1]
+            if other["kind"] != "hw":
+                record["value"], other["value"] = other["value"], record["value"]
 
 
 def combine(parts: list[list[dict]]) -> list[dict]:
