@@ -23,9 +23,13 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
-# The level PySpark's shell mode compares with the root's; equal means no "Setting default" banner.
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
+# In shell mode (how PySpark starts its JVM) Spark compares the level configured for the class
+# that starts logging (WARN when none is) with the root's and prints a "Setting default log
+# level" banner when they differ: configuring org.apache.spark at the root's level avoids it.
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+logger.sparkproject.name = org.sparkproject
+logger.sparkproject.level = error
 logger.parquet.name = org.apache.parquet
 logger.parquet.level = error
 logger.hadoop.name = org.apache.hadoop
