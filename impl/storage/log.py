@@ -673,7 +673,9 @@ class Log:
             if previous_next is not None and segment.base_offset < previous_next:
                 break  # overlapping segments: the log ends before this one
             if must_scan:
-                result = segment.recover(keep_torn_tail="M8" in self.config.mutants)
+                following = self._bases[number + 1] if number + 1 < len(self._bases) else None
+                result = segment.recover(keep_torn_tail="M8" in self.config.mutants,
+                                         next_base_offset=following)
                 os.fsync(segment.fd)
                 segment.index.flush()
                 segment.timeindex.flush()
@@ -689,6 +691,10 @@ class Log:
             else:
                 kept.append(segment)
                 previous_next = segment.next_offset
+            if segment.size == 0:
+                # The log never leaves an empty segment before others: its bytes were lost, so
+                # what follows is not part of a valid prefix.
+                break
         deleted = self.segments[len(kept):]
         for segment in deleted:
             segment.delete()

@@ -255,10 +255,12 @@ class LogSegment:
             end = position + header.size_bytes
         return end == self.size
 
-    def recover(self, keep_torn_tail: bool = False) -> "SegmentRecovery":
+    def recover(self, keep_torn_tail: bool = False,
+                next_base_offset: int | None = None) -> "SegmentRecovery":
         """Scan every batch from position 0: size, magic, CRC and offsets. Stop at the first bad
         or torn batch and truncate the file there (unless keep_torn_tail: mutant M8); rebuild
-        both indexes. Memory: one RECOVERY_WINDOW_BYTES map, whatever the segment size."""
+        both indexes. Memory: one RECOVERY_WINDOW_BYTES map, whatever the segment size.
+        next_base_offset (the next segment's base) bounds the offsets a batch here may hold."""
         self.index.reset()
         self.timeindex.reset()
         self.next_offset = self.base_offset
@@ -266,7 +268,7 @@ class LogSegment:
         self.offset_of_max_timestamp = self.base_offset
         self.bytes_since_last_index_entry = 0
         epochs: list[tuple[int, int]] = []
-        valid = self._scan_valid_batches(epochs)
+        valid = self._scan_valid_batches(epochs, next_base_offset)
         truncated = self.size - valid
         if truncated and not keep_torn_tail:
             os.ftruncate(self.fd, valid)
@@ -276,7 +278,7 @@ class LogSegment:
         self.timeindex.rewrite()
         return SegmentRecovery(valid, truncated, epochs)
 
-    def _scan_valid_batches(self, epochs: list) -> int:
+    def _scan_valid_batches(self, epochs: list, next_base_offset: int | None = None) -> int:
         """Byte length of the valid prefix; accounts each valid batch as if appended.
 
         Reads through read-only memory maps of RECOVERY_WINDOW_BYTES at a time (the CRC runs
@@ -302,6 +304,9 @@ class LogSegment:
                     or fields[6] < 0
                     or fields[12] < 0
                     or last_offset - self.base_offset > INT32_MAX
+                    # the next file's name bounds this segment's offsets: a batch reaching past
+                    # it has a damaged BaseOffset (which the CRC does not cover)
+                    or (next_base_offset is not None and last_offset >= next_base_offset)
                 ):
                     break
                 view = window.covering(position, size)

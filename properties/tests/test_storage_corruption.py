@@ -2,8 +2,12 @@
 checkpoint files, after a clean or an unclean shutdown.
 
 Whatever the damage, opening never raises, the log stays usable, a full recovery scan leaves a
-prefix of what was written, and reads never hand out a batch that fails its CRC or that is not
-the one written at that offset."""
+prefix of what was written, and reads never hand out a batch that fails its CRC or that was never
+written.
+
+Known limit of the format (Kafka's too): the CRC does not cover BaseOffset and
+PartitionLeaderEpoch (so brokers can stamp them in place). A flip there is invisible unless it
+breaks the order of offsets, so batches are compared on the bytes the CRC covers plus Length."""
 
 import os
 
@@ -71,7 +75,12 @@ def _damage(directory: str, kind: str, which: int, how: str, where: float, blob:
     return f"{how} {name} at {position}/{size}"
 
 
-def _read_everything(log: Log, written_by_offset: dict[int, bytes]) -> list[bytes]:
+def _covered(batch) -> bytes:
+    """What corruption cannot change unnoticed: Length, and Magic onwards (CRC-protected)."""
+    return bytes(batch[8:12]) + bytes(batch[16:])
+
+
+def _read_everything(log: Log, written_covered: set[bytes]) -> list[bytes]:
     """Verified reads from the log start to the end; every batch must be an original one."""
     offset, served = log.log_start_offset, []
     for _ in range(100):
@@ -83,9 +92,7 @@ def _read_everything(log: Log, written_by_offset: dict[int, bytes]) -> list[byte
         _, batches = split_batches(data)
         for batch in batches:
             assert check_batch(batch) == ErrorCode.none, "served a batch that fails its CRC"
-            header = parse_header(batch)
-            assert written_by_offset.get(header.base_offset) == bytes(batch), (
-                "served a batch that was never written at that offset")
+            assert _covered(batch) in written_covered, "served a batch that was never written"
             served.append(bytes(batch))
         if error != ErrorCode.none or not batches:
             break  # the rest is unreachable corruption: stop as a consumer would
@@ -103,7 +110,7 @@ def test_damaged_logs_recover_to_a_valid_log(tmp_path_factory, clean, full_scan,
     os.makedirs(directory, exist_ok=True)
     try:
         written = _build(directory, clean)
-        written_by_offset = {parse_header(b).base_offset: b for b in written}
+        written_covered = {_covered(b) for b in written}
         for item in damages:
             note(_damage(directory, *item))
         log = Log(directory, CONFIG, clock_ms=lambda: 0, recover_from_start=full_scan)
@@ -113,11 +120,21 @@ def test_damaged_logs_recover_to_a_valid_log(tmp_path_factory, clean, full_scan,
         stored = [raw for _, raw in log.iter_batches()]
         only_log_damaged = all(kind == ".log" for kind, *_ in damages)
         if full_scan and only_log_damaged:
-            assert stored == written[: len(stored)], "recovery did not leave a prefix"
+            covered, original = [_covered(b) for b in stored], [_covered(b) for b in written]
+            if any(how == "truncate" for _, _, how, _, _ in damages):
+                # A cut exactly at a batch boundary in an older segment looks like a compaction
+                # gap (legal): what is left must still be written batches, in order.
+                remaining = iter(original)
+                assert all(b in remaining for b in covered), "recovery reordered or invented"
+            else:
+                assert covered == original[: len(covered)], "recovery did not leave a prefix"
+            offsets = [parse_header(b).base_offset for b in stored]
+            assert offsets == sorted(offsets)
             assert all(check_batch(b) == ErrorCode.none for b in stored)
-        if only_log_damaged or not any(k == ".log" for k, *_ in damages) and full_scan:
+        if not any(kind == ".log" for kind, *_ in damages):
+            # (a flipped BaseOffset in the last batch could raise the leo: outside the CRC)
             assert log.log_end_offset <= parse_header(written[-1]).next_offset
-        _read_everything(log, written_by_offset)
+        _read_everything(log, written_covered)
         info = log.append_as_leader(build_batch([(None, b"after", (), 5)]), 9)
         assert info.error == ErrorCode.none and info.first_offset >= 0
         log.close()
