@@ -63,7 +63,10 @@ class KafkaConnection:
         if not expect_response:
             return None
         payload = self._recv_frame()
-        got, body = wire.decode_response(api_key, version, payload)
+        try:
+            got, body = wire.decode_response(api_key, version, payload)
+        except Exception as exc:  # noqa: BLE001 -- kio raises KeyError, ValueError, ...
+            raise ConnectionClosed(f"undecodable response: {exc!r}") from exc
         if got != correlation_id:
             raise ConnectionClosed(f"correlation id {got}, expected {correlation_id}")
         return body

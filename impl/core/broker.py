@@ -20,6 +20,7 @@ from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.core.zero_copy import SliceRecords, ZeroCopyResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build, millis
 
@@ -49,6 +50,7 @@ class Broker:
         self.on_follower_change: Callable[[tuple[str, int], int, int], None] | None = None
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
         self.groups = GroupCoordinator(clock)
+        self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
         self._producer_ids = itertools.count(producer_id_base)
         self._handlers = {
             0: self._produce, 1: self._fetch, 2: self._list_offsets, 3: self._metadata,
@@ -272,12 +274,18 @@ class Broker:
             respond(self._fetch_response(request, order, results))
 
         self.replica_manager.fetch(replica_id, millis(body.max_wait), body.min_bytes,
-                                   getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done)
+                                   getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
+                                   zero_copy=self.zero_copy_fetch)
 
     def _fetch_response(self, request, order, results):
         by_topic: dict[str, list] = {}
+        slices: dict[bytes, SliceRecords] = {}
         for key in order:
             r = results[key]
+            records = r.records
+            if isinstance(records, SliceRecords):
+                marker = ZeroCopyResponse.new_marker()
+                slices[marker], records = records, marker
             diverging = {"epoch": -1, "end_offset": -1}
             if r.diverging_epoch is not None:
                 diverging = {"epoch": r.diverging_epoch[0], "end_offset": r.diverging_epoch[1]}
@@ -288,11 +296,12 @@ class Broker:
                 "current_leader": {"leader_id": -1, "leader_epoch": -1},
                 "snapshot_id": {"end_offset": -1, "epoch": -1},
                 "aborted_transactions": None, "preferred_read_replica": -1,
-                "records": r.records,
+                "records": records,
             })
         responses = [{"topic": n, "partitions": ps} for n, ps in by_topic.items()]
-        return self._response(request, {"error_code": 0, "session_id": 0,
-                                         "responses": responses})
+        response = self._response(request, {"error_code": 0, "session_id": 0,
+                                             "responses": responses})
+        return ZeroCopyResponse(response, slices) if slices else response
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):

@@ -24,6 +24,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.batches import last_sequence, positioned_headers
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+from kafkaref.impl.core.zero_copy import SliceRecords
 from kafkaref.impl.protocol import records
 
 
@@ -60,7 +61,7 @@ class FetchResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
-    records: bytes = b""
+    records: bytes | SliceRecords = b""  # a file range on the zero-copy path
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
 
 
@@ -247,6 +248,7 @@ class Partition:
         current_leader_epoch: int = UNDEFINED,
         last_fetched_epoch: int = UNDEFINED,
         min_one: bool = True,
+        zero_copy: bool = False,
     ) -> FetchResult:
         error = self.check_leader_epoch(current_leader_epoch)
         if error == ErrorCode.none and not self.is_leader:
@@ -265,7 +267,7 @@ class Partition:
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
         max_offset = leo if is_follower or "M4" in self.config.mutants else self.high_watermark
-        records = self.log.read(fetch_offset, max_bytes, max_offset, min_one) if (
+        records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
             fetch_offset < max_offset) else b""
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
         # follower's state; so a follower learns an hw it helped raise one fetch later.
@@ -273,6 +275,15 @@ class Partition:
         if is_follower:
             self._update_follower(replica_id, fetch_offset)
         return result
+
+    def _read(self, fetch_offset, max_bytes, max_offset, min_one, zero_copy):
+        if zero_copy and hasattr(self.log, "read_slice"):
+            fetched = self.log.read_slice(fetch_offset, max_bytes, max_offset, min_one)
+            if fetched.size > 0:
+                return SliceRecords(fetched)
+            fetched.close()
+            return b""
+        return self.log.read(fetch_offset, max_bytes, max_offset, min_one)
 
     def readable_bytes(self, fetch_offset: int, replica_id: int) -> int:
         """Bytes a fetch at fetch_offset could return now (for DelayedFetch's min_bytes)."""

@@ -17,6 +17,7 @@ from kafkaref.impl.core.batches import positioned_headers
 from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
+from kafkaref.impl.core.zero_copy import close_records
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1
@@ -123,9 +124,11 @@ class ReplicaManager:
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
               fetches: dict[Key, FetchPartition],
-              respond: Callable[[dict[Key, FetchResult]], None]) -> None:
+              respond: Callable[[dict[Key, FetchResult]], None], zero_copy: bool = False) -> None:
+        """Answer now or park in fetch purgatory. zero_copy: records may come back as
+        SliceRecords (file ranges) that the caller must send or close."""
         def read() -> dict[Key, FetchResult]:
-            return self._read(replica_id, max_bytes, fetches)
+            return self._read(replica_id, max_bytes, fetches, zero_copy)
 
         results = read()
         readable = sum(len(r.records) for r in results.values())
@@ -136,11 +139,13 @@ class ReplicaManager:
                 ignore_min_bytes):
             respond(results)
             return
+        close_records(results)  # parked: the answer is read again when it completes
         op = DelayedFetch(max_wait_ms, min_bytes, replica_id, fetches, self.partitions.get,
                           read, respond)
         self.fetch_purgatory.try_complete_else_watch(op, list(fetches))
 
-    def _read(self, replica_id: int, max_bytes: int, fetches) -> dict[Key, FetchResult]:
+    def _read(self, replica_id: int, max_bytes: int, fetches,
+              zero_copy: bool = False) -> dict[Key, FetchResult]:
         results, remaining = {}, max_bytes
         for key, fetch in fetches.items():
             partition = self.partitions.get(key)
@@ -151,7 +156,7 @@ class ReplicaManager:
             result = partition.fetch(
                 fetch.fetch_offset, max(0, min(fetch.partition_max_bytes, remaining)),
                 replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
-                min_one=remaining == max_bytes,
+                min_one=remaining == max_bytes, zero_copy=zero_copy,
             )
             results[key] = result
             remaining -= len(result.records)

@@ -63,7 +63,7 @@ class ReplicaFetcher(threading.Thread):
                 address, fetches = plan
                 try:
                     response = self._fetch(address, fetches)
-                except (OSError, ValueError) as exc:
+                except Exception as exc:  # noqa: BLE001 -- reconnect and retry, never die
                     log.info("fetch from broker %s failed: %s", self.leader_id, exc)
                     self._disconnect()
                     stopping.wait(0.1)

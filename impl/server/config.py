@@ -16,6 +16,7 @@ class ServerConfig:
     tick_ms: int = 5  # how often purgatory timers and ISR checks run
     select_timeout_ms: int = 100
     max_connections: int = 1000  # beyond this, new connections are closed at once
+    zero_copy_fetch: bool = True  # fetched records go out with os.sendfile() from segments
     # Deliberate fault (BUG_CATALOG.md M9): connections are not muted, so one client's
     # requests run concurrently and responses can leave out of order.
     mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)

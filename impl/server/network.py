@@ -11,6 +11,7 @@ closes that connection only.
 
 from __future__ import annotations
 
+import collections
 import logging
 import queue
 import selectors
@@ -37,13 +38,22 @@ class QueuedRequest:
     received_ms: int
 
 
+class FilePart:
+    """A file range of a response still to be sent with os.sendfile()."""
+
+    __slots__ = ("slice", "done")
+
+    def __init__(self, fetch_slice):
+        self.slice, self.done = fetch_slice, 0
+
+
 class Connection:
     __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer")
 
     def __init__(self, connection_id: int, sock: socket.socket):
         self.id, self.sock = connection_id, sock
         self.inbuf = bytearray()
-        self.outbuf = bytearray()
+        self.outbuf: collections.deque = collections.deque()  # memoryviews and FileParts
         self.muted = False
         self.last_active = time.monotonic()
         try:
@@ -206,8 +216,11 @@ class NetworkThread(threading.Thread):
             except queue.Empty:
                 return
             connection = self.connections.get(connection_id)
-            if connection is None:
-                continue  # closed meanwhile; the response is dropped
+            if connection is None:  # closed meanwhile; the response is dropped
+                for part in frame if isinstance(frame, list) else ():
+                    if hasattr(part, "close"):
+                        part.close()
+                continue
             try:
                 self._deliver(connection, frame)
             except Exception:  # noqa: BLE001 -- one connection's failure stays its own
@@ -215,25 +228,44 @@ class NetworkThread(threading.Thread):
                 self._close(connection)
 
     def _deliver(self, connection: Connection, frame) -> None:
+        """frame: bytes, a list of parts (bytes and storage FetchSlices), None or CLOSE."""
         if frame is CLOSE:
             self._close(connection)
         elif frame is None:
             self._unmute(connection)
         else:
-            connection.outbuf += frame
+            for part in frame if isinstance(frame, list) else [frame]:
+                connection.outbuf.append(
+                    memoryview(part) if isinstance(part, bytes | bytearray) else FilePart(part))
             self._write(connection)
 
     def _write(self, connection: Connection) -> None:
+        outbuf = connection.outbuf
         try:
-            sent = connection.sock.send(connection.outbuf)
+            while outbuf:
+                part = outbuf[0]
+                if isinstance(part, FilePart):
+                    remaining = part.slice.size - part.done
+                    sent = part.slice.sendfile(connection.sock.fileno(), part.done, remaining)
+                    if sent == 0 and remaining > 0:  # the file was truncated under us
+                        raise OSError("segment truncated while sending")
+                    part.done += sent
+                    if part.done < part.slice.size:
+                        break
+                    part.slice.close()
+                else:
+                    sent = connection.sock.send(part)
+                    if sent < len(part):
+                        outbuf[0] = part[sent:]
+                        break
+                outbuf.popleft()
         except (BlockingIOError, InterruptedError):
-            sent = 0
+            pass
         except OSError:
             self._close(connection)
             return
-        del connection.outbuf[:sent]
         connection.last_active = time.monotonic()
-        if connection.outbuf:
+        if outbuf:
             self._interest(connection)
         else:
             self._unmute(connection)
@@ -253,6 +285,10 @@ class NetworkThread(threading.Thread):
     def _close(self, connection: Connection) -> None:
         if self.connections.pop(connection.id, None) is None:
             return
+        for part in connection.outbuf:  # unsent file ranges hold file descriptors
+            if isinstance(part, FilePart):
+                part.slice.close()
+        connection.outbuf.clear()
         try:
             self.selector.unregister(connection.sock)
         except (KeyError, ValueError):

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.zero_copy import ZeroCopyResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedRequest
@@ -46,6 +47,7 @@ class KafkaServer:
             (broker_config.broker_id << 40) | (int(time.time()) & 0xFFFFFFFF) << 8)
         self.lock = threading.RLock()
         self.broker = Broker(broker_config, clock, log_factory, producer_id_base=base)
+        self.broker.zero_copy_fetch = server_config.zero_copy_fetch
         self.stopping = threading.Event()
         self.requests: queue.Queue[QueuedRequest] = queue.Queue(server_config.queued_max_requests)
         self.network_threads = [NetworkThread(i, server_config, self.requests, self.stopping)
@@ -109,9 +111,15 @@ class KafkaServer:
                 network.send_response(item.connection_id, None)
                 return
             try:
-                frame = wire.encode_response(request.correlation_id, response)
+                if isinstance(response, ZeroCopyResponse):
+                    encoded = wire.encode_response(request.correlation_id, response.response)
+                    frame = response.frame_parts(encoded)
+                else:
+                    frame = wire.encode_response(request.correlation_id, response)
             except Exception:  # noqa: BLE001 -- a bug in one response closes one connection
                 log.exception("encoding %s v%s", request.name, request.api_version)
+                if isinstance(response, ZeroCopyResponse):
+                    response.close()
                 frame = CLOSE
             network.send_response(item.connection_id, frame)
 

@@ -72,15 +72,27 @@ def heal(cluster, broker_id, topic):
              what="the restarted broker back in the ISR")
 
 
+def end_offset(cluster, topic) -> int:
+    """The partition's hw as its leader reports it (ListOffsets latest)."""
+    leader = leader_of(cluster, topic)
+    with KafkaConnection("127.0.0.1", cluster.ports[leader], timeout_s=5) as connection:
+        answer = connection.send(2, 5, {"replica_id": -1, "topics": [{
+            "name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+    return answer.topics[0].partitions[0].offset
+
+
 def consume_all(cluster, topic, expected_count):
+    """Everything up to the hw (duplicates make the log longer than what was acknowledged)."""
     ck = pytest.importorskip("confluent_kafka")
+    wait_for(lambda: end_offset(cluster, topic) >= expected_count, what="hw past the acks")
+    end = end_offset(cluster, topic)
     consumer = ck.Consumer({"bootstrap.servers": ",".join(live_addresses(cluster)),
                             "group.id": "checker", "enable.auto.commit": False})
     got = []
     try:
         consumer.assign([ck.TopicPartition(topic, 0, 0)])
         deadline = time.monotonic() + 30
-        while len(got) < expected_count and time.monotonic() < deadline:
+        while (not got or got[-1][0] < end - 1) and time.monotonic() < deadline:
             message = consumer.poll(0.2)
             if message is not None and message.error() is None:
                 got.append((message.offset(), message.key(), message.value(),
@@ -90,11 +102,12 @@ def consume_all(cluster, topic, expected_count):
     return got
 
 
-def check(acked, got, idempotent):
+def check(acked, got, idempotent, cluster=None, topic=None):
     values = [g[2] for g in got]
     assert len({g[0] for g in got}) == len(got), "an offset was delivered twice"
     lost = {a for a in acked} - set(values)
-    assert not lost, f"{len(lost)} acknowledged records lost"
+    assert not lost, f"{len(lost)} acknowledged records lost; read {len(got)}, " + (
+        diagnose(cluster, topic) if cluster is not None else "")
     first_offset = {}
     for offset, _, value, _ in got:
         first_offset.setdefault(value, offset)
@@ -104,6 +117,20 @@ def check(acked, got, idempotent):
     if idempotent:
         assert duplicates == 0
     return duplicates
+
+
+def diagnose(cluster, topic) -> str:
+    """Each live broker's view of the partition (leader, epoch, ISR, hw) for a failure message."""
+    out = [repr(metadata(cluster, topic).topics[0].partitions[0])]
+    for address in live_addresses(cluster):
+        try:
+            with KafkaConnection.to(address, timeout_s=5) as connection:
+                answer = connection.send(2, 5, {"replica_id": -1, "topics": [{
+                    "name": topic, "partitions": [{"partition_index": 0, "timestamp": -1}]}]})
+            out.append(f"{address}: {answer.topics[0].partitions[0]!r}")
+        except OSError as exc:
+            out.append(f"{address}: {exc}")
+    return "; ".join(out)
 
 
 def payload(i):
@@ -135,7 +162,7 @@ def test_confluent_kafka_survives_leader_sigkill(cluster, compression, idempoten
     assert producer.flush(60) == 0
     assert not errors, errors[:3]
     got = consume_all(cluster, topic, len(acked))
-    duplicates = check(acked, got, idempotent)
+    duplicates = check(acked, got, idempotent, cluster, topic)
     print(f"confluent {compression} idempotent={idempotent}: {len(acked)} acked, "
           f"{duplicates} duplicates")
     heal(cluster, killed, topic)
@@ -168,7 +195,7 @@ def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
     finally:
         producer.close(10)
     got = consume_all(cluster, topic, len(acked))
-    duplicates = check(acked, got, idempotent)
+    duplicates = check(acked, got, idempotent, cluster, topic)
     print(f"kafka-python {compression} idempotent={idempotent}: {len(acked)} acked, "
           f"{duplicates} duplicates")
     heal(cluster, killed, topic)
@@ -239,5 +266,5 @@ def test_rolling_sigkills_lose_nothing_acknowledged(cluster):
         heal(cluster, victim, topic)
     assert not errors, errors[:3]
     got = consume_all(cluster, topic, len(acked))
-    check(acked, got, idempotent=True)
+    check(acked, got, True, cluster, topic)
     assert len(acked) == sent

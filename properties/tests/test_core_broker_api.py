@@ -157,3 +157,32 @@ def test_garbage_is_malformed_not_a_crash():
                     b"\x00\x00\x00\x08\x00\x00\x00\x01\x00\x01x\xff"):
         with pytest.raises(wire.MalformedRequest):
             wire.decode_request(payload)
+
+
+@pytest.mark.parametrize("fetch_version", [4, 11, 12])
+def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_version):
+    from kafkaref.impl.core.zero_copy import ZeroCopyResponse
+    from kafkaref.impl.storage.log import Log
+
+    zero = Broker(BrokerConfig(broker_id=0), Clock(), lambda key: Log(str(tmp_path / "z")))
+    zero.zero_copy_fetch = True
+    LocalController().register(zero, "127.0.0.1", 9092)
+    create(zero, "t")
+    for value in (b"a", b"b" * 300, b"c"):
+        produce(zero, 8, value)
+    request = build(load_request_schema(1, fetch_version), {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "topics": [{"topic": "t", "partitions": [{"partition": 0, "fetch_offset": 1,
+                                                  "partition_max_bytes": 1 << 20}]}]})
+    decoded = wire.decode_request(wire.encode_request(5, "z", request)[4:])
+    out = []
+    zero.handle(decoded, out.append)
+    [response] = out
+    assert isinstance(response, ZeroCopyResponse)
+    parts = response.frame_parts(wire.encode_response(5, response.response))
+    frame = b"".join(p if isinstance(p, bytes) else p.read_bytes() for p in parts)
+    response.close()
+    assert int.from_bytes(frame[:4], "big") == len(frame) - 4
+    _, body = wire.decode_response(1, fetch_version, frame[4:])
+    error, views = split_batches(body.responses[0].partitions[0].records)
+    assert [r.value for v in views for r in decode_batch(v).records] == [b"b" * 300, b"c"]
