@@ -21,6 +21,9 @@ number of connections. Single broker: server/single.py; in a cluster: server/clu
 (control channel to the controller + replica fetchers). Entry points: `kafkaref broker`,
 `kafkaref cluster`.
 
-Not done: responses are built in memory (kio), not sent with sendfile() from the segment files;
-there is no message.max.bytes check beyond socket_request_max_bytes; no TLS/SASL.
+Fetch responses are zero-copy when the log is impl/storage's: the records fields are file
+ranges written with os.sendfile() between the kio-encoded bytes (impl/core/zero_copy.py).
+
+Not done: no message.max.bytes check beyond socket_request_max_bytes; no TLS/SASL; no fetch
+sessions (every fetch is a full fetch; session id 0); no quotas or throttling.
 """
