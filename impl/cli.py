@@ -17,7 +17,7 @@ COMMANDS = {
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
-    "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker (RF 1) until SIGTERM."),
+    "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
     "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
