@@ -20,6 +20,7 @@ from kafkaref.spark_checks.scoring import load_truth, score
 from kafkaref.spark_checks.synth import INJECTIONS, SynthSpec, generate
 
 RATE = 2e-5
+TWIN_RATE = 2e-3  # the twin's history is small: a higher rate still injects every kind
 EXAMPLES = 10_000  # enough to keep every case at these rates, so recall is measured on all
 
 
@@ -39,10 +40,10 @@ def _jvm_peak_rss_mib(spark) -> float:
     return float("nan")
 
 
-def _synth(sends: int, directory: Path) -> tuple[Path, float, dict]:
+def _synth(sends: int, directory: Path, rate: float = RATE) -> tuple[Path, float, dict]:
     path = directory / f"history-{sends}"
     spec = SynthSpec(sends=sends, partitions=8, producers=8, consumers=4, seed=7,
-                     rates={kind: RATE for kind in INJECTIONS})
+                     rates={kind: rate for kind in INJECTIONS})
     started = time.monotonic()
     last = [0.0]
 
@@ -84,7 +85,7 @@ def _twin_row(sends: int, directory: Path) -> dict:
 
     from kafkaref.spark_checks import twin
 
-    path, synth_s, summary = _synth(sends, directory)
+    path, synth_s, summary = _synth(sends, directory, TWIN_RATE)
     _log(f"twin on {summary['records']:,} records")
     started = time.monotonic()
     result = twin.check(path, examples=None)

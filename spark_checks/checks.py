@@ -60,22 +60,32 @@ def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]
     return df.select("*", *[F.lag(c).over(window).alias(f"prev_{c}") for c in columns])
 
 
-def _disagreeing(df: DataFrame, keys: list[str], column) -> DataFrame:
-    """Rows of df whose key group holds more than one distinct column value. A cheap min/max
-    aggregate finds the (rare) groups first; only their rows are collected into sets."""
-    spread = (df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
-              .where(F.col("lo") != F.col("hi")).select(*keys))
-    return df.join(spread, keys, "left_semi")
+BROADCAST_ROWS_MAX = 1_000_000
+
+
+def _disagreeing(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
+    """Observations whose key group holds more than one distinct column value. A cheap min/max
+    aggregate finds the (rare) groups first, materialised so that an empty result costs nothing
+    more and a small one is broadcast instead of shuffling every observation again."""
+    df = fr.observations()
+    spread = fr.shared(name, lambda _: (
+        df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
+        .where(F.col("lo") != F.col("hi")).select(*keys)))
+    count = spread.count()
+    if count == 0:
+        return df.limit(0)
+    return df.join(F.broadcast(spread) if count <= BROADCAST_ROWS_MAX else spread, keys,
+                   "left_semi")
 
 
 def inconsistent_offsets(fr: Frames) -> DataFrame:
-    return (_disagreeing(fr.observations(), [*TP, "offset"], F.col("value"))
+    return (_disagreeing(fr, "spread_by_offset", [*TP, "offset"], F.col("value"))
             .groupBy(*TP, "offset").agg(F.array_sort(F.collect_set("value")).alias("values")))
 
 
 def duplicate(fr: Frames) -> DataFrame:
     position = F.struct(*TP, "offset")
-    return (_disagreeing(fr.observations(), ["value"], position).groupBy("value")
+    return (_disagreeing(fr, "spread_by_value", ["value"], position).groupBy("value")
             .agg(F.array_sort(F.collect_set(position)).alias("positions")))
 
 
