@@ -13,6 +13,8 @@ machine keeps: acknowledged acks=all writes and records served to consumers are 
 from the quorum leader's log.
 
     TestCore = make_core_machine(lambda: CoreCluster(brokers=3)).TestCase
+    # the same core on impl/storage segmented logs:
+    make_core_machine(lambda: CoreCluster(log_factory=lambda b: Log(tempfile.mkdtemp())))
 """
 
 from __future__ import annotations
@@ -58,12 +60,13 @@ class Clock:
 class CoreCluster:
     def __init__(self, brokers: int = 3, min_insync_replicas: int = 2,
                  replica_lag_time_max_ms: int = 1000, partition_mutants=(),
-                 controller_mutants=()):
+                 controller_mutants=(), log_factory: Callable[[int], object] | None = None):
         self.clock = Clock()
         self.lag_ms = replica_lag_time_max_ms
         self.controller = ControllerState(self.clock, session_timeout_ms=2**62,
                                           mutants=controller_mutants)
-        self.logs = {b: MemoryLog() for b in range(brokers)}
+        # one log per broker; MemoryLog by default, impl/storage's Log to check them together
+        self.logs = {b: (log_factory or (lambda _: MemoryLog()))(b) for b in range(brokers)}
         self.brokers: dict[int, Broker | None] = {}
         self.proposals: list[tuple[int, int, tuple[int, ...]]] = []
         self.request_ids = itertools.count()

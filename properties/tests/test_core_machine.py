@@ -129,3 +129,30 @@ def test_a_stale_image_does_not_drop_a_pending_isr_member():
     assert c.partition(0).high_watermark == 0  # follower 2 has nothing yet
     c.commit_isr_change()
     assert violations(c) == []
+
+
+def storage_cluster():
+    import shutil
+    import tempfile
+
+    from kafkaref.impl.storage.config import LogConfig
+    from kafkaref.impl.storage.log import Log
+
+    root = tempfile.mkdtemp(prefix="core-machine-")
+    cluster = CoreCluster(brokers=3, log_factory=lambda b: Log(
+        f"{root}/broker-{b}", LogConfig(segment_bytes=4096)))  # small segments: rolls happen
+    cluster.cleanup = lambda: shutil.rmtree(root, ignore_errors=True)
+    return cluster
+
+
+class StorageCoreMachine(make_core_machine(storage_cluster)):
+    """The core on impl/storage's segmented logs instead of MemoryLog."""
+
+    def teardown(self):
+        for log in self.cluster.logs.values():
+            log.close()
+        self.cluster.cleanup()
+
+
+TestCoreOnStorage = StorageCoreMachine.TestCase
+TestCoreOnStorage.settings = settings(max_examples=25, stateful_step_count=30)
