@@ -33,6 +33,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.protocol.compression import Compression, CompressionError, compress, decompress
 from kafkaref.impl.protocol.varint import (
     VARINT_BYTES_MAX,
+    decode_unsigned,
     decode_varint,
     encode_varint,
 )
@@ -319,8 +320,95 @@ def _records_body(buf, header: BatchHeader, decompressed_bytes_max: int):
 
 def _walk_records(body, count: int, sequential: bool) -> ErrorCode:
     """Check record framing without building objects: lengths tile the body exactly, counts
-    match, offset deltas run 0..n-1 when sequential. The varint loops are written out inline:
-    this runs for every record of every produced batch."""
+    match, offset deltas run 0..n-1 when sequential; key, value and headers parse.
+
+    This runs for every record of every produced batch (Kafka's LogValidator iterates the
+    records of uncompressed v2 batches too), so the common record shape -- one-byte length
+    prefixes except a one- or two-byte value length, no headers -- is checked with inline byte
+    tests; a record of any other shape is checked by the general code of _walk_records_naive
+    (_skip_key_value_headers). Both give the same answer on every input (property-tested)."""
+    end = len(body)
+    pos = 0
+    corrupt = ErrorCode.corrupt_message
+    for index in range(count):
+        if pos >= end:
+            return corrupt
+        raw = body[pos]  # record length: zigzag varint, at most 5 bytes
+        if raw < 0x80:
+            pos += 1
+        else:
+            decoded = decode_unsigned(body, pos, VARINT_BYTES_MAX)
+            if decoded is None:
+                return corrupt
+            raw, pos = decoded
+        length = (raw >> 1) ^ -(raw & 1)
+        record_end = pos + length
+        if length < 3 or record_end > end:  # attributes + two one-byte varints at least
+            return corrupt
+        cursor = pos + 1  # past the attributes byte
+        limit = cursor + 10 if cursor + 10 < record_end else record_end
+        while cursor < limit and body[cursor] >= 0x80:  # timestampDelta: varlong, skipped
+            cursor += 1
+        if cursor >= limit:
+            return corrupt
+        cursor += 1
+        if cursor >= record_end:
+            return corrupt
+        raw = body[cursor]  # offsetDelta: zigzag varint, at most 5 bytes, inside the record
+        if raw < 0x80:
+            cursor += 1
+        else:
+            decoded = decode_unsigned(body, cursor, VARINT_BYTES_MAX)
+            if decoded is None or decoded[1] > record_end:
+                return corrupt
+            raw, cursor = decoded
+        if sequential and (raw >> 1) ^ -(raw & 1) != index:
+            return ErrorCode.invalid_record
+        if not _common_shape(body, cursor, record_end) and (
+                _skip_key_value_headers(body, cursor, record_end) != record_end):
+            return corrupt
+        pos = record_end
+    return ErrorCode.none if pos == end else corrupt
+
+
+def _common_shape(body, cursor: int, end: int) -> bool:
+    """True if key, value and headers at cursor end exactly at end in the common shape: a null
+    or short key (one-byte length), a value with a one- or two-byte length, no headers. False
+    says nothing: the general check decides then. Never accepts what the general one refuses:
+    every position only grows and the last byte must be the header count 0 at end - 1."""
+    last = end - 1
+    if cursor >= last:
+        return False
+    byte = body[cursor]  # key length
+    if byte == 1:  # -1: null key
+        cursor += 1
+    elif byte < 0x80 and not byte & 1:
+        cursor += 1 + (byte >> 1)
+    else:
+        return False
+    if cursor >= last:
+        return False
+    byte = body[cursor]  # value length
+    if byte < 0x80:
+        if byte == 1:
+            cursor += 1
+        elif byte & 1:
+            return False
+        else:
+            cursor += 1 + (byte >> 1)
+    else:
+        second = body[cursor + 1]
+        raw = (byte & 0x7F) | (second << 7)
+        if second >= 0x80 or raw & 1:
+            return False
+        cursor += 2 + (raw >> 1)
+    return cursor == last and body[last] == 0
+
+
+def _walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
+    """The naive twin of _walk_records (same answers on every input; tests compare them):
+    check record framing without building objects: lengths tile the body exactly, counts match,
+    offset deltas run 0..n-1 when sequential."""
     end = len(body)
     pos = 0
     for index in range(count):
