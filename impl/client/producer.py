@@ -18,7 +18,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.protocol.compression import Compression
-from kafkaref.impl.protocol.records import NewRecord, build_batch
+from kafkaref.impl.protocol.records import build_batch
 
 PRODUCE_VERSION = 8
 RETRIABLE = {
@@ -43,10 +43,36 @@ class ProduceError(RuntimeError):
         self.error = error
 
 
+class RecordFuture:
+    """What send() returns: a view of its batch's Future (one concurrent Future per batch, not
+    per record: creating one costs microseconds, which per record was most of send()'s time).
+    result() / exception() / done() / add_done_callback() behave like concurrent.futures."""
+
+    __slots__ = ("_batch", "_index", "_topic", "_partition")
+
+    def __init__(self, batch: Future, index: int, topic: str, partition: int):
+        self._batch, self._index = batch, index
+        self._topic, self._partition = topic, partition
+
+    def result(self, timeout: float | None = None) -> RecordMetadata:
+        offset = self._batch.result(timeout)
+        return RecordMetadata(self._topic, self._partition,
+                              offset + self._index if offset >= 0 else -1)
+
+    def exception(self, timeout: float | None = None):
+        return self._batch.exception(timeout)
+
+    def done(self) -> bool:
+        return self._batch.done()
+
+    def add_done_callback(self, fn) -> None:
+        self._batch.add_done_callback(lambda _: fn(self))
+
+
 @attrs.define
 class _Batch:
-    records: list = attrs.Factory(list)
-    futures: list = attrs.Factory(list)
+    records: list = attrs.Factory(list)  # (key, value, headers, timestamp) tuples
+    future: Future = attrs.Factory(Future)  # the base offset (-1 with acks=0)
     size: int = 0
     created: float = 0.0
 
@@ -68,6 +94,7 @@ class Producer:
         self.idempotent = enable_idempotence
         self.producer_id, self.producer_epoch = -1, -1
         self.sequences: dict[tuple[str, int], int] = {}
+        self._poll_due = float("inf")  # when the oldest open batch has lingered long enough
         if enable_idempotence and self.acks != -1:
             raise ValueError("idempotence needs acks=all")
 
@@ -85,37 +112,35 @@ class Producer:
 
     # -- API ------------------------------------------------------------------------------------
     def send(self, topic: str, value: bytes | None, key: bytes | None = None,
-             headers=(), partition: int | None = None, timestamp_ms: int | None = None) -> Future:
+             headers=(), partition: int | None = None,
+             timestamp_ms: int | None = None) -> RecordFuture:
         count = self.cluster.partitions_for(topic)
         if partition is None:
             partition = self.partitioner.partition(topic, key, count)
         key_ = (topic, partition)
         batch = self.batches.get(key_)
         if batch is None:
-            batch = self.batches[key_] = _Batch(created=time.monotonic())
-        future: Future = Future()
+            created = time.monotonic()
+            batch = self.batches[key_] = _Batch(created=created)
+            self._poll_due = min(self._poll_due, created + self.linger_ms / 1000)
+        future = RecordFuture(batch.future, len(batch.records), topic, partition)
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        batch.records.append(NewRecord(value=value, key=key, headers=tuple(headers),
-                                       timestamp=timestamp))
-        batch.futures.append(future)
+        batch.records.append((key, value, tuple(headers), timestamp))
         batch.size += len(value or b"") + len(key or b"") + 20
         if batch.size >= self.batch_size:
             self._send_batch(key_)
-        else:
+        elif self.linger_ms <= 0 or time.monotonic() >= self._poll_due:
             self.poll()
         return future
 
     def poll(self) -> None:
         """Send batches that lingered long enough."""
         now = time.monotonic()
-        if not self.batches or (now - self._oldest()) * 1000 < self.linger_ms:
-            return
-        for key in [k for k, b in self.batches.items()
-                    if (now - b.created) * 1000 >= self.linger_ms]:
+        linger_s = self.linger_ms / 1000
+        for key in [k for k, b in self.batches.items() if now - b.created >= linger_s]:
             self._send_batch(key)
-
-    def _oldest(self) -> float:
-        return min(b.created for b in self.batches.values())
+        self._poll_due = min((b.created + linger_s for b in self.batches.values()),
+                             default=float("inf"))
 
     def flush(self) -> None:
         for key in list(self.batches):
@@ -151,17 +176,15 @@ class Producer:
             producer_id=self.producer_id if self.idempotent else -1,
             producer_epoch=self.producer_epoch if self.idempotent else -1,
             base_sequence=sequence if self.idempotent else -1,
-            base_timestamp=batch.records[0].timestamp)
+            base_timestamp=batch.records[0][3])
         try:
             offset = self._produce_with_retries(key, data)
         except Exception as exc:  # noqa: BLE001 -- every future learns the outcome
-            for future in batch.futures:
-                future.set_exception(exc)
+            batch.future.set_exception(exc)
             return
         if self.idempotent:
             self.sequences[key] = (sequence + len(batch.records)) % (1 << 31)
-        for i, future in enumerate(batch.futures):
-            future.set_result(RecordMetadata(key[0], key[1], offset + i if offset >= 0 else -1))
+        batch.future.set_result(offset)
 
     def _produce_with_retries(self, key: tuple[str, int], data: bytes) -> int:
         last: Exception | None = None

@@ -565,34 +565,53 @@ def _decode_headers(body, pos: int, end: int):
 _CODECS = frozenset(int(codec) for codec in Compression)
 
 
-def _as_new_record(item) -> NewRecord:
+def _as_tuple(item) -> tuple:
+    """(key, value, headers, timestamp) from a NewRecord or such a tuple."""
     if isinstance(item, NewRecord):
-        return item
+        return item.key, item.value, item.headers, item.timestamp
     key, value, headers, timestamp = item
-    return NewRecord(value=value, key=key, headers=tuple(headers or ()), timestamp=timestamp)
+    return key, value, tuple(headers or ()), timestamp
+
+
+# Zigzag varints of -1..8191 (null, counts, deltas and lengths up to 8 KiB), encoded once:
+# build_batch runs for every batch a producer sends and writes about six varints per record.
+_SMALL_VARINT_MIN, _SMALL_VARINT_END = -1, 8192
+_SMALL_VARINTS = [encode_varint(v) for v in range(_SMALL_VARINT_MIN, _SMALL_VARINT_END)]
+
+
+def _varint(value: int) -> bytes:
+    if _SMALL_VARINT_MIN <= value < _SMALL_VARINT_END:
+        return _SMALL_VARINTS[value + 1]
+    return encode_varint(value)
 
 
 def _encode_nullable(data: bytes | None) -> bytes:
     if data is None:
-        return encode_varint(-1)
-    return encode_varint(len(data)) + bytes(data)
+        return _SMALL_VARINTS[0]
+    return _varint(len(data)) + bytes(data)
 
 
 def encode_record(record: NewRecord, offset_delta: int, timestamp_delta: int) -> bytes:
     """One record's bytes, its length prefix included."""
+    return _encode_fields(record.key, record.value, record.headers, offset_delta,
+                          timestamp_delta)
+
+
+def _encode_fields(key, value, headers, offset_delta: int, timestamp_delta: int) -> bytes:
     parts = [
         b"\x00",  # record attributes: unused, always 0
-        encode_varint(timestamp_delta),
-        encode_varint(offset_delta),
-        _encode_nullable(record.key),
-        _encode_nullable(record.value),
-        encode_varint(len(record.headers)),
+        _varint(timestamp_delta),
+        _varint(offset_delta),
+        _encode_nullable(key),
+        _varint(len(value)) if value is not None else _SMALL_VARINTS[0],
+        value if value is not None else b"",
+        _varint(len(headers)),
     ]
-    for name, value in record.headers:
+    for name, header_value in headers:
         parts.append(_encode_nullable(name.encode("utf-8")))
-        parts.append(_encode_nullable(value))
+        parts.append(_encode_nullable(header_value))
     body = b"".join(parts)
-    return encode_varint(len(body)) + body
+    return _varint(len(body)) + body
 
 
 def build_batch(
@@ -614,14 +633,14 @@ def build_batch(
     Records without a timestamp take base_timestamp; the batch's BaseTimestamp is the first record's.
     offset_deltas (default 0..n-1) lets tests build compacted-looking batches with gaps.
     """
-    items = [_as_new_record(item) for item in records]
-    timestamps = [base_timestamp if r.timestamp is None else r.timestamp for r in items]
+    items = [_as_tuple(item) for item in records]
+    timestamps = [base_timestamp if r[3] is None else r[3] for r in items]
     first_timestamp = timestamps[0] if timestamps else base_timestamp
     deltas = list(range(len(items))) if offset_deltas is None else list(offset_deltas)
     if len(deltas) != len(items):
         raise ValueError("offset_deltas must have one entry per record")
     body = b"".join(
-        encode_record(r, delta, ts - first_timestamp)
+        _encode_fields(r[0], r[1], r[2], delta, ts - first_timestamp)
         for r, delta, ts in zip(items, deltas, timestamps, strict=True)
     )
     body = compress(Compression(compression), body)
