@@ -29,7 +29,10 @@ def storage_log_factory(data_dir: str, log_config=None) -> Callable:
     from kafkaref.impl.storage.config import LogConfig
     from kafkaref.impl.storage.log import Log
 
-    config = log_config or LogConfig()
+    # The core (Partition.append_as_leader) walks every record of a producer batch before the
+    # log sees it, so the log keeps its frame checks (size, magic, CRC, base offset 0) but does
+    # not walk the records a second time; it then writes the batch without copying it.
+    config = log_config or LogConfig(validate_records=False)
 
     def open_log(key):
         return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config)
