@@ -159,10 +159,40 @@ def _load_model_target(options: dict):
     default=None,
     help="Also write the state graph (.graphml or .dot). Keeps every edge in memory: small bounds only.",
 )
+@click.option("--ticks", type=click.IntRange(0, 5), default=1, show_default=True, help="Model target: lag-time ticks allowed.")
+@click.option("--crashes", type=click.IntRange(0, 3), default=1, show_default=True, help="Model target: broker crashes allowed.")
+@click.option("--reads", type=click.IntRange(0, 3), default=1, show_default=True, help="Model target: consumer reads allowed.")
+@click.option("--min-insync-replicas", type=click.IntRange(1, 5), default=None, help="Model target: min.insync.replicas (default min(2, replicas)).")
+@click.option("--unclean", is_flag=True, help="Model target: allow unclean leader election.")
+@click.option(
+    "--bug",
+    "bugs",
+    multiple=True,
+    type=click.Choice(["truncate-to-hw", "hw-without-maximal-isr", "hw-under-min-isr", "read-above-hw"]),
+    help="Model target: switch on a deliberate flaw from BUG_CATALOG.md (repeatable).",
+)
+@click.option("--refinement", is_flag=True, help="Model target: also check every step maps onto spec steps (slower).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress line.")
 def explore_command(
-    target, variant, replicas, log_size, max_records, max_epoch, invariant_names, max_states, graph_path, output_format, quiet
+    target,
+    variant,
+    replicas,
+    log_size,
+    max_records,
+    max_epoch,
+    invariant_names,
+    max_states,
+    graph_path,
+    ticks,
+    crashes,
+    reads,
+    min_insync_replicas,
+    unclean,
+    bugs,
+    refinement,
+    output_format,
+    quiet,
 ):
     """Explore every reachable state breadth-first and check the invariants.
 
@@ -181,6 +211,14 @@ def explore_command(
         invariants = {n: INVARIANTS[n] for n in (invariant_names or INVARIANTS)}
         describe, diff = render.describe, render.diff
     else:
+        model_options = dict(
+            options, ticks=ticks, crashes=crashes, reads=reads, unclean=unclean, bugs=bugs, refinement=refinement
+        )
+        if min_insync_replicas is not None:
+            if min_insync_replicas > replicas:
+                raise click.BadParameter("cannot exceed --replicas", param_hint="--min-insync-replicas")
+            model_options["min_insync_replicas"] = min_insync_replicas
+        options = model_options
         starts, successors, invariants, describe = _load_model_target(options)
         if invariant_names:
             unknown = set(invariant_names) - set(invariants)

@@ -57,3 +57,16 @@ def test_graph_export(tmp_path):
     result = run("explore", "--variant", "truncate_to_hw", "--replicas", "2", "--graph", str(path), "--quiet")
     assert result.exit_code == 1
     assert path.read_text().count("<node ") > 100
+
+
+def test_model_target_with_a_bug_finds_a_counterexample():
+    result = run(
+        "explore", "--target", "model", "--replicas", "2", "--max-records", "1", "--bug", "read-above-hw", "--quiet"
+    )
+    assert result.exit_code == 1
+    assert "ConsumedRecordsSurvive" in result.output
+
+
+def test_model_target_rejects_min_isr_above_replicas():
+    result = run("explore", "--target", "model", "--replicas", "2", "--min-insync-replicas", "3")
+    assert result.exit_code == 2 and "cannot exceed --replicas" in result.output
