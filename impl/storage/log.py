@@ -50,6 +50,9 @@ from kafkaref.impl.storage.segment import LogSegment
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoch
+_PREFIX_SIZE = _STAMP_PREFIX.size
+_NO_ERROR = ErrorCode.none
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
 CHECKPOINT_FILE = "partition-checkpoint"
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _INDEX_NAME = re.compile(r"^(\d{20})\.(index|timeindex)$")
@@ -110,6 +113,10 @@ class Log:
         self._unflushed_messages = 0
         self._last_flush_ms = clock_ms()
         self._closed = False
+        # Decided once (the config is frozen) rather than on every append:
+        self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
+        # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
+        self._frame_only_leader = not config.validate_records and not config.mutants
         os.makedirs(directory, exist_ok=True)
         self.recovery = self._open(recover_from_start)
 
@@ -173,26 +180,20 @@ class Log:
         """Validate producer batches (base offset 0, CRC, codec and, if config.validate_records,
         every record), assign offsets from the log end, stamp offsets and leader_epoch in place
         (outside the CRC) and append. Errors come back as values; nothing is written then."""
+        if self._frame_only_leader and not self._closed:
+            # The common case: exactly one batch, frame checks only. checked_header checks
+            # Length against len(data) (so this is one whole batch), magic and the CRC-32C;
+            # anything it refuses, and any base offset but 0, takes the general path below,
+            # which finds the same error (or splits several batches).
+            error, header = checked_header(data)
+            if error is _NO_ERROR and header[0] == 0:
+                return self._append_one_stamped(data, header, leader_epoch)
         self._check_open()
         error, batches = split_batches(data)
         if error == ErrorCode.none and not batches:
             error = ErrorCode.invalid_record
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
-        if len(batches) == 1 and not self.config.validate_records and not self.config.mutants:
-            # the common case with frame checks only: one header parse, no per-batch slicing
-            error, header = checked_header(data)
-            if error == ErrorCode.none and header.base_offset != 0:
-                error = ErrorCode.invalid_record
-            if error != ErrorCode.none:
-                return AppendInfo(error, log_start_offset=self.log_start_offset)
-            # Only BaseOffset and PartitionLeaderEpoch change (outside the CRC): write a stamped
-            # copy of the first 16 bytes and the caller's bytes after them, in one writev().
-            prefix = _STAMP_PREFIX.pack(self._leo, header[1], leader_epoch)
-            parts = (prefix, memoryview(data)[_STAMP_PREFIX.size :])
-            header = BatchHeader(self._leo, header[1], leader_epoch, *header[3:])
-            self.epochs.assign(leader_epoch, self._leo)
-            return self._append_checked((parts,), (header,))
         stamped, headers = [], []
         next_offset = self._leo
         for batch in batches:
@@ -207,6 +208,34 @@ class Log:
             next_offset = header.next_offset
         self.epochs.assign(leader_epoch, self._leo)
         return self._append_checked(stamped, headers)
+
+    def _append_one_stamped(self, data, header, leader_epoch: int) -> AppendInfo:
+        """Append one checked producer batch at the leo: the per-append work of the hot path,
+        kept to what every append must do (roll check, one writev, accounting).
+
+        Only BaseOffset and PartitionLeaderEpoch change (outside the CRC): a stamped copy of the
+        first 16 bytes and the caller's bytes after them go out in one writev(), so the batch
+        is never copied in user space. Same rules as _append_checked (its naive twin)."""
+        leo = self._leo
+        length = header[1]
+        size = length + LOG_OVERHEAD
+        last_offset = leo + header[6]
+        segment = self.segments[-1]
+        if segment.needs_roll_at(last_offset, size, self.clock_ms()):
+            segment = self._roll(leo)
+        epochs = self.epochs.entries
+        if not epochs or leader_epoch > epochs[-1][0]:  # assign() is a no-op otherwise
+            self.epochs.assign(leader_epoch, leo)
+        segment.append_parts(
+            (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:]),
+            size, leo, last_offset, header[8],
+        )
+        self._leo = last_offset + 1
+        self._unflushed_messages += header[12]
+        if self._flush_policy:
+            self._maybe_flush()
+        return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size,
+                                       self.log_start_offset))
 
     def _validate_producer_batch(self, batch) -> ErrorCode:
         if "M7" in self.config.mutants:
@@ -244,7 +273,7 @@ class Log:
             self.epochs.assign(header.partition_leader_epoch, header.base_offset)
             total += size
             self._unflushed_messages += header.records_count
-        if self.config.flush_messages is not None or self.config.flush_ms is not None:
+        if self._flush_policy:
             self._maybe_flush()
         return AppendInfo(
             ErrorCode.none,

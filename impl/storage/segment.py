@@ -94,6 +94,18 @@ class LogSegment:
         self._account(base_offset, base_offset + last_offset_delta, max_timestamp, position,
                       written)
 
+    def append_parts(self, parts: tuple, size: int, base_offset: int, last_offset: int,
+                     max_timestamp: int) -> None:
+        """append() for the leader's hot path: parts (written with one writev) make one checked,
+        stamped batch of `size` bytes whose fields the caller already has."""
+        position = self.size
+        written = os.writev(self.fd, parts)
+        if written != size:  # a short write on a regular file means a full disk
+            os.ftruncate(self.fd, position)
+            raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
+        self.size = position + written
+        self._account(base_offset, last_offset, max_timestamp, position, written)
+
     def _account(self, base_offset, last_offset, max_timestamp, position, size) -> None:
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
@@ -118,7 +130,11 @@ class LogSegment:
 
     def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
         """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
-        if header[0] + header[6] - self.base_offset > INT32_MAX:  # last offset must fit
+        return self.needs_roll_at(header[0] + header[6], batch_size, now_ms)
+
+    def needs_roll_at(self, last_offset: int, batch_size: int, now_ms: int) -> bool:
+        """needs_roll() for a batch ending at last_offset (the hot path has no BatchHeader)."""
+        if last_offset - self.base_offset > INT32_MAX:  # the last offset must fit
             return True
         if self.size == 0:
             return False

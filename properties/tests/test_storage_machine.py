@@ -1,6 +1,7 @@
 """The segmented Log against its naive twin (properties/storage_machine.py), and proof that the
 machine catches the storage mutants of BUG_CATALOG.md (M6, M7, M8, M13)."""
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -28,6 +29,9 @@ TINY_INDEX = LogConfig(segment_bytes=5_000, segment_index_bytes=16, index_interv
                        retention_ms=-1, validate_records=False)
 
 TestStorageMachine = make_storage_machine(Log, SMALL).TestCase
+# The same walk through append_as_leader's one-batch fast path (rolls by size, age, full index).
+TestStorageMachineFrameChecksOnly = make_storage_machine(
+    Log, attrs.evolve(SMALL, validate_records=False)).TestCase
 TestStorageMachineTinyIndex = make_storage_machine(Log, TINY_INDEX).TestCase
 TestStorageMachineWithFlushPolicy = make_storage_machine(Log, FLUSHING).TestCase
 TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
