@@ -6,8 +6,9 @@ greatest entry whose offset is <= target (or the segment start); the caller then
 headers forward from that position until a batch's last offset >= target.
 
 Entries live in memory (two int arrays, at most segment_index_bytes / 8 of them, like Kafka's mmap)
-and are appended to the file as they are made; the file has no checksum and is rebuilt by
-recovery whenever it is not known to be good.
+and are encoded and appended to the file in bulk (write_pending: on flush, roll and close), not
+one by one on the append path; the file has no checksum and is rebuilt by recovery whenever it is
+not known to be good (a crash loses the unwritten entries with nothing else lost).
 """
 
 import bisect
@@ -26,22 +27,22 @@ class OffsetIndex:
         self.entries_max = entries_max
         self.relative_offsets = array("q")
         self.positions = array("q")
-        self._pending = bytearray()  # entries not yet written to the file
+        self._written = 0  # entries [0, _written) are in the file; later ones only in memory
         self._off_by_one = off_by_one  # mutant M6
 
     # -- building -------------------------------------------------------------------------
     def append(self, offset: int, position: int) -> None:
         """Add an entry; offsets and positions must strictly grow."""
         relative = offset - self.base_offset
-        if self.relative_offsets and (
-            relative <= self.relative_offsets[-1] or position <= self.positions[-1]
-        ):
+        offsets, positions = self.relative_offsets, self.positions
+        if offsets and (relative <= offsets[-1] or position <= positions[-1]):
             raise ValueError(f"index entry ({offset}, {position}) does not grow the index")
-        if self.is_full:
+        if len(offsets) >= self.entries_max:
             raise ValueError("index is full")
-        self.relative_offsets.append(relative)
-        self.positions.append(position)
-        self._pending += ENTRY.pack(relative, position)
+        # Only the arrays grow here (this runs on appends); write_pending() encodes the entries
+        # not yet in the file, on flush, close or roll.
+        offsets.append(relative)
+        positions.append(position)
 
     @property
     def is_full(self) -> bool:
@@ -69,13 +70,15 @@ class OffsetIndex:
     def reset(self) -> None:
         """Forget every entry (in memory; the next rewrite() empties the file)."""
         self.relative_offsets, self.positions = array("q"), array("q")
-        self._pending.clear()
+        self._written = 0
 
     def write_pending(self) -> None:
-        if self._pending:
+        """Append the entries not yet in the file (encoded from the arrays, at most the
+        index's bounded size)."""
+        if self._written < len(self.relative_offsets):
             with open(self.path, "ab") as file:
-                file.write(self._pending)
-            self._pending.clear()
+                file.write(_encode(self.relative_offsets, self.positions, self._written))
+            self._written = len(self.relative_offsets)
 
     def flush(self) -> None:
         """Write pending entries and fsync the file."""
@@ -93,17 +96,14 @@ class OffsetIndex:
         if keep is not None:
             del self.relative_offsets[keep:]
             del self.positions[keep:]
-        data = b"".join(
-            ENTRY.pack(r, p) for r, p in zip(self.relative_offsets, self.positions, strict=True)
-        )
         with open(self.path, "wb") as file:
-            file.write(data)
-        self._pending.clear()
+            file.write(_encode(self.relative_offsets, self.positions, 0))
+        self._written = len(self.relative_offsets)
 
     def load(self, log_size: int) -> bool:
         """Read entries from the file; False (and empty) if the file fails the sanity check."""
         self.relative_offsets, self.positions = array("q"), array("q")
-        self._pending.clear()
+        self._written = 0
         try:
             with open(self.path, "rb") as file:
                 data = file.read(self.entries_max * ENTRY_SIZE + 1)
@@ -119,4 +119,13 @@ class OffsetIndex:
             self.relative_offsets.append(relative)
             self.positions.append(position)
             previous = (relative, position)
+        self._written = len(self.relative_offsets)
         return True
+
+
+def _encode(relative_offsets: array, positions: array, start: int) -> bytes:
+    """The file bytes of entries [start, end)."""
+    return b"".join(
+        ENTRY.pack(r, p)
+        for r, p in zip(relative_offsets[start:], positions[start:], strict=True)
+    )

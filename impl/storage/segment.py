@@ -60,6 +60,7 @@ class LogSegment:
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.bytes_since_last_index_entry = 0
+        self._index_interval_bytes = config.index_interval_bytes  # read on every append
 
     @classmethod
     def create(cls, directory: str, base_offset: int, config: LogConfig, now_ms: int):
@@ -107,17 +108,18 @@ class LogSegment:
         self._account(base_offset, last_offset, max_timestamp, position, written)
 
     def _account(self, base_offset, last_offset, max_timestamp, position, size) -> None:
+        """Bookkeeping for a batch just written (or found by recovery) at position: greatest
+        timestamp, an index entry when index_interval_bytes have passed since the last one."""
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
             self.offset_of_max_timestamp = base_offset
-        if self.bytes_since_last_index_entry > self.config.index_interval_bytes and (
-            len(self.index.positions) < self.index.entries_max
-        ):
+        since = self.bytes_since_last_index_entry
+        if since > self._index_interval_bytes and not self.index.is_full:
             self.index.append(last_offset, position)
             self.timeindex.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
             self.bytes_since_last_index_entry = size
         else:
-            self.bytes_since_last_index_entry += size
+            self.bytes_since_last_index_entry = since + size
         self.next_offset = last_offset + 1
 
     def on_become_inactive(self) -> None:

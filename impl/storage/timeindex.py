@@ -21,7 +21,7 @@ class TimeIndex:
         self.entries_max = entries_max
         self.timestamps = array("q")
         self.relative_offsets = array("q")
-        self._pending = bytearray()
+        self._written = 0  # entries [0, _written) are in the file; later ones only in memory
 
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         """Add (timestamp, offset) if it raises the greatest timestamp; no-op when full."""
@@ -33,8 +33,7 @@ class TimeIndex:
         if self.is_full and not skip_full_check:
             return
         self.timestamps.append(timestamp)
-        self.relative_offsets.append(relative)
-        self._pending += ENTRY.pack(timestamp, relative)
+        self.relative_offsets.append(relative)  # encoded for the file by write_pending()
 
     @property
     def is_full(self) -> bool:
@@ -55,13 +54,14 @@ class TimeIndex:
     def reset(self) -> None:
         """Forget every entry (in memory; the next rewrite() empties the file)."""
         self.timestamps, self.relative_offsets = array("q"), array("q")
-        self._pending.clear()
+        self._written = 0
 
     def write_pending(self) -> None:
-        if self._pending:
+        """Append the entries not yet in the file."""
+        if self._written < len(self.timestamps):
             with open(self.path, "ab") as file:
-                file.write(self._pending)
-            self._pending.clear()
+                file.write(_encode(self.timestamps, self.relative_offsets, self._written))
+            self._written = len(self.timestamps)
 
     def flush(self) -> None:
         self.write_pending()
@@ -76,17 +76,14 @@ class TimeIndex:
         if keep is not None:
             del self.timestamps[keep:]
             del self.relative_offsets[keep:]
-        data = b"".join(
-            ENTRY.pack(t, r) for t, r in zip(self.timestamps, self.relative_offsets, strict=True)
-        )
         with open(self.path, "wb") as file:
-            file.write(data)
-        self._pending.clear()
+            file.write(_encode(self.timestamps, self.relative_offsets, 0))
+        self._written = len(self.timestamps)
 
     def load(self, next_relative_offset: int) -> bool:
         """Read entries from the file; False (and empty) if it fails the sanity check."""
         self.timestamps, self.relative_offsets = array("q"), array("q")
-        self._pending.clear()
+        self._written = 0
         try:
             with open(self.path, "rb") as file:
                 # +1 entry of slack: the closing entry may exceed the limit (skip_full_check)
@@ -106,4 +103,12 @@ class TimeIndex:
                 return False
             self.timestamps.append(timestamp)
             self.relative_offsets.append(relative)
+        self._written = len(self.timestamps)
         return True
+
+
+def _encode(timestamps: array, relative_offsets: array, start: int) -> bytes:
+    """The file bytes of entries [start, end)."""
+    return b"".join(
+        ENTRY.pack(t, r) for t, r in zip(timestamps[start:], relative_offsets[start:], strict=True)
+    )

@@ -164,3 +164,41 @@ def test_machine_catches_m7_with_frame_checks_only():
                               database=None, deadline=None, print_blob=False,
                               phases=[Phase.generate], suppress_health_check=list(HealthCheck)),
         )
+
+
+def test_index_entries_reach_the_files_on_flush_roll_and_close(tmp_path):
+    """Index entries are encoded in bulk, not per append: the files must still hold exactly
+    the in-memory entries after each flush, roll and close, and load back the same."""
+    from kafkaref.impl.storage import index, timeindex
+
+    def on_disk(segment) -> tuple[list, list]:
+        with open(segment.index.path, "rb") as file:
+            entries = list(index.ENTRY.iter_unpack(file.read()))
+        with open(segment.timeindex.path, "rb") as file:
+            times = list(timeindex.ENTRY.iter_unpack(file.read()))
+        return entries, times
+
+    def in_memory(segment) -> tuple[list, list]:
+        return (list(zip(segment.index.relative_offsets, segment.index.positions, strict=True)),
+                list(zip(segment.timeindex.timestamps, segment.timeindex.relative_offsets,
+                         strict=True)))
+
+    config = LogConfig(index_interval_bytes=1, segment_index_bytes=80, validate_records=False)
+    log = Log(str(tmp_path), config, clock_ms=Clock())
+    for i in range(4):
+        assert log.append_as_leader(_batch(1, 10, 1_000 + i, False), 0).error == ErrorCode.none
+    assert on_disk(log.active_segment) == ([], [])  # nothing written per append
+    log.flush()
+    assert on_disk(log.active_segment) == in_memory(log.active_segment)
+    assert len(log.active_segment.index) == 3  # an entry once more than 1 byte has passed
+    for i in range(20):  # the 6-entry time index (80 * 8 // 12) fills: rolls
+        assert log.append_as_leader(_batch(1, 10, 2_000 + i, False), 0).error == ErrorCode.none
+    assert len(log.segments) >= 2
+    assert on_disk(log.segments[0]) == in_memory(log.segments[0])
+    expected = [in_memory(segment) for segment in log.segments]
+    log.close()
+    assert [on_disk(segment) for segment in log.segments] == expected
+    reopened = Log(str(tmp_path), config, clock_ms=Clock())
+    assert reopened.recovery.clean_shutdown and reopened.recovery.index_rebuilds == 0
+    assert [in_memory(segment) for segment in reopened.segments] == expected
+    reopened.close()
