@@ -28,6 +28,12 @@ from kafkaref.impl.server.config import ServerConfig
 log = logging.getLogger(__name__)
 SIZE = struct.Struct(">i")
 CLOSE = object()  # response sentinel: the handler failed; close the connection
+# A frame at least this big is received straight into a buffer of its own (recv_into), not
+# appended to the connection's input buffer and copied out of it. Such buffers are allocated for
+# the size a client announces before the bytes arrive, so their total per network thread is
+# capped; past the cap frames take the ordinary path (which only grows as bytes arrive).
+LARGE_FRAME_BYTES = 64 * 1024
+FRAME_BUFFERS_MAX_BYTES = 64 * 1024 * 1024
 
 
 @attrs.frozen
@@ -48,7 +54,8 @@ class FilePart:
 
 
 class Connection:
-    __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer")
+    __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer", "frame",
+                 "frame_got", "frame_buffer")
 
     def __init__(self, connection_id: int, sock: socket.socket):
         self.id, self.sock = connection_id, sock
@@ -56,6 +63,9 @@ class Connection:
         self.outbuf: collections.deque = collections.deque()  # memoryviews and FileParts
         self.muted = False
         self.last_active = time.monotonic()
+        self.frame: memoryview | None = None  # a large frame's payload being received
+        self.frame_got = 0
+        self.frame_buffer: bytearray | None = None  # kept for the next frame of the same size
         try:
             self.peer = sock.getpeername()
         except OSError:
@@ -77,6 +87,7 @@ class NetworkThread(threading.Thread):
         self.connections: dict[int, Connection] = {}
         self._next_id = 0
         self.closed_malformed = 0
+        self._frame_bytes = 0  # bytes held in Connection.frame buffers (capped)
 
     # -- called from other threads ------------------------------------------------------------
     def add_connection(self, sock: socket.socket) -> None:
@@ -161,6 +172,9 @@ class NetworkThread(threading.Thread):
                 self.selector.register(connection.sock, events, connection)
 
     def _read(self, connection: Connection) -> None:
+        if connection.frame is not None:
+            self._read_into_frame(connection)
+            return
         try:
             data = connection.sock.recv(self.config.recv_bytes)
         except (BlockingIOError, InterruptedError):
@@ -173,7 +187,57 @@ class NetworkThread(threading.Thread):
             return
         connection.last_active = time.monotonic()
         connection.inbuf += data
+        self._after_input(connection)
+
+    def _after_input(self, connection: Connection) -> None:
         self._maybe_dispatch(connection)
+        if connection.id in self.connections and connection.frame is None:
+            self._maybe_start_frame(connection)
+
+    def _maybe_start_frame(self, connection: Connection) -> None:
+        """If unmuted and the buffered bytes begin a large frame not yet whole: move them into
+        a buffer of the frame's size, which the rest of the frame is received into."""
+        inbuf = connection.inbuf
+        if connection.muted or len(inbuf) < 4:
+            return
+        (size,) = SIZE.unpack_from(inbuf, 0)
+        held = len(connection.frame_buffer) if connection.frame_buffer is not None else 0
+        if not LARGE_FRAME_BYTES <= size <= self.config.socket_request_max_bytes or (
+                len(inbuf) >= 4 + size
+                or self._frame_bytes - held + size > FRAME_BUFFERS_MAX_BYTES):
+            return
+        buffer = connection.frame_buffer
+        if buffer is None or not size <= len(buffer) <= 2 * size:  # else reuse it (no faults)
+            self._frame_bytes += size - held
+            buffer = connection.frame_buffer = bytearray(size)
+        frame = memoryview(buffer)[:size]
+        have = len(inbuf) - 4
+        with memoryview(inbuf) as view:
+            frame[:have] = view[4:]
+        inbuf.clear()
+        connection.frame, connection.frame_got = frame, have
+
+    def _read_into_frame(self, connection: Connection) -> None:
+        frame = connection.frame
+        view = frame[connection.frame_got :]
+        try:  # never past the frame's end: what follows is read by the ordinary path
+            got = connection.sock.recv_into(view)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._close(connection)
+            return
+        finally:
+            view.release()
+        if not got:
+            self._close(connection)
+            return
+        connection.last_active = time.monotonic()
+        connection.frame_got += got
+        if connection.frame_got == len(frame):
+            connection.frame = None  # the buffer stays for the next large frame
+            with frame, frame.toreadonly() as payload:  # kio reads read-only buffers only
+                self._dispatch(connection, payload)
 
     def _maybe_dispatch(self, connection: Connection) -> None:
         """If unmuted and a whole frame is buffered: decode it, mute, queue it."""
@@ -185,8 +249,13 @@ class NetworkThread(threading.Thread):
             return
         if len(connection.inbuf) < 4 + size:
             return
-        payload = bytes(connection.inbuf[4 : 4 + size])
+        with memoryview(connection.inbuf) as view:
+            payload = bytes(view[4 : 4 + size])
         del connection.inbuf[: 4 + size]
+        self._dispatch(connection, payload)
+
+    def _dispatch(self, connection: Connection, payload) -> None:
+        """Decode a whole request payload, mute the connection, queue the request."""
         try:
             request = wire.decode_request(payload)
         except wire.MalformedRequest as exc:
@@ -202,7 +271,7 @@ class NetworkThread(threading.Thread):
             except queue.Full:
                 continue
         if not connection.muted:
-            self._maybe_dispatch(connection)  # mutant M9: the next frame goes in at once
+            self._after_input(connection)  # mutant M9: the next frame goes in at once
 
     def _malformed(self, connection: Connection, why: str) -> None:
         log.info("closing connection %s from %s: %s", connection.id, connection.peer, why)
@@ -273,7 +342,7 @@ class NetworkThread(threading.Thread):
     def _unmute(self, connection: Connection) -> None:
         connection.muted = False
         self._interest(connection)
-        self._maybe_dispatch(connection)  # a pipelined request may already be buffered
+        self._after_input(connection)  # a pipelined request may already be buffered
 
     def _close_idle(self) -> None:
         limit = self.config.connections_max_idle_ms / 1000
@@ -285,6 +354,11 @@ class NetworkThread(threading.Thread):
     def _close(self, connection: Connection) -> None:
         if self.connections.pop(connection.id, None) is None:
             return
+        if connection.frame is not None:
+            connection.frame.release()
+        if connection.frame_buffer is not None:
+            self._frame_bytes -= len(connection.frame_buffer)
+        connection.frame = connection.frame_buffer = None
         for part in connection.outbuf:  # unsent file ranges hold file descriptors
             if isinstance(part, FilePart):
                 part.slice.close()
