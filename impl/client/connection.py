@@ -1,7 +1,8 @@
 """A blocking Kafka protocol connection: send a kio request, get the kio response back.
 
 Used by the replica fetchers, the `kafkaref topics/produce/consume` commands and the benchmarks.
-One request in flight at a time (the broker mutes the connection anyway).
+send() keeps one request in flight; send_request() / receive() let a caller pipeline requests
+(the broker mutes the connection while one is inside, so they are handled and answered in order).
 """
 
 from __future__ import annotations
@@ -57,11 +58,22 @@ class KafkaConnection:
 
     def send(self, api_key: int, version: int, values: dict, expect_response: bool = True):
         """Send one request built from values; return the decoded response body (or None)."""
+        correlation_id = self.send_request(api_key, version, values)
+        if not expect_response:
+            return None
+        return self.receive(api_key, version, correlation_id)
+
+    def send_request(self, api_key: int, version: int, values: dict) -> int:
+        """Send one request without waiting; its correlation id. Responses come back in request
+        order (the broker mutes a connection while a request is inside), so a caller pipelining
+        requests calls receive() for them in the order it sent them."""
         request = build(load_request_schema(api_key, version), values)
         correlation_id = next(self._correlation) & 0x7FFFFFFF
         self.sock.sendall(wire.encode_request(correlation_id, self.client_id, request))
-        if not expect_response:
-            return None
+        return correlation_id
+
+    def receive(self, api_key: int, version: int, correlation_id: int):
+        """The decoded body of the next response, which must answer correlation_id."""
         payload = self._recv_frame()
         try:
             got, body = wire.decode_response(api_key, version, payload)

@@ -3,12 +3,17 @@ retries, optional idempotence (InitProducerId + per-partition sequences).
 
 Deliberately simple and synchronous underneath: `send` appends to a per-partition batch and
 returns a Future; a batch is sent when it reaches batch_size bytes, when `poll()`/`send()` find
-it older than linger_ms, or on `flush()`. Requests go one at a time per broker, so with
-retries the order per partition is kept.
+it older than linger_ms, or on `flush()`. By default requests go one at a time, so with retries
+the order per partition is kept. With max_in_flight > 1 (only without idempotence and with
+acks != 0) up to that many produce requests are pipelined: the producer builds the next batch
+while the broker handles the previous ones, and reads the answers in request order. As with
+Kafka's max.in.flight.requests.per.connection > 1 without idempotence, a batch that fails and
+is retried may then land after batches sent behind it.
 """
 
 from __future__ import annotations
 
+import collections
 import time
 from concurrent.futures import Future
 
@@ -48,13 +53,16 @@ class RecordFuture:
     per record: creating one costs microseconds, which per record was most of send()'s time).
     result() / exception() / done() / add_done_callback() behave like concurrent.futures."""
 
-    __slots__ = ("_batch", "_index", "_topic", "_partition")
+    __slots__ = ("_batch", "_index", "_topic", "_partition", "_settle")
 
-    def __init__(self, batch: Future, index: int, topic: str, partition: int):
+    def __init__(self, batch: Future, index: int, topic: str, partition: int, settle=None):
         self._batch, self._index = batch, index
         self._topic, self._partition = topic, partition
+        self._settle = settle  # reads pipelined answers (nobody else would: no threads)
 
     def result(self, timeout: float | None = None) -> RecordMetadata:
+        if self._settle is not None and not self._batch.done():
+            self._settle()
         offset = self._batch.result(timeout)
         return RecordMetadata(self._topic, self._partition,
                               offset + self._index if offset >= 0 else -1)
@@ -82,7 +90,7 @@ class Producer:
                  linger_ms: int = 0, compression: str = "none", retries: int = 10,
                  retry_backoff_ms: int = 100, request_timeout_ms: int = 30_000,
                  enable_idempotence: bool = False, client_id: str = "kafkaref-producer",
-                 partitioner: StickyPartitioner | None = None):
+                 partitioner: StickyPartitioner | None = None, max_in_flight: int = 1):
         self.cluster = ClusterView(bootstrap, client_id)
         self.acks = ACKS[str(acks)] if not isinstance(acks, int) else acks
         self.batch_size, self.linger_ms = batch_size, linger_ms
@@ -95,6 +103,11 @@ class Producer:
         self.producer_id, self.producer_epoch = -1, -1
         self.sequences: dict[tuple[str, int], int] = {}
         self._poll_due = float("inf")  # when the oldest open batch has lingered long enough
+        if max_in_flight < 1:
+            raise ValueError("max_in_flight must be at least 1")
+        self.max_in_flight = max_in_flight
+        self._pipelined = max_in_flight > 1 and self.acks != 0 and not enable_idempotence
+        self._in_flight: collections.deque = collections.deque()  # (batch, key, data, conn, id)
         if enable_idempotence and self.acks != -1:
             raise ValueError("idempotence needs acks=all")
 
@@ -123,7 +136,8 @@ class Producer:
             created = time.monotonic()
             batch = self.batches[key_] = _Batch(created=created)
             self._poll_due = min(self._poll_due, created + self.linger_ms / 1000)
-        future = RecordFuture(batch.future, len(batch.records), topic, partition)
+        future = RecordFuture(batch.future, len(batch.records), topic, partition,
+                              self._drain if self._pipelined else None)
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
         batch.records.append((key, value, tuple(headers), timestamp))
         batch.size += len(value or b"") + len(key or b"") + 20
@@ -145,6 +159,7 @@ class Producer:
     def flush(self) -> None:
         for key in list(self.batches):
             self._send_batch(key)
+        self._drain()
 
     # -- sending --------------------------------------------------------------------------------
     def _ensure_producer_id(self) -> None:
@@ -177,6 +192,13 @@ class Producer:
             producer_epoch=self.producer_epoch if self.idempotent else -1,
             base_sequence=sequence if self.idempotent else -1,
             base_timestamp=batch.records[0][3])
+        if self._pipelined:
+            self._send_pipelined(key, batch, data)
+            return
+        self._finish(key, batch, data, sequence)
+
+    def _finish(self, key, batch: _Batch, data: bytes, sequence: int = 0) -> None:
+        """Produce data with retries, one request at a time, and settle the batch's future."""
         try:
             offset = self._produce_with_retries(key, data)
         except Exception as exc:  # noqa: BLE001 -- every future learns the outcome
@@ -185,6 +207,45 @@ class Producer:
         if self.idempotent:
             self.sequences[key] = (sequence + len(batch.records)) % (1 << 31)
         batch.future.set_result(offset)
+
+    # -- pipelining (max_in_flight > 1) --------------------------------------------------------
+    def _send_pipelined(self, key, batch: _Batch, data: bytes) -> None:
+        while len(self._in_flight) >= self.max_in_flight:
+            self._complete_oldest()
+        try:
+            connection, _ = self.cluster.leader_connection(key)
+            correlation_id = connection.send_request(0, PRODUCE_VERSION, self._produce_values(
+                key, data))
+        except (OSError, ValueError, NoBrokerAvailable):
+            self._drain()
+            self._finish(key, batch, data)  # the retrying path finds a leader again
+            return
+        self._in_flight.append((batch, key, data, connection, correlation_id))
+
+    def _complete_oldest(self) -> None:
+        batch, key, data, connection, correlation_id = self._in_flight.popleft()
+        try:
+            answer = connection.receive(0, PRODUCE_VERSION, correlation_id)
+            part = answer.responses[0].partition_responses[0]
+        except (OSError, ValueError):
+            part = None
+        if part is not None and part.error_code == ErrorCode.none:
+            batch.future.set_result(part.base_offset)
+        elif part is not None and part.error_code not in RETRIABLE:
+            batch.future.set_exception(ProduceError(part.error_code, part.error_message or ""))
+        else:  # read the answers still in flight first: the retry may drop this connection
+            self._drain()
+            self._finish(key, batch, data)
+
+    def _drain(self) -> None:
+        """Read every pipelined answer (in request order)."""
+        while self._in_flight:
+            self._complete_oldest()
+
+    def _produce_values(self, key, data: bytes) -> dict:
+        return {"transactional_id": None, "acks": self.acks, "timeout": self.request_timeout_ms,
+                "topic_data": [{"name": key[0], "partition_data": [
+                    {"index": key[1], "records": data}]}]}
 
     def _produce_with_retries(self, key: tuple[str, int], data: bytes) -> int:
         last: Exception | None = None
@@ -196,13 +257,8 @@ class Producer:
                 connection, _ = self.cluster.leader_connection(key)
                 broker_id = next(b for b, c in self.cluster.connections.items()
                                  if c is connection)
-                answer = connection.send(
-                    0, PRODUCE_VERSION, {
-                        "transactional_id": None, "acks": self.acks,
-                        "timeout": self.request_timeout_ms,
-                        "topic_data": [{"name": key[0], "partition_data": [
-                            {"index": key[1], "records": data}]}]},
-                    expect_response=self.acks != 0)
+                answer = connection.send(0, PRODUCE_VERSION, self._produce_values(key, data),
+                                         expect_response=self.acks != 0)
             except (OSError, ValueError, NoBrokerAvailable) as exc:
                 last = exc
                 self.cluster.drop(broker_id)
