@@ -1,5 +1,10 @@
 """`kafkaref bench broker`: produce and fetch throughput, acks=all latency, peak broker RSS.
 
+Produce rows: "kafkaref" is our producer with 5 requests in flight, "kafkaref-1-in-flight" the
+same with one, "confluent-kafka" librdkafka, "protocol" pre-built Produce requests sent one at a
+time (the broker's share alone, with no client-side record encoding: the fair match for the
+pump, which also sends pre-built frames one at a time).
+
 Every throughput is set against a raw loopback socket pump measured in the same run: the same
 frame sizes sent over 127.0.0.1 to a thread that reads them and answers a 4-byte ack, one frame
 in flight, as a producer with one request in flight does. Brokers run as separate processes
@@ -101,10 +106,12 @@ def wait_isr(bootstrap, topic, size, timeout_s=30):
     raise TimeoutError(f"{topic}: ISR never reached {size}")
 
 
-def ours(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
+def ours(bootstrap, topic, acks, batch_bytes, total_bytes, max_in_flight=5) -> float:
+    """Our producer; by default with 5 requests in flight (Kafka's and librdkafka's default)."""
     value = os.urandom(RECORD_BYTES)
     count = total_bytes // RECORD_BYTES
-    with Producer(bootstrap, acks=acks, batch_size=batch_bytes, linger_ms=10_000) as producer:
+    with Producer(bootstrap, acks=acks, batch_size=batch_bytes, linger_ms=10_000,
+                  max_in_flight=max_in_flight) as producer:
         started = time.perf_counter()
         futures = [producer.send(topic, value, partition=0) for _ in range(count)]
         producer.flush()
@@ -112,6 +119,49 @@ def ours(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
             future.result()
         elapsed = time.perf_counter() - started
     return count * RECORD_BYTES / elapsed / MIB
+
+
+def ours_one_in_flight(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
+    return ours(bootstrap, topic, acks, batch_bytes, total_bytes, max_in_flight=1)
+
+
+def produce_raw(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
+    """MB/s of record batches the broker takes in Produce v8 requests built once and sent one
+    at a time (no client-side record encoding): the broker's own share, like the raw pump."""
+    from kio.index import load_request_schema
+
+    from kafkaref.impl.protocol import wire
+    from kafkaref.impl.protocol.messages import build
+    from kafkaref.impl.protocol.records import NewRecord, build_batch
+
+    value = os.urandom(RECORD_BYTES)
+    batch = build_batch([NewRecord(value=value, timestamp=int(time.time() * 1000))
+                         for _ in range(max(1, batch_bytes // (RECORD_BYTES + 12)))])
+    request = build(load_request_schema(0, 8), {
+        "transactional_id": None, "acks": -1 if acks == "all" else int(acks),
+        "timeout": 30_000, "topic_data": [{"name": topic, "partition_data": [
+            {"index": 0, "records": batch}]}]})
+    frame = wire.encode_request(1, "bench", request)
+    count = max(1, total_bytes // len(batch))
+    host, port = bootstrap.split(",")[0].rsplit(":", 1)
+    leader = _leader_address(bootstrap, topic) or (host, int(port))
+    with socket.create_connection(leader) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        started = time.perf_counter()
+        for _ in range(count):
+            sock.sendall(frame)
+            (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
+            sock.recv(size, socket.MSG_WAITALL)
+        elapsed = time.perf_counter() - started
+    return count * len(batch) / elapsed / MIB
+
+
+def _leader_address(bootstrap, topic):
+    with KafkaConnection.to(bootstrap.split(",")[0]) as connection:
+        md = connection.send(3, 8, {"topics": [{"name": topic}]})
+    brokers = {b.node_id: (b.host, b.port) for b in md.brokers}
+    parts = md.topics[0].partitions
+    return brokers.get(parts[0].leader_id) if parts else None
 
 
 def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
@@ -213,7 +263,10 @@ def bench_broker() -> dict:
             rss.start()
             try:
                 for batch, total in plan:
-                    for client, run in (("kafkaref", ours), ("confluent-kafka", confluent)):
+                    for client, run in (("kafkaref", ours),
+                                        ("kafkaref-1-in-flight", ours_one_in_flight),
+                                        ("confluent-kafka", confluent),
+                                        ("protocol", produce_raw)):
                         topic = f"b-{brokers}-{batch}-{client}"
                         create_topic(cluster.bootstrap, topic, brokers)
                         mb_s = run(cluster.bootstrap, topic, acks, batch, total)
@@ -250,5 +303,7 @@ def bench_broker() -> dict:
     rf3 = figures.get(f"kafkaref_rf3_{MIB // KIB}k_mb_s", 0.0)
     figures["rf1_1m_ratio_vs_pump"] = rf1 / pumps[MIB]
     figures["rf3_over_rf1_1m"] = rf3 / rf1 if rf1 else 0.0
+    raw1 = figures.get(f"protocol_rf1_{MIB // KIB}k_mb_s", 0.0)
+    figures["protocol_rf1_1m_ratio_vs_pump"] = raw1 / pumps[MIB]
     return {"title": "broker: produce (1 KiB records) and fetch throughput vs a raw loopback pump",
             "rows": rows, "figures": figures}
