@@ -331,6 +331,9 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
                 self.twin.batches.clear()
                 self.twin.empty_leo = leo
                 self.twin.log_start = min(log_start, leo)
+                # keep_prefix() counted the old empty leo as durable; nothing survives above
+                # the log's new end (as NaiveLog.truncate_to clamps it)
+                self.twin.durable_offset = min(self.twin.durable_offset, leo)
             # contents_match then checks that what remains is exactly that prefix
 
         # -- invariants ---------------------------------------------------------------------------

@@ -64,3 +64,33 @@ def test_machine_catches_mutant(mutant):
                               phases=[Phase.generate],  # found is enough: no shrinking
                               suppress_health_check=list(HealthCheck)),
         )
+
+
+def test_twin_durability_after_recovery_to_an_empty_segment(monkeypatch):
+    """Found by the long tiny-index walk: recovery cut the only segment (below the log start)
+    to empty, so the twin restarted at that segment's base; it must not go on claiming the old
+    empty leo as durable (the log never said so), or a later crash looks like lost data."""
+    from kafkaref.impl.protocol.compression import Compression
+    from kafkaref.properties import storage_machine
+
+    monkeypatch.setattr(storage_machine, "note", lambda text: None)  # run outside Hypothesis
+    machine = make_storage_machine(Log, TINY_INDEX)()
+    invariants = [machine.offsets_match, machine.files_are_whole, machine.contents_match,
+                  machine.epochs_match, machine.durable_within_log]
+    steps = [
+        *[lambda: machine.append_as_follower(counts=1, value_bytes=0, gap=0, bump=False)] * 3,
+        lambda: machine.append_as_leader(counts=[2], value_bytes=0, codec=Compression.none,
+                                         bump=False),
+        lambda: machine.delete_records(where=495),
+        lambda: machine.truncate(where=0),
+        lambda: machine.crash_and_recover(power_loss=True, cut_fractions=[0.0] * 4, garbage=b""),
+        lambda: machine.append_as_follower(counts=1, value_bytes=0, gap=0, bump=False),
+        lambda: machine.crash_and_recover(power_loss=True, cut_fractions=[0.0] * 4, garbage=b""),
+    ]
+    try:
+        for step in steps:
+            step()
+            for check in invariants:
+                check()
+    finally:
+        machine.teardown()
