@@ -60,7 +60,10 @@ class LogSegment:
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
         self.bytes_since_last_index_entry = 0
-        self._index_interval_bytes = config.index_interval_bytes  # read on every append
+        # read on every append (the config is frozen)
+        self._index_interval_bytes = config.index_interval_bytes
+        self._segment_bytes = config.segment_bytes
+        self._segment_ms = config.segment_ms
 
     @classmethod
     def create(cls, directory: str, base_offset: int, config: LogConfig, now_ms: int):
@@ -138,11 +141,12 @@ class LogSegment:
         """needs_roll() for a batch ending at last_offset (the hot path has no BatchHeader)."""
         if last_offset - self.base_offset > INT32_MAX:  # the last offset must fit
             return True
-        if self.size == 0:
+        size = self.size
+        if size == 0:
             return False
         return (
-            self.size + batch_size > self.config.segment_bytes
-            or now_ms - self.created_ms >= self.config.segment_ms
+            size + batch_size > self._segment_bytes
+            or now_ms - self.created_ms >= self._segment_ms
             or self.index.is_full
             or self.timeindex.is_full
         )
