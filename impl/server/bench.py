@@ -115,9 +115,10 @@ def ours(bootstrap, topic, acks, batch_bytes, total_bytes, max_in_flight=5) -> f
         started = time.perf_counter()
         futures = [producer.send(topic, value, partition=0) for _ in range(count)]
         producer.flush()
-        for future in futures[-1:]:
-            future.result()
+        futures[-1].result()
         elapsed = time.perf_counter() - started
+    for future in futures:  # every record acknowledged (raises otherwise), checked untimed
+        future.result()
     return count * RECORD_BYTES / elapsed / MIB
 
 
@@ -147,11 +148,23 @@ def produce_raw(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
     leader = _leader_address(bootstrap, topic) or (host, int(port))
     with socket.create_connection(leader) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        started = time.perf_counter()
-        for _ in range(count):
+
+        def produce_once() -> int:
             sock.sendall(frame)
             (size,) = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))
-            sock.recv(size, socket.MSG_WAITALL)
+            _, answer = wire.decode_response(0, 8, sock.recv(size, socket.MSG_WAITALL))
+            return answer.responses[0].partition_responses[0].error_code
+
+        deadline = time.monotonic() + 30
+        while produce_once() != 0:  # untimed warm-up: the leader may not know the topic yet
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"produce to {topic} kept failing")
+            time.sleep(0.05)
+        started = time.perf_counter()
+        for _ in range(count):
+            error = produce_once()
+            if error != 0:  # only accepted batches count
+                raise RuntimeError(f"produce to {topic} failed: {error!r}")
         elapsed = time.perf_counter() - started
     return count * len(batch) / elapsed / MIB
 
@@ -175,17 +188,26 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
         "bootstrap.servers": bootstrap, "acks": acks, "batch.size": batch_bytes,
         "linger.ms": 5, "message.max.bytes": max(batch_bytes * 2, 1_000_000),
         "queue.buffering.max.kbytes": 1 << 20, "enable.idempotence": False})
+    failed = []
+
+    def delivered(error, _message):
+        if error is not None:
+            failed.append(error)
+
     started = time.perf_counter()
     for _ in range(count):
         while True:
             try:
-                producer.produce(topic, value, partition=0)
+                producer.produce(topic, value, partition=0, on_delivery=delivered)
                 break
             except BufferError:
                 producer.poll(0.01)
         producer.poll(0)
-    producer.flush(120)
-    return count * RECORD_BYTES / (time.perf_counter() - started) / MIB
+    left = producer.flush(120)
+    elapsed = time.perf_counter() - started
+    if failed or left:
+        raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
+    return count * RECORD_BYTES / elapsed / MIB
 
 
 def latency(bootstrap, topic, rate_per_s=100, seconds=3.0) -> tuple[float, float]:
