@@ -23,35 +23,56 @@ CYCLE_EDGES_MAX = 2_000_000
 
 
 class Frames:
-    """The history's DataFrames and the derived ones several checks share (lazily built)."""
+    """The history's DataFrames and the derived ones several checks share (lazily built).
+
+    Every check used to rescan and decode the Parquet files; now the records and the aggregates
+    several checks share are persisted (memory, spilling to disk at scale) on
+    first use and reused by every later check, and release() unpersists them all."""
 
     def __init__(self, records: DataFrame, ops: DataFrame):
-        self.records = records
+        self._persisted: list[DataFrame] = []
+        self.records = self.persist(records)
         self.ops = ops
         self.sends = records.where(F.col("kind") == "send")
         self.ok_sends = self.sends.where((F.col("type") == "ok") & F.col("offset").isNotNull())
         self.reads = records.where(F.col("kind").isin(*READ_KINDS) & (F.col("type") == "ok"))
         self.final = self.reads.where(F.col("kind") == "final_read")
-        self.final_max = self.final.groupBy(*TP).agg(F.max("offset").alias("final_max"))
-        self.final_offset_of = self.final.groupBy(*TP, "value").agg(
-            F.min("offset").alias("final_offset"))
+        self.final_max = self.persist(self.final.groupBy(*TP).agg(
+            F.max("offset").alias("final_max")))
+        self.final_offset_of = self.persist(self.final.groupBy(*TP, "value").agg(
+            F.min("offset").alias("final_offset")))
+        self.read_offset = self.persist(self.reads.groupBy(*TP, "value").agg(
+            F.min("offset").alias("read_offset")))
+        columns = [*TP, "offset", "value"]
+        # Not persisted: a cheap filter of the persisted records (a copy would double the cache).
+        self._observations = self.ok_sends.select(*columns).unionByName(
+            self.reads.select(*columns))
+        self.writers = self.persist(
+            self.ok_sends.select(F.col("op_index").alias("op"), "value").distinct())
         self._shared: dict[str, DataFrame] = {}
+
+    def persist(self, df: DataFrame) -> DataFrame:
+        """Lazily persisted: nothing is computed until a check first uses it."""
+        from pyspark import StorageLevel
+
+        self._persisted.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+        return df
 
     def shared(self, name: str, build) -> DataFrame:
         """A derived DataFrame several checks use, computed once (it holds only few rows)."""
         if name not in self._shared:
-            self._shared[name] = build(self).cache()
+            self._shared[name] = self.persist(build(self))
         return self._shared[name]
 
     def release(self) -> None:
-        for df in self._shared.values():
+        for df in self._persisted:
             df.unpersist()
+        self._persisted.clear()
         self._shared.clear()
 
     def observations(self) -> DataFrame:
         """(topic, partition, offset, value) from ok sends and from every read."""
-        columns = [*TP, "offset", "value"]
-        return self.ok_sends.select(*columns).unionByName(self.reads.select(*columns))
+        return self._observations
 
 
 def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]) -> DataFrame:
@@ -92,7 +113,7 @@ def duplicate(fr: Frames) -> DataFrame:
 def _acknowledged(fr: Frames) -> DataFrame:
     """Sends known to have taken effect: ok ones, and info ones some read returned; offset is the
     acknowledged one, else the lowest offset a read returned the value at."""
-    read_offset = fr.reads.groupBy(*TP, "value").agg(F.min("offset").alias("read_offset"))
+    read_offset = fr.read_offset
     sends = fr.sends.where(F.col("type").isin("ok", "info")).join(read_offset, [*TP, "value"], "left")
     offset = F.when((F.col("type") == "ok") & F.col("offset").isNotNull(), F.col("offset")) \
         .otherwise(F.col("read_offset"))
@@ -110,7 +131,9 @@ def lost_write(fr: Frames) -> DataFrame:
 
 
 def unseen(fr: Frames) -> DataFrame:
-    seen = fr.reads.select("value").distinct()
+    # read_offset holds every (topic, partition, value) some read returned: its values are the
+    # seen ones (an anti join needs no distinct), and it is persisted for lost_write anyway.
+    seen = fr.read_offset.select("value")
     return (fr.sends.where(F.col("type") == "ok").join(seen, "value", "left_anti")
             .select(*TP, F.coalesce("offset", F.lit(-1)).alias("offset"), "value").distinct())
 
@@ -222,7 +245,7 @@ def realtime_order(fr: Frames) -> DataFrame:
 
 def _writer_runs(fr: Frames) -> DataFrame:
     """Run heads: per partition in version order, where the writer op changes (see twin)."""
-    writers = fr.ok_sends.select(F.col("op_index").alias("op"), "value").distinct()
+    writers = fr.writers
     sequence = fr.observations().distinct().join(writers, "value")
     lagged = _lagged(sequence, TP, ["offset", "value", "op"], ["op"])
     return lagged.where(F.col("prev_op").isNull() | (F.col("prev_op") != F.col("op"))).drop(
@@ -235,7 +258,7 @@ def cycle(fr: Frames) -> list[tuple]:
 
     runs = _writer_runs(fr).cache()
     try:
-        writers = fr.ok_sends.select(F.col("op_index").alias("op"), "value").distinct()
+        writers = fr.writers
         multi_run = runs.groupBy("op").count().where(F.col("count") > 1).select("op")
         sending = fr.ok_sends.select(F.col("op_index").alias("op")).distinct()
         reading = fr.reads.select(F.col("op_index").alias("op")).distinct()
