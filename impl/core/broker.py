@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import attrs
 from kio.schema.errors import ErrorCode
@@ -38,7 +38,8 @@ class BrokerConfig:
 
 class Broker:
     def __init__(self, config: BrokerConfig, clock: Callable[[], int], log_factory: Callable,
-                 producer_id_base: int = 0, alter_isr: Callable | None = None):
+                 producer_id_base: int = 0, alter_isr: Callable | None = None,
+                 producer_ids: Iterator[int] | None = None):
         self.config, self.clock = config, clock
         self.broker_id = config.broker_id
         self.replica_manager = ReplicaManager(
@@ -51,7 +52,8 @@ class Broker:
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
         self.groups = GroupCoordinator(clock)
         self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
-        self._producer_ids = itertools.count(producer_id_base)
+        # Ids must never repeat across restarts: the server passes a persisted source.
+        self._producer_ids = producer_ids if producer_ids is not None else itertools.count(producer_id_base)
         self._handlers = {
             0: self._produce, 1: self._fetch, 2: self._list_offsets, 3: self._metadata,
             8: self._offset_commit, 9: self._offset_fetch, 10: self._find_coordinator,

@@ -6,7 +6,7 @@ from kafkaref.impl.controller.client import ControllerClient
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.replication.fetcher import FetcherManager
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.server import KafkaServer, storage_log_factory
+from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
 
 
 def clustered_broker(data_dir: str, controller_address: str,
@@ -14,7 +14,8 @@ def clustered_broker(data_dir: str, controller_address: str,
                      broker_config: BrokerConfig = BrokerConfig(),  # noqa: B008
                      log_factory=None, replica_fetch_wait_max_ms: int = 500) -> KafkaServer:
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir))
+                         log_factory or storage_log_factory(data_dir),
+                         producer_id_file=producer_id_file(data_dir))
     server.controller_client = ControllerClient(server, controller_address)
     server.fetchers = FetcherManager(server, replica_fetch_wait_max_ms)
     server.extra_threads += [server.controller_client, server.fetchers]

@@ -16,12 +16,18 @@ from kafkaref.impl.core.zero_copy import ZeroCopyResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedRequest
+from kafkaref.impl.server.producer_ids import ProducerIdBlocks
 
 log = logging.getLogger(__name__)
 
 
 def monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
+
+
+def producer_id_file(data_dir: str | None) -> str | None:
+    """Where a broker persists its producer-id block (None without a data directory)."""
+    return os.path.join(data_dir, "producer_id_block") if data_dir else None
 
 
 def storage_log_factory(data_dir: str, log_config=None) -> Callable:
@@ -43,13 +49,17 @@ def storage_log_factory(data_dir: str, log_config=None) -> Callable:
 class KafkaServer:
     def __init__(self, broker_config: BrokerConfig, server_config: ServerConfig,
                  log_factory: Callable, clock: Callable[[], int] = monotonic_ms,
-                 producer_id_base: int | None = None):
+                 producer_id_base: int | None = None, producer_id_file: str | None = None):
         self.config = server_config
         self.clock = clock
         base = producer_id_base if producer_id_base is not None else (
             (broker_config.broker_id << 40) | (int(time.time()) & 0xFFFFFFFF) << 8)
         self.lock = threading.RLock()
-        self.broker = Broker(broker_config, clock, log_factory, producer_id_base=base)
+        producer_ids = None
+        if producer_id_file is not None and producer_id_base is None:
+            producer_ids = ProducerIdBlocks(producer_id_file, broker_config.broker_id)
+        self.broker = Broker(broker_config, clock, log_factory, producer_id_base=base,
+                             producer_ids=producer_ids)
         self.broker.zero_copy_fetch = server_config.zero_copy_fetch
         self.stopping = threading.Event()
         self.requests: queue.Queue[QueuedRequest] = queue.Queue(server_config.queued_max_requests)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.server import KafkaServer, storage_log_factory
+from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
 
 
 def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  # noqa: B008
@@ -13,7 +13,8 @@ def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  
                   log_factory=None) -> KafkaServer:
     """Build (not start) a broker serving on server_config.host:port (0 = ephemeral)."""
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir))
+                         log_factory or storage_log_factory(data_dir),
+                         producer_id_file=producer_id_file(data_dir))
     controller = LocalController(controller_id=broker_config.broker_id)
     with server.lock:
         controller.register(server.broker, server_config.host, server.port)

@@ -1,0 +1,40 @@
+"""Producer ids never repeat, across restarts too (a reused id meets its old sequence numbers in
+the recovered producer state and the new producer's first batch is refused as out of order)."""
+
+from kafkaref.impl.server.producer_ids import BLOCK_SIZE, ProducerIdBlocks
+
+
+def take(blocks, count):
+    return [next(blocks) for _ in range(count)]
+
+
+def test_ids_after_a_restart_are_all_new(tmp_path):
+    path = tmp_path / "producer_id_block"
+    first = take(ProducerIdBlocks(path, broker_id=3), 5)
+    second = take(ProducerIdBlocks(path, broker_id=3), BLOCK_SIZE + 5)  # crosses a block
+    third = take(ProducerIdBlocks(path, broker_id=3), 5)
+    everything = first + second + third
+    assert len(set(everything)) == len(everything)
+    assert min(second) > max(first) and min(third) > max(second)
+
+
+def test_brokers_own_disjoint_ranges(tmp_path):
+    a = take(ProducerIdBlocks(tmp_path / "a", broker_id=0), 10)
+    b = take(ProducerIdBlocks(tmp_path / "b", broker_id=1), 10)
+    assert not set(a) & set(b)
+    assert all(0 <= pid < 2**63 for pid in a + b)
+
+
+def test_an_unreadable_block_file_skips_ahead(tmp_path):
+    path = tmp_path / "producer_id_block"
+    used = take(ProducerIdBlocks(path, broker_id=0), 3)
+    path.write_text("garbage")
+    after = take(ProducerIdBlocks(path, broker_id=0), 3)
+    assert min(after) > max(used)
+
+
+def test_block_file_written_before_ids_are_used(tmp_path):
+    path = tmp_path / "sub" / "producer_id_block"
+    blocks = ProducerIdBlocks(path, broker_id=0)
+    pid = next(blocks)
+    assert int(path.read_text()) > pid
