@@ -13,6 +13,8 @@ import struct
 
 import attrs
 
+from kafkaref.impl.protocol.varint import encode_unsigned
+
 MARKER_BYTES = 16
 
 
@@ -33,15 +35,6 @@ class SliceRecords:
 
     def read_bytes(self) -> bytes:
         return self.slice.read_bytes()
-
-
-def _unsigned_varint(value: int) -> bytes:
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def close_records(results) -> None:
@@ -74,7 +67,7 @@ class ZeroCopyResponse:
                 raise ValueError("marker not found in the encoded response")
             records = self.slices[marker]
             if flexible:
-                length = _unsigned_varint(len(records) + 1)
+                length = encode_unsigned(len(records) + 1)
             else:
                 length = struct.pack(">i", len(records))
             parts.append(encoded[start : position - prefix_bytes] + length)
