@@ -166,14 +166,19 @@ class ReplicaManager:
         return results
 
     # -- offsets ----------------------------------------------------------------------------
-    def list_offset(self, key: Key, timestamp: int, current_leader_epoch: int = -1,
-                    replica_id: int = -1) -> OffsetAnswer:
+    def _leader_for(self, key: Key, current_leader_epoch: int) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it in the epoch the client expects, else an error."""
         partition = self.partitions.get(key)
         if partition is None:
-            return OffsetAnswer(ErrorCode.unknown_topic_or_partition)
+            return None, ErrorCode.unknown_topic_or_partition
         error = partition.check_leader_epoch(current_leader_epoch)
         if error == ErrorCode.none and not partition.is_leader:
             error = ErrorCode.not_leader_or_follower
+        return partition, error
+
+    def list_offset(self, key: Key, timestamp: int, current_leader_epoch: int = -1,
+                    replica_id: int = -1) -> OffsetAnswer:
+        partition, error = self._leader_for(key, current_leader_epoch)
         if error != ErrorCode.none:
             return OffsetAnswer(error)
         log = partition.log
@@ -201,12 +206,7 @@ class ReplicaManager:
 
     def offset_for_leader_epoch(self, key: Key, leader_epoch: int,
                                 current_leader_epoch: int = -1) -> OffsetAnswer:
-        partition = self.partitions.get(key)
-        if partition is None:
-            return OffsetAnswer(ErrorCode.unknown_topic_or_partition)
-        error = partition.check_leader_epoch(current_leader_epoch)
-        if error == ErrorCode.none and not partition.is_leader:
-            error = ErrorCode.not_leader_or_follower
+        partition, error = self._leader_for(key, current_leader_epoch)
         if error != ErrorCode.none:
             return OffsetAnswer(error)
         epoch, end = partition.log.epochs.end_offset_for(leader_epoch, partition.log_end_offset)
