@@ -1,0 +1,35 @@
+"""The broker's leader epoch cache answers as the model's end_offset_for_epoch (Kafka's
+LeaderEpochFileCache.endOffsetFor), for the in-memory and the persisted cache alike."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkaref.impl.core.epoch_cache import EpochCache
+from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
+from kafkaref.model.helpers import UNDEFINED, end_offset_for_epoch
+
+assignments = st.lists(st.tuples(st.integers(0, 8), st.integers(0, 30)), max_size=8)
+
+
+def built(cache, steps):
+    for epoch, start in steps:
+        cache.assign(epoch, start)
+    return cache
+
+
+@given(assignments, st.integers(0, 40), st.integers(UNDEFINED, 10))
+def test_end_offset_for_matches_the_model(steps, extra, epoch):
+    memory = built(EpochCache(), steps)
+    log_end = max([start for _, start in memory.entries], default=0) + extra
+    expected = end_offset_for_epoch(tuple(memory.entries), log_end, epoch)
+    assert memory.end_offset_for(epoch, log_end) == expected
+    persisted = built(LeaderEpochCache(None), steps)
+    assert persisted.entries == memory.entries
+    assert persisted.end_offset_for(epoch, log_end) == expected
+
+
+def test_truncation_drops_epochs_starting_at_or_after_the_end():
+    cache = built(EpochCache(), [(1, 0), (3, 10), (4, 15)])
+    cache.truncate_from_end(12)
+    assert cache.entries == [(1, 0), (3, 10)]
+    assert cache.end_offset_for(4, 12) == (UNDEFINED, UNDEFINED)
