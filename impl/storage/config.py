@@ -30,6 +30,9 @@ class LogConfig:
     index_interval_bytes: int = attrs.field(default=4096, validator=_positive)
     flush_messages: int | None = attrs.field(default=None, validator=_positive)
     flush_ms: int | None = attrs.field(default=None, validator=_positive)
+    # Kafka's replica.high.watermark.checkpoint.interval.ms: how often ticks persist a changed hw
+    # (and log start), so a broker killed with -9 restarts with a recent one, not a stale one.
+    checkpoint_interval_ms: int = attrs.field(default=5000, validator=_positive)
     retention_bytes: int = -1
     retention_ms: int = 7 * DAY_MS
     validate_records: bool = True  # append_as_leader checks every record, not just the frame

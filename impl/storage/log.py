@@ -112,6 +112,8 @@ class Log:
         self._leo = 0
         self._unflushed_messages = 0
         self._last_flush_ms = clock_ms()
+        self._last_checkpoint_ms = clock_ms()
+        self._checkpointed: tuple[int, int, int] | None = None  # what the file last said
         self._closed = False
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
@@ -579,9 +581,15 @@ class Log:
         self.write_checkpoint()
 
     def maybe_flush(self) -> bool:
-        """Apply the flush policy now (call it on clock ticks); True if it flushed."""
+        """Apply the flush policy now (call it on clock ticks); True if it flushed. Otherwise
+        checkpoint the hw and log start if they moved and checkpoint_interval_ms has passed."""
         self._check_open()
-        return self._maybe_flush()
+        if self._maybe_flush():
+            return True
+        due = self.clock_ms() - self._last_checkpoint_ms >= self.config.checkpoint_interval_ms
+        if due and self._checkpointed != self._checkpoint_state():
+            self.write_checkpoint()
+        return False
 
     def _maybe_flush(self) -> bool:
         if self._unflushed_messages == 0:
@@ -599,16 +607,19 @@ class Log:
             return True
         return False
 
+    def _checkpoint_state(self) -> tuple[int, int, int]:
+        return self.recovery_point, self.high_watermark, self.log_start_offset
+
     def write_checkpoint(self) -> None:
         """Persist recovery point, hw and log start (temp file, fsync, rename)."""
+        state = self._checkpoint_state()
         checkpoint.write_entries(
             os.path.join(self.directory, CHECKPOINT_FILE),
-            [
-                ("recovery_point", self.recovery_point),
-                ("high_watermark", self.high_watermark),
-                ("log_start_offset", self.log_start_offset),
-            ],
+            list(zip(("recovery_point", "high_watermark", "log_start_offset"), state,
+                     strict=True)),
         )
+        self._checkpointed = state
+        self._last_checkpoint_ms = self.clock_ms()
 
     def close(self) -> None:
         """Clean shutdown: flush, checkpoint, write the marker that lets the next open skip

@@ -361,6 +361,25 @@ def test_flush_policy_by_messages_and_time(tmp_path, clock):
     assert default.flushed_offset == 50
 
 
+def test_ticks_checkpoint_a_moved_hw_every_interval(tmp_path, clock):
+    log = open_log(tmp_path, clock, checkpoint_interval_ms=5000)
+    fill(log, 10)
+    log.set_high_watermark(6)
+    clock.now_ms = 4999
+    log.maybe_flush()
+    saved = dict(checkpoint.read_entries(str(tmp_path / CHECKPOINT_FILE)) or [])
+    assert saved.get("high_watermark", 0) == 0  # not due yet
+    clock.now_ms = 5000
+    log.maybe_flush()
+    written = os.stat(tmp_path / CHECKPOINT_FILE).st_mtime_ns
+    assert dict(checkpoint.read_entries(str(tmp_path / CHECKPOINT_FILE)))["high_watermark"] == 6
+    clock.now_ms = 20_000
+    log.maybe_flush()  # nothing moved: no rewrite
+    assert os.stat(tmp_path / CHECKPOINT_FILE).st_mtime_ns == written
+    log.crash()
+    assert open_log(tmp_path, clock).high_watermark == 6  # a kill -9 keeps the ticked hw
+
+
 def test_clean_shutdown_skips_recovery(tmp_path, clock):
     log = open_log(tmp_path, clock, segment_bytes=700)
     stored = fill(log, 20)
