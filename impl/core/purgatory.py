@@ -117,8 +117,21 @@ class Purgatory:
         return expired
 
     def _purge_completed(self) -> None:
-        for key in [k for k, ops in self._watchers.items() if all(op.completed for op in ops)]:
-            del self._watchers[key]
+        """Drop completed operations from every watch list. An operation watched on several keys
+        completes through one of them and stays on the others' lists; a key that always has a
+        live watcher (an idle partition in every follower fetch) would otherwise keep every
+        completed operation for ever: unbounded memory, and ever longer walks. Kafka purges the
+        same way (DelayedOperationPurgatory.purgeCompleted); here on every clock advance."""
+        for key in list(self._watchers):
+            live = [op for op in self._watchers[key] if not op.completed]
+            if live:
+                self._watchers[key] = live
+            else:
+                del self._watchers[key]
+
+    def watch_entries(self) -> int:
+        """Entries on all watch lists, completed ones included (bounded after a clock advance)."""
+        return sum(len(ops) for ops in self._watchers.values())
 
     def watched(self, key: Hashable) -> int:
         return sum(1 for op in self._watchers.get(key, ()) if not op.completed)

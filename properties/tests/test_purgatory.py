@@ -90,3 +90,19 @@ def test_complete_all_forces_every_watcher():
     assert p.complete_all("k") == 3
     assert sorted(log) == [("a", "done"), ("b", "done"), ("c", "done")]
     assert p.delayed() == 0
+
+
+def test_completed_operations_leave_every_watch_list_on_the_next_clock_advance():
+    """A fetch watching an idle partition and a busy one completes through the busy one; the
+    idle one's list, which always holds a live fetch too, must not keep the completed ones."""
+    clock, log = Clock(), []
+    p = Purgatory("t", clock)
+    for round_ in range(1_000):
+        state = {"ready": False}
+        p.try_complete_else_watch(Waiter(500, state, log, round_), ["idle", "busy"])
+        state["ready"] = True
+        assert p.check_and_complete("busy") == 1
+        p.try_complete_else_watch(Waiter(10_000, {"ready": False}, log, "live"), ["idle"])
+        clock.now_ms += 1
+        p.advance_clock()
+        assert p.watch_entries() == round_ + 1  # the live waiters only, none completed
