@@ -9,6 +9,13 @@ Every throughput is set against a raw loopback socket pump measured in the same 
 frame sizes sent over 127.0.0.1 to a thread that reads them and answers a 4-byte ack, one frame
 in flight, as a producer with one request in flight does. Brokers run as separate processes
 (`LocalCluster`), so their RSS is theirs alone.
+
+Between rows the bench writes the brokers' dirty pages out and drops their files from the page
+cache (`drop_page_cache`). On these VMs page-cache memory not touched before costs a host fault
+per page: writes run at ~5 GB/s into recycled pages but ~340 MB/s once the cache has grown past a
+few hundred MiB, so without this each row would be throttled by the bytes earlier rows wrote (RF3
+rows, writing three copies, ran at a third of their speed depending only on their place in the
+order). Dropping the cache makes every row start alike; the log bytes stay on disk.
 """
 
 from __future__ import annotations
@@ -44,6 +51,21 @@ class RssSampler(threading.Thread):
                     self.peak = max(self.peak, process.memory_info().rss)
                 except psutil.Error:
                     pass
+
+
+def drop_page_cache(directory: str) -> None:
+    """Flush dirty pages, then drop every file under directory from the page cache."""
+    os.sync()
+    for root, _, names in os.walk(directory):
+        for name in names:
+            try:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+            except OSError:
+                continue  # deleted meanwhile (a rolled temp file)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
 
 
 def raw_pump(frame_bytes: int, total_bytes: int) -> float:
@@ -291,6 +313,7 @@ def bench_broker() -> dict:
                                         ("protocol", produce_raw)):
                         topic = f"b-{brokers}-{batch}-{client}"
                         create_topic(cluster.bootstrap, topic, brokers)
+                        drop_page_cache(directory)
                         mb_s = run(cluster.bootstrap, topic, acks, batch, total)
                         if mb_s is None:
                             continue
@@ -308,6 +331,7 @@ def bench_broker() -> dict:
                     figures["acks_all_rf3_latency_p99_ms"] = p99
                 else:
                     topic = f"b-1-{MIB}-kafkaref"
+                    fetch_raw(cluster.bootstrap, topic, 32 * MIB)  # untimed: warm the cache
                     raw_mb_s = fetch_raw(cluster.bootstrap, topic, 32 * MIB)
                     figures["fetch_protocol_mb_s"] = raw_mb_s
                     figures["fetch_protocol_ratio_vs_pump"] = raw_mb_s / pumps[MIB]
