@@ -11,8 +11,6 @@ import itertools
 import socket
 import struct
 
-from kio.index import load_request_schema
-
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 
@@ -67,7 +65,7 @@ class KafkaConnection:
         """Send one request without waiting; its correlation id. Responses come back in request
         order (the broker mutes a connection while a request is inside), so a caller pipelining
         requests calls receive() for them in the order it sent them."""
-        request = build(load_request_schema(api_key, version), values)
+        request = build(wire.request_class(api_key, version), values)
         correlation_id = next(self._correlation) & 0x7FFFFFFF
         self.sock.sendall(wire.encode_request(correlation_id, self.client_id, request))
         return correlation_id

@@ -55,13 +55,14 @@ class FilePart:
 
 class Connection:
     __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer", "frame",
-                 "frame_got", "frame_buffer")
+                 "frame_got", "frame_buffer", "events")
 
     def __init__(self, connection_id: int, sock: socket.socket):
         self.id, self.sock = connection_id, sock
         self.inbuf = bytearray()
         self.outbuf: collections.deque = collections.deque()  # memoryviews and FileParts
         self.muted = False
+        self.events = 0  # what the selector watches for; 0 = not registered
         self.last_active = time.monotonic()
         self.frame: memoryview | None = None  # a large frame's payload being received
         self.frame_got = 0
@@ -157,19 +158,25 @@ class NetworkThread(threading.Thread):
             connection = Connection(self._next_id, sock)
             self.connections[connection.id] = connection
             self.selector.register(sock, selectors.EVENT_READ, connection)
+            connection.events = selectors.EVENT_READ
 
     def _interest(self, connection: Connection) -> None:
+        """Watch the socket for what the connection needs now: reads unless muted, writes while
+        output is pending; a muted idle connection is not registered at all. The registration is
+        tracked on the connection: selectors.modify on an unregistered socket raises a KeyError
+        whose message formats the socket, which cost more than the rest of the call."""
         events = 0 if connection.muted else selectors.EVENT_READ
         if connection.outbuf:
             events |= selectors.EVENT_WRITE
-        try:
-            if events:
-                self.selector.modify(connection.sock, events, connection)
-            else:
-                self.selector.unregister(connection.sock)
-        except KeyError:
-            if events:
-                self.selector.register(connection.sock, events, connection)
+        if events == connection.events:
+            return
+        if not events:
+            self.selector.unregister(connection.sock)
+        elif connection.events:
+            self.selector.modify(connection.sock, events, connection)
+        else:
+            self.selector.register(connection.sock, events, connection)
+        connection.events = events
 
     def _read(self, connection: Connection) -> None:
         if connection.frame is not None:
@@ -363,10 +370,12 @@ class NetworkThread(threading.Thread):
             if isinstance(part, FilePart):
                 part.slice.close()
         connection.outbuf.clear()
-        try:
-            self.selector.unregister(connection.sock)
-        except (KeyError, ValueError):
-            pass
+        if connection.events:
+            try:
+                self.selector.unregister(connection.sock)
+            except (KeyError, ValueError):
+                pass
+            connection.events = 0
         try:
             connection.sock.close()
         except OSError:
