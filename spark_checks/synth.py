@@ -15,6 +15,7 @@ anomaly that must report it (recall); every reported case must touch some inject
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -32,11 +33,20 @@ from kafkaref.spec.history import (
 
 TOPIC = "t"
 ROUND_NS = 100
+# Injection kind -> the anomaly that must report it. New kinds go at the END of their dict: the
+# order fixes which kind a seeded draw picks, so appending keeps older seeds' histories.
 SEND_KINDS = {"lost_write": "lost_write", "aborted_read": "aborted_read",
-              "misordered_ack": "realtime_order"}
+              "misordered_ack": "realtime_order",
+              "unseen": "unseen",  # acked (acks=0 style, no offset), never written
+              "offset_mismatch": "offset_mismatch",  # acked at its round neighbour's offset
+              "nonmonotonic_send": "nonmonotonic_send",  # acked at its previous send's offset
+              "send_reorder": "send_reorder",  # two retried (info) sends land swapped
+              "swapped_acks": "cycle"}  # two sends of a round get each other's offsets
 POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
               "nonmonotonic_poll": "nonmonotonic_poll", "inconsistent": "inconsistent_offsets",
-              "duplicate": "duplicate", "hw_regression": "hw_regression"}
+              "duplicate": "duplicate", "hw_regression": "hw_regression",
+              "int_nonmonotonic_poll": "int_nonmonotonic_poll",  # a record repeated in a poll
+              "dirty_read": "dirty_read"}  # a poll reads past the log end a value never kept
 INJECTIONS = {**SEND_KINDS, **POLL_KINDS}  # injection kind -> the anomaly that must report it
 _MASK = (1 << 64) - 1
 
@@ -88,6 +98,16 @@ class _Layout:
         self.s = spec
         self.n, self.p, self.q = spec.producers, spec.partitions, spec.poll_every
         self.assign_ops = 2 * spec.consumers
+        # Rounds are visited a few at a time (a round, a poll window, a final read's sweep):
+        # small caches make every hash of a round be computed about once.
+        self.round_hash = functools.lru_cache(maxsize=1 << 12)(self.round_hash)
+        self._reorders = spec.rates.get("send_reorder", 0.0) > 0
+        self.block = functools.lru_cache(maxsize=1 << 12)(self._block)
+        self.draws = functools.lru_cache(maxsize=1 << 12)(self._draws)
+        self._reordered = functools.lru_cache(maxsize=1 << 12)(
+            lambda r: frozenset(j for j in range(self.n)
+                                if self.send_injection(r, j) == "send_reorder"
+                                and self._reorder_possible(r, j)))
 
     def is_poll_round(self, r: int) -> bool:
         return (r // self.p) % self.q == self.q - 1
@@ -99,19 +119,34 @@ class _Layout:
     def base_index(self, r: int) -> int:
         return self.assign_ops + 2 * self.n * r + 2 * self.polls_before(r)
 
+    def round_hash(self, r: int) -> int:
+        return _mix(self.s.seed, r)
+
     def slot(self, r: int, j: int) -> int:
-        h = _mix(self.s.seed, r)
+        h = self.round_hash(r)
         b = h % self.n
         return (b - j) % self.n if h >> 63 else (j + b) % self.n
 
     def producer_at(self, r: int, slot: int) -> int:
-        h = _mix(self.s.seed, r)
+        h = self.round_hash(r)
         b = h % self.n
         return (b - slot) % self.n if h >> 63 else (slot - b) % self.n
 
     def value_at(self, partition: int, offset: int) -> int:
-        r = (offset // self.n) * self.p + partition
-        return r * self.n + self.producer_at(r, offset % self.n)
+        return self.block((offset // self.n) * self.p + partition)[offset % self.n]
+
+    def _block(self, r: int) -> tuple[int, ...]:
+        """The values round r's offsets hold, in slot order: each slot's producer's send,
+        unless a send_reorder swapped it with the same producer's send one round of the
+        partition away."""
+        values = [r * self.n + self.producer_at(r, slot) for slot in range(self.n)]
+        if self._reorders:
+            later = self.reordered(r)
+            earlier = self.reordered(r - self.p) if r >= self.p else frozenset()
+            step = self.p * self.n
+            values = [v + step if v % self.n in later else v - step if v % self.n in earlier
+                      else v for v in values]
+        return tuple(values)
 
     def log_end(self, partition: int) -> int:
         rounds = self.s.rounds
@@ -119,7 +154,62 @@ class _Layout:
         return full * self.n
 
     def send_injection(self, r: int, j: int) -> str | None:
-        return _pick(self.s.rates, SEND_KINDS, _unit(self.s.seed, 1, r, j))
+        """The kind drawn for send j of round r (applied() says whether it can apply there)."""
+        return self.draws(r)[j]
+
+    def _draws(self, r: int) -> tuple[str | None, ...]:
+        return tuple(_pick(self.s.rates, SEND_KINDS, _unit(self.s.seed, 1, r, j))
+                     for j in range(self.n))
+
+    def applied(self, r: int, j: int) -> str | None:
+        """The send injection that really happens at (r, j): the draw, if its preconditions
+        hold. Pair kinds need a partner send with no injection of its own."""
+        kind = self.send_injection(r, j)
+        qq, n = r // self.p, self.n
+        if kind == "misordered_ack" and qq < 2 or kind == "nonmonotonic_send" and qq < 1:
+            return None
+        if kind == "lost_write" and qq * n + self.slot(r, j) >= self.log_end(r % self.p) - 1:
+            return None
+        if kind in ("offset_mismatch", "swapped_acks") and n < 2:
+            return None
+        if kind == "send_reorder" and not self._reorder_possible(r, j):
+            return None
+        if kind == "nonmonotonic_send" and not self._clean(r - self.p, j):
+            return None  # an injected previous send may itself be acked lower than its slot
+        if kind == "swapped_acks":
+            partner = self.swap_partner(r, j)
+            if self.send_injection(r, partner) is not None or self.reorder_partner(r, partner):
+                return None
+            # One per round: two swaps in one round's offsets would make one strongly connected
+            # component, which the cycle check reports with one witness for both.
+            if any(self.send_injection(r, k) == "swapped_acks" for k in range(j)):
+                return None
+        return kind
+
+    def _clean(self, r: int, j: int) -> bool:
+        """Send (r, j) is acknowledged at its own slot: no injection of its own, and not the
+        partner of one (swapped_acks partners get another offset, send_reorder ones none)."""
+        if self.send_injection(r, j) is not None or self.reorder_partner(r, j):
+            return False
+        before = self.producer_at(r, (self.slot(r, j) - 1) % self.n)
+        return self.n < 2 or self.applied(r, before) != "swapped_acks"
+
+    def _reorder_possible(self, r: int, j: int) -> bool:
+        """The partner (r + P, j) exists, has no injection, and no poll falls between the two
+        (a poll in between would read the later value before it was sent)."""
+        return (not self.is_poll_round(r) and r + self.p < self.s.rounds
+                and self.send_injection(r + self.p, j) is None)
+
+    def reordered(self, r: int) -> frozenset[int]:
+        """Producers whose send in round r is swapped (send_reorder) with their next one."""
+        return self._reordered(r) if self._reorders else frozenset()
+
+    def reorder_partner(self, r: int, j: int) -> bool:
+        return r >= self.p and j in self.reordered(r - self.p)
+
+    def swap_partner(self, r: int, j: int) -> int:
+        """The producer in the next slot of round r (swapped_acks exchanges offsets with it)."""
+        return self.producer_at(r, (self.slot(r, j) + 1) % self.n)
 
     def poll_injection(self, r: int) -> str | None:
         return _pick(self.s.rates, POLL_KINDS, _unit(self.s.seed, 2, r))
@@ -191,34 +281,57 @@ def generate(spec: SynthSpec, path: str | Path, progress: Callable[[int, int], N
 
 def _round(lay: _Layout, r: int, ops: _Columns, records: _Columns, truth: list[dict]) -> None:
     n, p = lay.n, r % lay.p
-    qq = r // lay.p
     base, t0 = lay.base_index(r), r * ROUND_NS
+    kinds = [lay.applied(r, j) for j in range(n)]
+    swapped_with = {lay.swap_partner(r, j): j for j in range(n) if kinds[j] == "swapped_acks"}
     for j in range(n):
-        offset = qq * n + lay.slot(r, j)
-        value = r * n + j
-        kind = lay.send_injection(r, j)
+        type_, acked, sent, item = _send(lay, r, j, kinds[j], swapped_with)
         invoke_time, complete_time = t0 + j % 10, t0 + 50 + j % 10
-        type_, acked = "ok", offset
-        if kind == "aborted_read":
-            type_, acked = "fail", None
-        elif kind == "misordered_ack" and qq >= 2:
-            acked = offset - 2 * n
-        elif kind == "lost_write" and offset < lay.log_end(p) - 1:
-            pass  # applied in the final read
-        else:
-            kind = None
         ops.add(base + j, invoke_time, j, "invoke", "send", None, None, None)
         ops.add(base + n + j, complete_time, j, type_, "send", base + j,
-                "injected" if type_ == "fail" else None, None)
+                "injected" if type_ != "ok" else None, None)
         records.add(base + n + j, 0, "send", j, type_, invoke_time, complete_time, TOPIC, p,
-                    acked, value)
-        if kind:
-            locations = [[TOPIC, p, offset]] + ([[TOPIC, p, acked]] if acked != offset and
-                                                acked is not None else [])
-            truth.append({"kind": kind, "anomaly": INJECTIONS[kind], "values": [value],
-                          "locations": locations, "ops": [base + n + j]})
+                    acked, sent)
+        if item:
+            truth.append(item)
     if lay.is_poll_round(r):
         _poll(lay, r, base + 2 * n, ops, records, truth)
+
+
+def _send(lay: _Layout, r: int, j: int, kind: str | None, swapped_with: dict[int, int]):
+    """(type, acknowledged offset, value sent, ground truth or None) of send j of round r."""
+    n, p, qq = lay.n, r % lay.p, r // lay.p
+    offset, value = qq * n + lay.slot(r, j), r * n + j
+    if lay.reorder_partner(r, j):  # the later send of a send_reorder pair (truth: the earlier)
+        return "info", None, value, None
+    if j in swapped_with:  # the partner of a swapped_acks: gets the initiator's offset
+        return "ok", qq * n + lay.slot(r, swapped_with[j]), value, None
+    type_, acked, sent, others = "ok", offset, value, []  # others: (round, producer) involved
+    if kind == "aborted_read":
+        type_, acked = "fail", None
+    elif kind == "misordered_ack":
+        acked = offset - 2 * n
+    elif kind == "unseen":
+        acked, sent = None, -(1 << 40) - value  # what the producer sent never reached the log
+    elif kind in ("offset_mismatch", "swapped_acks"):
+        other = lay.swap_partner(r, j)
+        acked, others = qq * n + lay.slot(r, other), [(r, other)]
+    elif kind == "nonmonotonic_send":
+        acked, others = (qq - 1) * n + lay.slot(r - lay.p, j), [(r - lay.p, j)]
+    elif kind == "send_reorder":
+        type_, acked, others = "info", None, [(r + lay.p, j)]
+    if kind is None:
+        return type_, acked, sent, None
+    locations = [[TOPIC, p, offset]] + (
+        [[TOPIC, p, acked]] if acked is not None and acked != offset else [])
+    item = {"kind": kind, "anomaly": INJECTIONS[kind], "values": [sent] + (
+                [value] if sent != value else []),
+            "locations": locations, "ops": [lay.base_index(r) + n + j]}
+    for rr, jj in others:
+        item["values"].append(rr * n + jj)
+        item["locations"].append([TOPIC, p, rr // lay.p * n + lay.slot(rr, jj)])
+        item["ops"].append(lay.base_index(rr) + n + jj)
+    return type_, acked, sent, item
 
 
 def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
@@ -251,6 +364,13 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
         touched_ops.append(lay.base_index(writer_round) + n + writer)
     elif kind == "hw_regression":
         hw = start - 1
+    elif kind == "int_nonmonotonic_poll":
+        pairs = pairs[:1] + pairs
+        locations = [[TOPIC, p, pairs[0][0]]]
+    elif kind == "dirty_read":  # read past the log end; the final log never holds it
+        fresh = -(1 << 41) - r
+        pairs = pairs + [(end, fresh)]
+        touched_values, locations = [fresh], [[TOPIC, p, end]]
     ops.add(index, invoke_time, process, "invoke", "poll", None, None, None)
     ops.add(index + 1, complete_time, process, "ok", "poll", index, None, None)
     for position, (offset, value) in enumerate(pairs):
