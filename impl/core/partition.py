@@ -232,6 +232,9 @@ class Partition:
     # -- follower side ----------------------------------------------------------------------
     def append_as_follower(self, data: bytes, leader_hw: int) -> None:
         """Append batches copied from the leader (offsets and epochs already stamped)."""
+        if not data:  # an idle partition in a follower fetch: only the hw may move
+            self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
+            return
         error, positioned = positioned_headers(data)
         if error != ErrorCode.none:
             raise ValueError(f"leader sent a malformed batch: {error.name}")
@@ -316,6 +319,7 @@ class Partition:
     def _update_follower(self, replica_id: int, fetch_offset: int) -> None:
         now, leader_leo = self.clock(), self.log.log_end_offset
         state = self.followers[replica_id]
+        moved = fetch_offset != state.log_end_offset
         if fetch_offset >= leader_leo:
             state.last_caught_up_ms = max(state.last_caught_up_ms, now)
         elif fetch_offset >= state.last_fetch_leader_leo >= 0:
@@ -323,7 +327,8 @@ class Partition:
         state.log_end_offset = fetch_offset
         state.last_fetch_leader_leo, state.last_fetch_ms = leader_leo, now
         self.maybe_expand_isr(replica_id)
-        self.maybe_increment_hw()
+        if moved:  # the hw depends on this follower only through its leo
+            self.maybe_increment_hw()
 
     # -- hw and ISR -------------------------------------------------------------------------
     def replica_leo(self, replica_id: int) -> int:
@@ -348,6 +353,8 @@ class Partition:
         return False
 
     def _set_hw(self, hw: int) -> None:
+        if hw == self.high_watermark:
+            return  # every follower fetch answer sets it; most leave it where it was
         self.high_watermark = hw
         remember = getattr(self.log, "set_high_watermark", None)
         if remember is not None:
