@@ -31,7 +31,13 @@ class Frames:
 
     def __init__(self, records: DataFrame, ops: DataFrame):
         self._persisted: list[DataFrame] = []
-        self.records = self.persist(records)
+        # One shuffle for everything keyed by partition: hash-partitioned by (topic, partition)
+        # and persisted, the records satisfy every later group-by, window and join whose keys
+        # include both (see session.base_conf: requireAllClusterKeysForCoPartition), so those
+        # run without another exchange.
+        partitions = int(records.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+        records = self.persist(records.repartition(partitions, *TP))
+        self.records = records
         self.ops = ops
         self.sends = records.where(F.col("kind") == "send")
         self.ok_sends = self.sends.where((F.col("type") == "ok") & F.col("offset").isNotNull())
@@ -84,14 +90,20 @@ def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]
 BROADCAST_ROWS_MAX = 1_000_000
 
 
+def _spread(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
+    """The key groups of the observations holding more than one distinct column value."""
+    df = fr.observations()
+    return fr.shared(name, lambda _: (
+        df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
+        .where(F.col("lo") != F.col("hi")).select(*keys)))
+
+
 def _disagreeing(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
     """Observations whose key group holds more than one distinct column value. A cheap min/max
     aggregate finds the (rare) groups first, materialised so that an empty result costs nothing
     more and a small one is broadcast instead of shuffling every observation again."""
     df = fr.observations()
-    spread = fr.shared(name, lambda _: (
-        df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
-        .where(F.col("lo") != F.col("hi")).select(*keys)))
+    spread = _spread(fr, name, keys, column)
     count = spread.count()
     if count == 0:
         return df.limit(0)
@@ -104,10 +116,13 @@ def inconsistent_offsets(fr: Frames) -> DataFrame:
             .groupBy(*TP, "offset").agg(F.array_sort(F.collect_set("value")).alias("values")))
 
 
+def _position():
+    return F.struct(*TP, "offset")
+
+
 def duplicate(fr: Frames) -> DataFrame:
-    position = F.struct(*TP, "offset")
-    return (_disagreeing(fr, "spread_by_value", ["value"], position).groupBy("value")
-            .agg(F.array_sort(F.collect_set(position)).alias("positions")))
+    return (_disagreeing(fr, "spread_by_value", ["value"], _position()).groupBy("value")
+            .agg(F.array_sort(F.collect_set(_position())).alias("positions")))
 
 
 def _acknowledged(fr: Frames) -> DataFrame:
@@ -133,8 +148,16 @@ def lost_write(fr: Frames) -> DataFrame:
 def unseen(fr: Frames) -> DataFrame:
     # read_offset holds every (topic, partition, value) some read returned: its values are the
     # seen ones (an anti join needs no distinct), and it is persisted for lost_write anyway.
+    # First the ok sends not read in their own partition (a join inside each partition, no
+    # shuffle); only those few are then looked for in every partition's reads.
     seen = fr.read_offset.select("value")
-    return (fr.sends.where(F.col("type") == "ok").join(seen, "value", "left_anti")
+    ok = fr.sends.where(F.col("type") == "ok")
+    maybe, count = _small(fr, "not_read_in_partition", lambda fr: ok.join(
+        fr.read_offset, [*TP, "value"], "left_anti").select(*TP, "offset", "value"))
+    if count <= BROADCAST_ROWS_MAX:
+        seen = seen.join(maybe.select("value"), "value", "left_semi")
+        ok = maybe
+    return (ok.join(seen, "value", "left_anti")
             .select(*TP, F.coalesce("offset", F.lit(-1)).alias("offset"), "value").distinct())
 
 
@@ -165,18 +188,35 @@ def send_reorder(fr: Frames) -> DataFrame:
     return _backwards(in_log)
 
 
+RESETS_BROADCAST_MAX = 200_000
+
+
+def _read_epochs(fr: Frames) -> DataFrame:
+    """Each read with its epoch: how many position resets (ops of POSITION_RESET_FS, invocations
+    and completions alike) its process made before it. Resets are few, so each process's sorted
+    list is broadcast and counted per read, which keeps the reads in their partitions; a history
+    with very many resets instead orders all of a process's reads and resets in one window."""
+    resets = fr.ops.where(F.col("f").isin(*POSITION_RESET_FS)).select(
+        "process", F.col("index").alias("op_index"))
+    reads = fr.reads.select(*_PROCESS_TP, "op_index", "position", "offset")
+    if resets.count() <= RESETS_BROADCAST_MAX:
+        lists = resets.groupBy("process").agg(F.collect_list("op_index").alias("resets"))
+        before = F.size(F.filter("resets", lambda index: index < F.col("op_index")))
+        return (reads.join(F.broadcast(lists), "process", "left")
+                .withColumn("epoch", F.coalesce(before, F.lit(0))).drop("resets"))
+    marked = reads.withColumn("reset", F.lit(0)).unionByName(resets.select(
+        "*", F.lit(2**31 - 1).alias("position"), F.lit(1).alias("reset")), allowMissingColumns=True)
+    by_process = Window.partitionBy("process").orderBy(*_IN_OP_ORDER).rowsBetween(
+        Window.unboundedPreceding, Window.currentRow)
+    return (marked.withColumn("epoch", F.sum("reset").over(by_process))
+            .where(F.col("reset") == 0).drop("reset"))
+
+
 def poll_steps(fr: Frames) -> DataFrame:
     """Successive reads of a partition by one process with no assign/subscribe/seek between,
     kept only where the offset does not advance by exactly one (the only interesting steps)."""
-    resets = fr.ops.where(F.col("f").isin(*POSITION_RESET_FS)).select(
-        "process", F.col("index").alias("op_index"), F.lit(2**31 - 1).alias("position"),
-        F.lit(1).alias("reset"))
-    reads = fr.reads.select(*_PROCESS_TP, "op_index", "position", "offset", F.lit(0).alias("reset"))
-    marked = reads.unionByName(resets, allowMissingColumns=True)
-    by_process = Window.partitionBy("process").orderBy(*_IN_OP_ORDER).rowsBetween(
-        Window.unboundedPreceding, Window.currentRow)
-    epochs = marked.withColumn("epoch", F.sum("reset").over(by_process)).where(F.col("reset") == 0)
-    steps = _lagged(epochs, [*_PROCESS_TP, "epoch"], _IN_OP_ORDER, ["op_index", "offset"])
+    steps = _lagged(_read_epochs(fr), [*_PROCESS_TP, "epoch"], _IN_OP_ORDER,
+                    ["op_index", "offset"])
     return (steps.where(F.col("prev_offset").isNotNull()
                         & (F.col("offset") != F.col("prev_offset") + 1))
             .select(*_PROCESS_TP, "prev_op_index", "prev_offset", "op_index", "offset",
@@ -205,8 +245,18 @@ def int_nonmonotonic_poll(fr: Frames) -> DataFrame:
     return _poll_cases(fr.shared("poll_steps", poll_steps), same_op=True, skip=False)
 
 
+def _small(fr: Frames, name: str, build) -> tuple[DataFrame, int]:
+    """A shared derived frame and its row count, hinted for broadcast when it is small."""
+    df = fr.shared(name, build)
+    count = df.count()
+    return (F.broadcast(df) if count <= BROADCAST_ROWS_MAX else df), count
+
+
 def aborted_read(fr: Frames) -> DataFrame:
-    failed = fr.sends.where(F.col("type") == "fail").select("value").distinct()
+    failed, count = _small(fr, "failed_values", lambda fr: fr.sends.where(
+        F.col("type") == "fail").select("value").distinct())
+    if count == 0:
+        return fr.reads.select(*TP, "offset", "value").limit(0)
     return fr.reads.join(failed, "value", "left_semi").select(*TP, "offset", "value").distinct()
 
 
@@ -243,11 +293,31 @@ def realtime_order(fr: Frames) -> DataFrame:
             .select(*TP, "b_value", "b_offset", "prior.value", "prior.offset"))
 
 
+def _spread_by_value(fr: Frames) -> DataFrame:
+    """Values observed at more than one (topic, partition, offset) (shared with duplicate)."""
+    return _spread(fr, "spread_by_value", ["value"], _position())
+
+
+def _observed_writers(fr: Frames) -> DataFrame:
+    """Distinct observations (topic, partition, offset, value) with each op that wrote the
+    value (op), in the records' partitioning. A value observed at a single position was only
+    ever acknowledged there, so its writers are found inside its partition; the few values
+    observed at several positions take their writers from every partition (broadcast)."""
+    observed = fr.observations().distinct()
+    spread = _spread_by_value(fr)
+    if spread.count() > BROADCAST_ROWS_MAX:
+        return observed.join(fr.writers, "value")
+    local = fr.ok_sends.groupBy(*TP, "value").agg(F.collect_set("op_index").alias("local_ops"))
+    anywhere = (fr.writers.join(F.broadcast(spread), "value", "left_semi")
+                .groupBy("value").agg(F.collect_set("op").alias("ops")))
+    return (observed.join(local, [*TP, "value"], "left")
+            .join(F.broadcast(anywhere), "value", "left")
+            .select(*TP, "offset", "value", F.explode(F.coalesce("ops", "local_ops")).alias("op")))
+
+
 def _writer_runs(fr: Frames) -> DataFrame:
     """Run heads: per partition in version order, where the writer op changes (see twin)."""
-    writers = fr.writers
-    sequence = fr.observations().distinct().join(writers, "value")
-    lagged = _lagged(sequence, TP, ["offset", "value", "op"], ["op"])
+    lagged = _lagged(_observed_writers(fr), TP, ["offset", "value", "op"], ["op"])
     return lagged.where(F.col("prev_op").isNull() | (F.col("prev_op") != F.col("op"))).drop(
         "prev_op")
 

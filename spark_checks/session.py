@@ -61,8 +61,17 @@ def base_conf(master: str = LOCAL_MASTER, shuffle_partitions: int = 8) -> dict[s
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
-        "spark.sql.adaptive.enabled": "true",
+        # Off: an adaptive plan announces no partitioning until it has run, so every join and
+        # window over the records persisted once by (topic, partition) (checks.Frames) would
+        # shuffle them again. The checks choose their broadcasts themselves from exact counts.
+        "spark.sql.adaptive.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Joins on (topic, partition, value) of two sides both partitioned by (topic, partition)
+        # reuse that partitioning instead of shuffling both again (checks.Frames).
+        "spark.sql.requireAllClusterKeysForCoPartition": "false",
+        # ... and a persisted DataFrame keeps announcing its partitioning (by default AQE may
+        # re-plan a cached plan, so Spark treats its partitioning as unknown and shuffles again).
+        "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "false",
     }
     if master.startswith("local"):
         conf["spark.driver.host"] = "127.0.0.1"
