@@ -1,8 +1,13 @@
 """Precision and recall of a checker against the ground truth `kafkaref synth` wrote.
 
 A case and an injection are related when they share a token: a value, a (topic, partition,
-offset) location, or an op index. Recall: the share of injections whose expected anomaly reported
-a related case. Precision: the share of reported cases related to some injection.
+offset) location, or an op index. Each ground-truth item names the anomaly that must report it
+("anomaly") and, in "also", the anomalies the same fault can show up as besides (one real fault
+seen several ways: a send acknowledged at a taken offset is also an inconsistent offset and a
+duplicate; which of those fire can depend on its neighbours). Recall: the share of injections
+whose "anomaly" reported a related case. Precision: the share of reported cases related to an
+injection that names the case's anomaly (in "anomaly" or "also"), so a case of an anomaly no
+injection explains counts against precision even if it touches an injected value.
 """
 
 from __future__ import annotations
@@ -45,20 +50,41 @@ def load_truth(path: str | Path) -> list[dict]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
+def explained_anomalies(item: Mapping) -> set[str]:
+    """The anomalies an injection explains cases of (older truth files have no "also")."""
+    return {item["anomaly"], *item.get("also", ())}
+
+
 def score(truth: list[dict], cases: Mapping[str, Iterable[tuple]]) -> dict:
-    """cases must be complete (every case, not a sample) for the figures to mean anything."""
-    injected_tokens = set().union(*(truth_tokens(t) for t in truth)) if truth else set()
+    """cases must be complete (every case, not a sample) for the figures to mean anything.
+    Besides the totals: per injection kind, injected and detected (recall per kind), and per
+    anomaly the reported cases no injection explains."""
+    explaining: dict[str, set[tuple]] = {}  # anomaly -> tokens of the injections explaining it
+    for t in truth:
+        for name in explained_anomalies(t):
+            explaining.setdefault(name, set()).update(truth_tokens(t))
     reported = [(name, case_tokens(name, case)) for name, found in cases.items() for case in found]
-    related = sum(1 for _, tokens in reported if tokens & injected_tokens)
+    unexplained: dict[str, int] = {}
+    for name, tokens in reported:
+        if not tokens & explaining.get(name, set()):
+            unexplained[name] = unexplained.get(name, 0) + 1
     by_anomaly: dict[str, list[set]] = {}
     for name, tokens in reported:
         by_anomaly.setdefault(name, []).append(tokens)
-    found = sum(1 for t in truth
-                if any(truth_tokens(t) & tokens for tokens in by_anomaly.get(t["anomaly"], ())))
+    by_kind: dict[str, dict[str, int]] = {}
+    for t in truth:
+        figures = by_kind.setdefault(t["kind"], {"injected": 0, "detected": 0})
+        figures["injected"] += 1
+        tokens = truth_tokens(t)
+        figures["detected"] += any(tokens & c for c in by_anomaly.get(t["anomaly"], ()))
+    found = sum(f["detected"] for f in by_kind.values())
+    related = len(reported) - sum(unexplained.values())
     return {
         "injected": len(truth),
         "detected": found,
         "reported": len(reported),
         "recall": found / len(truth) if truth else 1.0,
         "precision": related / len(reported) if reported else 1.0,
+        "by_kind": by_kind,
+        "unexplained": unexplained,
     }

@@ -9,8 +9,14 @@ rounds of a partition its consumer polls everything written since its last poll 
 at the end a final reader per partition reads the whole partition.
 
 Injections (rate = probability per opportunity: per send for send kinds, per poll for poll kinds),
-each recorded in ground_truth.jsonl with the values / (partition, offset) / ops it touches and the
-anomaly that must report it (recall); every reported case must touch some injection (precision).
+each recorded in ground_truth.jsonl with the values / (partition, offset) / ops it touches, the
+anomaly that must report it (recall) and the other anomalies the same fault can show up as
+("also"); every reported case must touch an injection that names its anomaly (precision).
+Every anomaly of the catalogue has an injection (INJECTIONS maps kind -> anomaly):
+  send kinds: lost_write, aborted_read, misordered_ack (realtime_order), unseen, offset_mismatch,
+    nonmonotonic_send, send_reorder, swapped_acks (cycle);
+  poll kinds: poll_skip, int_poll_skip, nonmonotonic_poll, inconsistent (inconsistent_offsets),
+    duplicate, hw_regression, int_nonmonotonic_poll, dirty_read.
 """
 
 from __future__ import annotations
@@ -48,6 +54,33 @@ POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
               "int_nonmonotonic_poll": "int_nonmonotonic_poll",  # a record repeated in a poll
               "dirty_read": "dirty_read"}  # a poll reads past the log end a value never kept
 INJECTIONS = {**SEND_KINDS, **POLL_KINDS}  # injection kind -> the anomaly that must report it
+# Send kinds acknowledged at another send's offset: their ops interleave in the version order.
+_CYCLIC = frozenset({"misordered_ack", "offset_mismatch", "nonmonotonic_send", "swapped_acks"})
+# Injection kind -> the other anomalies the same fault can show up as (ground truth "also"; see
+# scoring.py). Whether each fires can depend on the neighbours (a value acked at a taken offset
+# forms a write-write cycle only if it sorts after the value there), so they explain cases
+# (precision) but recall is measured on the anomaly in INJECTIONS alone.
+_TAKEN = ("inconsistent_offsets", "duplicate", "offset_mismatch")  # acked at another's offset
+SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
+    "lost_write": ("unseen", "int_poll_skip", "dirty_read"),  # final reads skip it; polls saw it
+    "aborted_read": (),
+    "misordered_ack": (*_TAKEN, "nonmonotonic_send", "cycle"),
+    "unseen": (),
+    "offset_mismatch": ("inconsistent_offsets", "duplicate", "cycle"),
+    "nonmonotonic_send": (*_TAKEN, "realtime_order", "cycle"),
+    "send_reorder": (),
+    "swapped_acks": _TAKEN,
+    "poll_skip": (),
+    "int_poll_skip": (),
+    "nonmonotonic_poll": (),
+    "inconsistent": ("offset_mismatch", "dirty_read"),  # the log holds another value there
+    "duplicate": ("inconsistent_offsets", "offset_mismatch", "dirty_read", "cycle"),
+    "hw_regression": (),
+    "int_nonmonotonic_poll": (),
+    # the offset read past the end is written later (another value there), and the next poll
+    # starts at it again
+    "dirty_read": ("inconsistent_offsets", "offset_mismatch", "nonmonotonic_poll"),
+}
 _MASK = (1 << 64) - 1
 
 
@@ -81,6 +114,8 @@ class SynthSpec:
         unknown = set(self.rates) - set(INJECTIONS)
         if unknown:
             raise ValueError(f"unknown injection kinds {sorted(unknown)}; known: {sorted(INJECTIONS)}")
+        if any(not 0 <= rate <= 1 for rate in self.rates.values()):
+            raise ValueError("injection rates must lie between 0 and 1")
         for kinds in (SEND_KINDS, POLL_KINDS):
             if sum(self.rates.get(k, 0.0) for k in kinds) > 1:
                 raise ValueError("injection rates of one opportunity must sum to at most 1")
@@ -176,15 +211,29 @@ class _Layout:
             return None
         if kind == "nonmonotonic_send" and not self._clean(r - self.p, j):
             return None  # an injected previous send may itself be acked lower than its slot
+        if kind == "misordered_ack" and not any(self._clean(r - self.p, k) for k in range(n)):
+            return None  # realtime_order needs an earlier completed send acked above it
         if kind == "swapped_acks":
             partner = self.swap_partner(r, j)
             if self.send_injection(r, partner) is not None or self.reorder_partner(r, partner):
                 return None
-            # One per round: two swaps in one round's offsets would make one strongly connected
-            # component, which the cycle check reports with one witness for both.
-            if any(self.send_injection(r, k) == "swapped_acks" for k in range(j)):
+            if self._near_other_cycles(r, j):
                 return None
         return kind
+
+    def _near_other_cycles(self, r: int, j: int) -> bool:
+        """Could another injection's ops interleave with round r's in the version order? Then
+        the swap's cycle and theirs would be one strongly connected component, which the cycle
+        check reports with one witness for both. Such ops are acked at another's offset in round
+        r (drawn in round r, or one or two rounds of the partition later) or a duplicate polled
+        over round r."""
+        p, q = self.p, self.q
+        if any(kind in _CYCLIC for k, kind in enumerate(self.draws(r)) if k != j):
+            return True
+        if any(kind in _CYCLIC for d in (1, 2) for kind in self.draws(r + d * p)):
+            return True
+        qq = r // p
+        return self.poll_injection((qq + q - 1 - qq % q) * p + r % p) == "duplicate"
 
     def _clean(self, r: int, j: int) -> bool:
         """Send (r, j) is acknowledged at its own slot: no injection of its own, and not the
@@ -192,7 +241,8 @@ class _Layout:
         if self.send_injection(r, j) is not None or self.reorder_partner(r, j):
             return False
         before = self.producer_at(r, (self.slot(r, j) - 1) % self.n)
-        return self.n < 2 or self.applied(r, before) != "swapped_acks"
+        return (self.n < 2 or self.send_injection(r, before) != "swapped_acks"
+                or self.applied(r, before) != "swapped_acks")
 
     def _reorder_possible(self, r: int, j: int) -> bool:
         """The partner (r + P, j) exists, has no injection, and no poll falls between the two
@@ -324,7 +374,8 @@ def _send(lay: _Layout, r: int, j: int, kind: str | None, swapped_with: dict[int
         return type_, acked, sent, None
     locations = [[TOPIC, p, offset]] + (
         [[TOPIC, p, acked]] if acked is not None and acked != offset else [])
-    item = {"kind": kind, "anomaly": INJECTIONS[kind], "values": [sent] + (
+    item = {"kind": kind, "anomaly": INJECTIONS[kind], "also": list(SIDE_EFFECTS[kind]),
+            "values": [sent] + (
                 [value] if sent != value else []),
             "locations": locations, "ops": [lay.base_index(r) + n + j]}
     for rr, jj in others:
@@ -344,8 +395,11 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
     pairs = [(o, lay.value_at(p, o)) for o in range(start, end)]
     hw = end
     kind = lay.poll_injection(r) if qq >= 2 * lay.q - 1 and len(pairs) >= 3 else None
-    if kind == "hw_regression" and lay.poll_injection(r - lay.p * lay.q) == kind:
-        kind = None  # the previous poll's hw was lowered too: this one would not go back
+    if kind and lay.poll_injection(r - lay.p * lay.q) is not None:
+        # The previous poll of the partition was drawn an injection too: it may hide this one
+        # (a dirty read past the end makes a skipped first record look in order; a lowered hw
+        # makes a lowered one not go back).
+        kind = None
     touched_values, locations, touched_ops = [], [], [index + 1]
     if kind == "poll_skip":
         pairs = pairs[1:]
@@ -379,7 +433,8 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
     records.add(index + 1, len(pairs), "hw", process, "ok", invoke_time, complete_time, TOPIC, p,
                 hw, None)
     if kind:
-        truth.append({"kind": kind, "anomaly": INJECTIONS[kind], "values": touched_values,
+        truth.append({"kind": kind, "anomaly": INJECTIONS[kind],
+                      "also": list(SIDE_EFFECTS[kind]), "values": touched_values,
                       "locations": locations, "ops": touched_ops})
 
 
