@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from kafkaref.spark_checks.synth import INJECTIONS
 from kafkaref.spec.history import CheckConfig, HistoryError
 
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
@@ -118,8 +119,6 @@ def check(path, master, config_items, examples, report_path, twin):
 
 
 def _parse_rates(items: tuple[str, ...], rate_all: float | None) -> dict:
-    from kafkaref.spark_checks.synth import INJECTIONS
-
     rates = {kind: rate_all for kind in INJECTIONS} if rate_all else {}
     for item in items:
         kind, _, value = item.partition("=")
@@ -130,7 +129,12 @@ def _parse_rates(items: tuple[str, ...], rate_all: float | None) -> dict:
     return rates
 
 
-@click.command()
+_KINDS_EPILOG = "\b\nInjection kinds (KIND -> the anomaly that must report it):\n" + "\n".join(
+    f"  {kind}" + (f" -> {anomaly}" if anomaly != kind else "")
+    for kind, anomaly in INJECTIONS.items())
+
+
+@click.command(epilog=_KINDS_EPILOG)
 @click.argument("path", type=click.Path(exists=False, file_okay=False))
 @click.option("--sends", default=100_000, show_default=True, type=click.IntRange(1),
               help="Sends to generate (rounded up to whole rounds of producers).")
@@ -141,7 +145,7 @@ def _parse_rates(items: tuple[str, ...], rate_all: float | None) -> dict:
               help="Rounds of a partition between its consumer's polls.")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--inject", "inject_items", multiple=True, metavar="KIND=RATE",
-              help="Inject an anomaly kind at a rate (repeatable).")
+              help="Inject an anomaly kind (listed below) at a rate in [0, 1] (repeatable).")
 @click.option("--rate", "rate_all", type=click.FloatRange(0, 0.1), default=None,
               help="Inject every kind at this rate.")
 @click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
