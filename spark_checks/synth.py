@@ -84,9 +84,9 @@ SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
 _MASK = (1 << 64) - 1
 
 
-def _mix(*parts: int) -> int:
-    """A 64-bit hash of integers (splitmix64 finaliser): the seeded randomness of the log."""
-    x = 0
+def _mix(*parts: int, x: int = 0) -> int:
+    """A 64-bit hash of integers (splitmix64 finaliser): the seeded randomness of the log.
+    _mix(*a, *b) == _mix(*b, x=_mix(*a)): hashes sharing a prefix can share its work."""
     for part in parts:
         x = (x ^ (part & _MASK)) * 0x9E3779B97F4A7C15 & _MASK
         x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9 & _MASK
@@ -140,9 +140,9 @@ class _Layout:
         self.block = functools.lru_cache(maxsize=1 << 12)(self._block)
         self.draws = functools.lru_cache(maxsize=1 << 12)(self._draws)
         self._reordered = functools.lru_cache(maxsize=1 << 12)(
-            lambda r: frozenset(j for j in range(self.n)
-                                if self.send_injection(r, j) == "send_reorder"
-                                and self._reorder_possible(r, j)))
+            lambda r: frozenset(j for j, kind in enumerate(self.draws(r))
+                                if kind == "send_reorder" and self._reorder_possible(r, j)))
+        self._send_total = _edges(spec.rates, SEND_KINDS)[-1]
 
     def is_poll_round(self, r: int) -> bool:
         return (r // self.p) % self.q == self.q - 1
@@ -193,8 +193,11 @@ class _Layout:
         return self.draws(r)[j]
 
     def _draws(self, r: int) -> tuple[str | None, ...]:
-        return tuple(_pick(self.s.rates, SEND_KINDS, _unit(self.s.seed, 1, r, j))
-                     for j in range(self.n))
+        """_pick(rates, SEND_KINDS, _unit(seed, 1, r, j)) for every j, sharing the hash of
+        (seed, 1, r) and skipping _pick when no kind can be drawn (u past the rates' sum)."""
+        prefix, total = _mix(self.s.seed, 1, r), self._send_total
+        draws = [_mix(j, x=prefix) / 2.0**64 for j in range(self.n)]
+        return tuple(None if u >= total else _pick(self.s.rates, SEND_KINDS, u) for u in draws)
 
     def applied(self, r: int, j: int) -> str | None:
         """The send injection that really happens at (r, j): the draw, if its preconditions
@@ -265,6 +268,15 @@ class _Layout:
         return _pick(self.s.rates, POLL_KINDS, _unit(self.s.seed, 2, r))
 
 
+def _edges(rates: dict, kinds: dict) -> list[float]:
+    """The cumulative rates _pick compares u with, summed in the same order (same floats)."""
+    edges, edge = [0.0], 0.0
+    for kind in kinds:
+        edge += rates.get(kind, 0.0)
+        edges.append(edge)
+    return edges
+
+
 def _pick(rates: dict, kinds: dict, u: float) -> str | None:
     edge = 0.0
     for kind in kinds:
@@ -275,22 +287,25 @@ def _pick(rates: dict, kinds: dict, u: float) -> str | None:
 
 
 class _Columns:
+    """Rows of one table, kept as tuples (one append per row) and turned into columns when a
+    table is taken."""
+
     def __init__(self, schema: pa.Schema):
         self.schema = schema
-        self.columns: list[list] = [[] for _ in schema]
-
-    def add(self, *row) -> None:
-        for column, cell in zip(self.columns, row, strict=True):
-            column.append(cell)
+        self.rows: list[tuple] = []
+        self.add = lambda *row: self.rows.append(row)
 
     def table(self) -> pa.Table:
-        table = pa.table([pa.array(c, f.type) for c, f in zip(self.columns, self.schema,
-                                                               strict=True)], schema=self.schema)
-        self.columns = [[] for _ in self.schema]
+        columns = list(zip(*self.rows, strict=True)) or [() for _ in self.schema]
+        if len(columns) != len(self.schema):
+            raise ValueError(f"rows of {len(columns)} cells for {len(self.schema)} columns")
+        table = pa.table([pa.array(c, f.type) for c, f in zip(columns, self.schema, strict=True)],
+                         schema=self.schema)
+        self.rows = []
         return table
 
     def __len__(self) -> int:
-        return len(self.columns[0])
+        return len(self.rows)
 
 
 def generate(spec: SynthSpec, path: str | Path, progress: Callable[[int, int], None] | None = None,
@@ -441,8 +456,16 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
 def _final_reads(lay: _Layout, ops: _Columns, records: _Columns, writer: HistoryWriter,
                  truth: list[dict]) -> None:
     lost = {(loc[1], loc[2]) for t in truth if t["kind"] == "lost_write" for loc in t["locations"]}
+    # The log is read straight from the round layout; the values send_reorder swapped come from
+    # the ground truth (as many as injected), so the sweep needs no injection draws.
+    swapped = {}
+    for t in truth:
+        if t["kind"] == "send_reorder":
+            (_, p, earlier), (_, _, later) = t["locations"]
+            swapped[(p, earlier)], swapped[(p, later)] = t["values"][1], t["values"][0]
     index = lay.base_index(lay.s.rounds)
     time = lay.s.rounds * ROUND_NS + 10
+    n = lay.n
     for p in range(lay.p):
         process = lay.s.producers + lay.s.consumers + p
         ops.add(index, time, process, "invoke", "final_read", None, None, None)
@@ -451,8 +474,10 @@ def _final_reads(lay: _Layout, ops: _Columns, records: _Columns, writer: History
         for offset in range(lay.log_end(p)):
             if (p, offset) in lost:
                 continue
+            r = offset // n * lay.p + p
+            value = swapped.get((p, offset), r * n + lay.producer_at(r, offset % n))
             records.add(index + 1, position, "final_read", process, "ok", time, time + 5, TOPIC,
-                        p, offset, lay.value_at(p, offset))
+                        p, offset, value)
             position += 1
             if len(records) >= 1 << 18:
                 writer.records_table(records.table())
