@@ -2,7 +2,8 @@
 injected at chosen rates and the ground truth of what was injected written next to them.
 
 The log is laid out in rounds so that any record can be recomputed from its coordinates (nothing
-is remembered, so memory stays bounded at any size): round r writes partition r % P; each of the
+is remembered per record, only the ground truth, one entry per injection, so memory stays bounded
+at any size): round r writes partition r % P; each of the
 N producers sends one record whose value is r*N + j, concurrently (all invoke before any
 completes), and the broker orders them by a per-round permutation derived from the seed. Every Q
 rounds of a partition its consumer polls everything written since its last poll (and sees the hw);
