@@ -18,6 +18,43 @@ SIZE = struct.Struct(">i")
 RESPONSE_BYTES_MAX = 512 * 1024 * 1024
 
 
+_PRODUCE_HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id len
+_PRODUCE_FIXED = struct.Struct(">hhiih")  # txn id (null), acks, timeout, 1 topic, name length
+_PRODUCE_PARTITION = struct.Struct(">iii")  # 1 partition, index, records length
+
+
+def produce_prefix(version: int, correlation_id: int, client_id: str | None, acks: int,
+                   timeout_ms: int, topic: str, partition: int, records_size: int) -> bytes:
+    """Everything of a one-partition Produce request (v3-v8: non-flexible, header v1) that
+    comes before the batch, its size prefix included."""
+    if not 3 <= version <= 8:
+        raise ValueError(f"hand-built Produce supports v3-v8, not v{version}")
+    client = b"" if client_id is None else client_id.encode("utf-8")
+    name = topic.encode("utf-8")
+    size = (10 + len(client) + _PRODUCE_FIXED.size + len(name) + _PRODUCE_PARTITION.size
+            + records_size)
+    return b"".join((
+        _PRODUCE_HEAD.pack(size, 0, version, correlation_id,
+                           -1 if client_id is None else len(client)),
+        client,
+        _PRODUCE_FIXED.pack(-1, acks, timeout_ms, 1, len(name)),
+        name,
+        _PRODUCE_PARTITION.pack(1, partition, records_size),
+    ))
+
+
+def _send_all(sock: socket.socket, buffers: list) -> None:
+    """sendmsg until every byte of buffers is out (sendmsg may write only part)."""
+    views = [memoryview(b).cast("B") for b in buffers if len(b)]
+    while views:
+        sent = sock.sendmsg(views)
+        while views and sent >= len(views[0]):
+            sent -= len(views[0])
+            views.pop(0)
+        if sent:
+            views[0] = views[0][sent:]
+
+
 class ConnectionClosed(ConnectionError):
     pass
 
@@ -80,6 +117,18 @@ class KafkaConnection:
         if got != correlation_id:
             raise ConnectionClosed(f"correlation id {got}, expected {correlation_id}")
         return body
+
+    def send_produce_request(self, version: int, acks: int, timeout_ms: int, topic: str,
+                             partition: int, records) -> int:
+        """Send a Produce request for one partition's batch without waiting; its correlation
+        id. The same bytes as send_request(0, version, ...) builds with kio (tested), but the
+        batch goes to the socket as it is (sendmsg of prefix + batch): kio copied a 1 MiB batch
+        about three times, ~1 ms per request or 1 us per 1 KiB record."""
+        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        prefix = produce_prefix(version, correlation_id, self.client_id, acks, timeout_ms,
+                                topic, partition, len(records))
+        _send_all(self.sock, [prefix, records])
+        return correlation_id
 
     def send_raw(self, frame: bytes) -> None:
         self.sock.sendall(frame)

@@ -11,7 +11,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
-from kafkaref.impl.protocol.records import decode_batch, split_batches
+from kafkaref.impl.protocol.records import decode_batch_fields, split_batches
 
 FETCH_VERSION, LIST_OFFSETS_VERSION = 11, 5
 EARLIEST, LATEST = -2, -1
@@ -124,14 +124,13 @@ class Consumer:
         error, views = split_batches(part.records or b"", allow_partial_tail=True)
         position = self.positions[key]
         records = []
+        topic, partition = key
         for view in views:
-            decoded = decode_batch(view)
-            if decoded.error != ErrorCode.none:
-                raise CorruptRecords(f"{key} at offset {position}: {decoded.error.name}")
-            for r in decoded.records:
-                if r.offset >= position:
-                    records.append(ConsumerRecord(key[0], key[1], r.offset, r.timestamp, r.key,
-                                                  r.value, r.headers))
-            position = max(position, decoded.header.next_offset)
+            error, header, fields = decode_batch_fields(view)
+            if error != ErrorCode.none:
+                raise CorruptRecords(f"{key} at offset {position}: {error.name}")
+            records.extend([ConsumerRecord(topic, partition, *f) for f in fields
+                            if f[0] >= position])
+            position = max(position, header.next_offset)
         self.positions[key] = position
         return records

@@ -108,6 +108,7 @@ class Producer:
         self.max_in_flight = max_in_flight
         self._pipelined = max_in_flight > 1 and self.acks != 0 and not enable_idempotence
         self._in_flight: collections.deque = collections.deque()  # (batch, key, data, conn, id)
+        self._settle = self._drain if self._pipelined else None
         if enable_idempotence and self.acks != -1:
             raise ValueError("idempotence needs acks=all")
 
@@ -127,25 +128,72 @@ class Producer:
     def send(self, topic: str, value: bytes | None, key: bytes | None = None,
              headers=(), partition: int | None = None,
              timestamp_ms: int | None = None) -> RecordFuture:
-        count = self.cluster.partitions_for(topic)
         if partition is None:
-            partition = self.partitioner.partition(topic, key, count)
+            partition = self.partitioner.partition(topic, key, self.cluster.partitions_for(topic))
+        elif topic not in self.cluster.partition_counts:
+            self.cluster.partitions_for(topic)
         key_ = (topic, partition)
         batch = self.batches.get(key_)
         if batch is None:
-            created = time.monotonic()
-            batch = self.batches[key_] = _Batch(created=created)
-            self._poll_due = min(self._poll_due, created + self.linger_ms / 1000)
-        future = RecordFuture(batch.future, len(batch.records), topic, partition,
-                              self._drain if self._pipelined else None)
-        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        batch.records.append((key, value, tuple(headers), timestamp))
-        batch.size += len(value or b"") + len(key or b"") + 20
+            batch = self._open_batch(key_)
+        records = batch.records
+        future = RecordFuture(batch.future, len(records), topic, partition, self._settle)
+        records.append((key, value, tuple(headers) if headers else (),
+                        timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)))
+        batch.size += (len(value) if value is not None else 0) + (
+            len(key) if key is not None else 0) + 20
         if batch.size >= self.batch_size:
             self._send_batch(key_)
         elif self.linger_ms <= 0 or time.monotonic() >= self._poll_due:
             self.poll()
         return future
+
+    def send_many(self, topic: str, values, keys=None, partition: int | None = None,
+                  timestamp_ms: int | None = None) -> list[RecordFuture]:
+        """send() for many records at once, without headers: the same batches, records and
+        futures as calling send(topic, value, key=key, partition=partition,
+        timestamp_ms=timestamp_ms) for each value (with its key) in turn, at a fraction of the
+        per-call cost (one timestamp for the call; one loop that only appends while the batch
+        has room). `kafkaref produce` uses it for stdin; the bench has a row for it."""
+        values = list(values)
+        keys = [None] * len(values) if keys is None else list(keys)
+        if len(keys) != len(values):
+            raise ValueError("keys must have one entry per value")
+        if partition is None:  # the partitioner picks per record (sticky or by key)
+            return [self.send(topic, v, key=k, timestamp_ms=timestamp_ms)
+                    for v, k in zip(values, keys, strict=True)]
+        if topic not in self.cluster.partition_counts:
+            self.cluster.partitions_for(topic)
+        timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
+        key_ = (topic, partition)
+        futures: list[RecordFuture] = []
+        settle, batch_size, i, n = self._settle, self.batch_size, 0, len(values)
+        while i < n:
+            batch = self.batches.get(key_) or self._open_batch(key_)
+            records, size, future, start = batch.records, batch.size, batch.future, i
+            base = len(records) - start
+            while i < n:
+                value, k = values[i], keys[i]
+                records.append((k, value, (), timestamp))
+                size += (len(value) if value is not None else 0) + (
+                    len(k) if k is not None else 0) + 20
+                i += 1
+                if size >= batch_size:
+                    break
+            batch.size = size
+            futures.extend([RecordFuture(future, base + j, topic, partition, settle)
+                            for j in range(start, i)])
+            if size >= batch_size:
+                self._send_batch(key_)
+            elif self.linger_ms <= 0 or time.monotonic() >= self._poll_due:
+                self.poll()
+        return futures
+
+    def _open_batch(self, key: tuple[str, int]) -> _Batch:
+        created = time.monotonic()
+        batch = self.batches[key] = _Batch(created=created)
+        self._poll_due = min(self._poll_due, created + self.linger_ms / 1000)
+        return batch
 
     def poll(self) -> None:
         """Send batches that lingered long enough."""
@@ -214,8 +262,8 @@ class Producer:
             self._complete_oldest()
         try:
             connection, _ = self.cluster.leader_connection(key)
-            correlation_id = connection.send_request(0, PRODUCE_VERSION, self._produce_values(
-                key, data))
+            correlation_id = connection.send_produce_request(
+                PRODUCE_VERSION, self.acks, self.request_timeout_ms, key[0], key[1], data)
         except (OSError, ValueError, NoBrokerAvailable):
             self._drain()
             self._finish(key, batch, data)  # the retrying path finds a leader again
@@ -242,11 +290,6 @@ class Producer:
         while self._in_flight:
             self._complete_oldest()
 
-    def _produce_values(self, key, data: bytes) -> dict:
-        return {"transactional_id": None, "acks": self.acks, "timeout": self.request_timeout_ms,
-                "topic_data": [{"name": key[0], "partition_data": [
-                    {"index": key[1], "records": data}]}]}
-
     def _produce_with_retries(self, key: tuple[str, int], data: bytes) -> int:
         last: Exception | None = None
         for attempt in range(self.retries + 1):
@@ -257,8 +300,10 @@ class Producer:
                 connection, _ = self.cluster.leader_connection(key)
                 broker_id = next(b for b, c in self.cluster.connections.items()
                                  if c is connection)
-                answer = connection.send(0, PRODUCE_VERSION, self._produce_values(key, data),
-                                         expect_response=self.acks != 0)
+                correlation_id = connection.send_produce_request(
+                    PRODUCE_VERSION, self.acks, self.request_timeout_ms, key[0], key[1], data)
+                answer = (connection.receive(0, PRODUCE_VERSION, correlation_id)
+                          if self.acks != 0 else None)
             except (OSError, ValueError, NoBrokerAvailable) as exc:
                 last = exc
                 self.cluster.drop(broker_id)

@@ -308,6 +308,90 @@ def decode_batch(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX) -> D
     return DecodedBatch(ErrorCode.none, header, tuple(records))
 
 
+def decode_batch_fields(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX):
+    """decode_batch without Record objects: (error, header, [(offset, timestamp, key, value,
+    headers), ...]); the same error, header and record fields as decode_batch on every input
+    (property-tested). For consumers: building a frozen Record per record cost about a third
+    of decode_batch. Records of the common shape (one-byte varints but for a one- or two-byte
+    length and value length, no headers) are read inline; any other record, or one that does
+    not parse inline, goes through _decode_record."""
+    error = check_batch(buf)
+    if error != ErrorCode.none:
+        return error, None, []
+    header = parse_header(buf)
+    if header.compression not in _CODECS:
+        return ErrorCode.unsupported_compression_type, header, []
+    body = _records_body(buf, header, decompressed_bytes_max)
+    if isinstance(body, ErrorCode):
+        return body, header, []
+    out: list = []
+    append = out.append
+    base_offset, base_ts = header.base_offset, header.base_timestamp
+    log_append = header.is_log_append_time
+    size, pos = len(body), 0
+    for _ in range(header.records_count):
+        fields = _fast_record(body, pos, size)
+        if fields is None:
+            decoded = _decode_record(body, pos, header)
+            if decoded is None:
+                return ErrorCode.corrupt_message, header, []
+            r, pos = decoded
+            append((r.offset, r.timestamp, r.key, r.value, r.headers))
+            continue
+        ts_delta, offset_delta, key, value, pos = fields
+        append((base_offset + offset_delta,
+                header.max_timestamp if log_append else base_ts + ts_delta, key, value, ()))
+    if pos != size:
+        return ErrorCode.corrupt_message, header, []
+    return ErrorCode.none, header, out
+
+
+def _fast_record(body, pos: int, size: int):
+    """(timestamp delta, offset delta, key, value, next position) of a common-shape record
+    at pos (every varint one or two bytes, no headers); None for anything else (the caller
+    then decodes it the general way, which also finds it corrupt if it is)."""
+    if pos + 7 > size:
+        return None
+    fields = []
+    p = pos
+    for _ in range(3):  # length, then (after attributes) timestamp delta and offset delta
+        first = body[p]
+        if first < 0x80:
+            value, p = first, p + 1
+        elif p + 1 < size and body[p + 1] < 0x80:
+            value, p = (first & 0x7F) | (body[p + 1] << 7), p + 2
+        else:
+            return None
+        fields.append((value >> 1) ^ -(value & 1))
+        if len(fields) == 1:
+            end = p + fields[0]
+            if fields[0] < 6 or end > size:
+                return None
+            p += 1  # attributes
+    key_value = []
+    for _ in range(2):
+        if p + 2 > end:
+            return None
+        first = body[p]
+        if first < 0x80:
+            length, p = first, p + 1
+        elif body[p + 1] < 0x80:
+            length, p = (first & 0x7F) | (body[p + 1] << 7), p + 2
+        else:
+            return None
+        length = (length >> 1) ^ -(length & 1)
+        if length == -1:
+            key_value.append(None)
+        elif length < 0 or p + length >= end:
+            return None
+        else:
+            key_value.append(bytes(body[p : p + length]))
+            p += length
+    if p + 1 != end or body[p] != 0:  # exactly a zero header count left
+        return None
+    return fields[1], fields[2], key_value[0], key_value[1], end
+
+
 def _records_body(buf, header: BatchHeader, decompressed_bytes_max: int):
     raw = memoryview(buf)[RECORDS_POS:]
     if header.compression == Compression.none:
@@ -729,6 +813,56 @@ def _encode_fields(key, value, headers, offset_delta: int, timestamp_delta: int)
     return _varint(len(body)) + body
 
 
+def encode_records_naive(items, deltas, timestamps, first_timestamp: int) -> bytes:
+    """The records section of a batch, one record at a time (encode_records' plain twin)."""
+    return b"".join(
+        _encode_fields(r[0], r[1], r[2], delta, ts - first_timestamp)
+        for r, delta, ts in zip(items, deltas, timestamps, strict=True)
+    )
+
+
+def encode_records(items, deltas, timestamps, first_timestamp: int) -> bytes:
+    """The records section of a batch: the same bytes as encode_records_naive, faster.
+
+    Every producer batch goes through here (about 1.5 us per record in the naive form, most of
+    it in per-record joins and calls). Records without headers whose varints all come from the
+    small table are written as pieces of one flat list joined once; any other record is encoded
+    by _encode_fields. Property-tested byte for byte against the naive twin."""
+    if len(deltas) != len(items) or len(timestamps) != len(items):
+        raise ValueError("one offset delta and one timestamp per record")
+    small, low, high = _SMALL_VARINTS, _SMALL_VARINT_MIN, _SMALL_VARINT_END
+    parts: list = []
+    append = parts.append
+    for (key, value, headers, _), delta, ts in zip(items, deltas, timestamps, strict=True):
+        ts_delta = ts - first_timestamp
+        key_len = -1 if key is None else len(key)
+        value_len = -1 if value is None else len(value)
+        # body = attributes, ts delta, offset delta, key, value, header count (0)
+        size = 2 + max(key_len, 0) + max(value_len, 0)
+        if (headers or not low <= ts_delta < high or not low <= delta < high
+                or value_len >= high or key_len >= high):
+            append(_encode_fields(key, value, headers or (), delta, ts_delta))
+            continue
+        pieces = (small[ts_delta + 1], small[delta + 1], small[key_len + 1],
+                  small[value_len + 1])
+        size += len(pieces[0]) + len(pieces[1]) + len(pieces[2]) + len(pieces[3])
+        if size >= high:
+            append(_encode_fields(key, value, headers or (), delta, ts_delta))
+            continue
+        append(small[size + 1])
+        append(b"\x00")
+        append(pieces[0])
+        append(pieces[1])
+        append(pieces[2])
+        if key_len > 0:
+            append(key)
+        append(pieces[3])
+        if value_len > 0:
+            append(value)
+        append(b"\x00")
+    return b"".join(parts)
+
+
 def build_batch(
     records: Iterable[NewRecord | tuple],
     *,
@@ -754,11 +888,9 @@ def build_batch(
     deltas = list(range(len(items))) if offset_deltas is None else list(offset_deltas)
     if len(deltas) != len(items):
         raise ValueError("offset_deltas must have one entry per record")
-    body = b"".join(
-        _encode_fields(r[0], r[1], r[2], delta, ts - first_timestamp)
-        for r, delta, ts in zip(items, deltas, timestamps, strict=True)
-    )
-    body = compress(Compression(compression), body)
+    body = encode_records(items, deltas, timestamps, first_timestamp)
+    if compression != Compression.none:
+        body = compress(Compression(compression), body)
     attributes = int(compression) | (TRANSACTIONAL_FLAG if is_transactional else 0)
     attributes |= CONTROL_FLAG if is_control else 0
     header = HEADER.pack(
@@ -776,6 +908,6 @@ def build_batch(
         base_sequence,
         len(items),
     )
-    batch = bytearray(header + body)
-    _UINT32.pack_into(batch, CRC_POS, compute_crc(batch))
-    return bytes(batch)
+    # CRC of header tail then body, so the body is copied once (into the result), not thrice.
+    crc = crc32c.crc32c(body, crc32c.crc32c(memoryview(header)[ATTRIBUTES_POS:]))
+    return b"".join((header[:CRC_POS], _UINT32.pack(crc), header[CRC_POS + 4 :], body))
