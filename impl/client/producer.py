@@ -150,25 +150,30 @@ class Producer:
 
     def send_many(self, topic: str, values, keys=None, partition: int | None = None,
                   timestamp_ms: int | None = None) -> list[RecordFuture]:
-        """send() for many records at once, without headers: the same batches, records and
-        futures as calling send(topic, value, key=key, partition=partition,
+        """send() for many records at once, without headers: the same records, partitions,
+        order and futures as send(topic, value, key=key, partition=partition,
         timestamp_ms=timestamp_ms) for each value (with its key) in turn, at a fraction of the
-        per-call cost (one timestamp for the call; one loop that only appends while the batch
-        has room). `kafkaref produce` uses it for stdin; the bench has a row for it."""
+        per-call cost: one timestamp for the call, one loop that only appends while the batch
+        has room. A batch closes when it reaches batch_size, as with send(); the linger check
+        runs once after the call (the records arrived together), so with linger_ms=0 a call's
+        records share batches instead of leaving one by one. Keyed records without a
+        partition go through send() one by one (each key picks its partition).
+        `kafkaref produce` uses it for what stdin has ready."""
         values = list(values)
         keys = [None] * len(values) if keys is None else list(keys)
         if len(keys) != len(values):
             raise ValueError("keys must have one entry per value")
-        if partition is None:  # the partitioner picks per record (sticky or by key)
+        if partition is None and any(k is not None for k in keys):
             return [self.send(topic, v, key=k, timestamp_ms=timestamp_ms)
                     for v, k in zip(values, keys, strict=True)]
-        if topic not in self.cluster.partition_counts:
-            self.cluster.partitions_for(topic)
+        count = self.cluster.partitions_for(topic)
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        key_ = (topic, partition)
         futures: list[RecordFuture] = []
         settle, batch_size, i, n = self._settle, self.batch_size, 0, len(values)
-        while i < n:
+        while i < n:  # one batch per round; the sticky partition moves only when one is sent
+            chosen = partition if partition is not None else self.partitioner.partition(
+                topic, None, count)
+            key_ = (topic, chosen)
             batch = self.batches.get(key_) or self._open_batch(key_)
             records, size, future, start = batch.records, batch.size, batch.future, i
             base = len(records) - start
@@ -181,7 +186,7 @@ class Producer:
                 if size >= batch_size:
                     break
             batch.size = size
-            futures.extend([RecordFuture(future, base + j, topic, partition, settle)
+            futures.extend([RecordFuture(future, base + j, topic, chosen, settle)
                             for j in range(start, i)])
             if size >= batch_size:
                 self._send_batch(key_)

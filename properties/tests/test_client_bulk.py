@@ -1,0 +1,110 @@
+"""Producer.send_many against send() one by one (same records, partitions, offsets and
+batches under batch_size), and the stdin chunking of `kafkaref produce`."""
+
+import io
+import random
+
+import pytest
+
+from kafkaref.impl.client.cli import _ready_lines, _split_keys
+from kafkaref.impl.client.consumer import Consumer
+from kafkaref.impl.client.partitioner import StickyPartitioner
+from kafkaref.impl.client.producer import Producer
+from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.single import single_broker
+
+
+@pytest.fixture
+def broker():
+    server = single_broker("", ServerConfig(num_network_threads=1, num_io_threads=2),
+                           BrokerConfig(default_partitions=3),
+                           log_factory=lambda key: MemoryLog()).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+
+
+def consume_all(address, topic, expected):
+    with Consumer(address) as consumer:
+        consumer.assign([(topic, p) for p in range(3)])
+        got = []
+        for _ in range(200):
+            if len(got) >= expected:
+                break
+            got += consumer.poll(max_wait_ms=50)
+    return [(r.partition, r.offset, r.key, r.value, r.timestamp) for r in got]
+
+
+def produce(address, topic, bulk, values, keys, partition, max_in_flight):
+    with Producer(address, acks=1, batch_size=700, linger_ms=60_000,
+                  partitioner=StickyPartitioner(random.Random(3)),
+                  max_in_flight=max_in_flight) as producer:
+        if bulk:
+            futures = []
+            for start in range(0, len(values), 37):  # several calls, batches span them
+                futures += producer.send_many(
+                    topic, values[start:start + 37],
+                    keys=None if keys is None else keys[start:start + 37],
+                    partition=partition, timestamp_ms=1000)
+        else:
+            futures = [producer.send(topic, v, key=None if keys is None else keys[i],
+                                     partition=partition, timestamp_ms=1000)
+                       for i, v in enumerate(values)]
+        producer.flush()
+        return [(m.partition, m.offset) for m in (f.result(timeout=10) for f in futures)]
+
+
+@pytest.mark.parametrize("partition", [None, 1])
+@pytest.mark.parametrize("keyed", [False, True])
+@pytest.mark.parametrize("max_in_flight", [1, 5])
+def test_send_many_matches_send(broker, partition, keyed, max_in_flight):
+    rng = random.Random(7)
+    values = [None if rng.random() < 0.05 else rng.randbytes(rng.randrange(0, 120))
+              for _ in range(300)]
+    keys = [None if rng.random() < 0.2 else b"k%d" % rng.randrange(9) for _ in values]
+    keys = keys if keyed else None
+    results = {}
+    for bulk in (False, True):
+        topic = f"t-{bulk}-{partition}-{keyed}-{max_in_flight}"
+        metas = produce(broker.address, topic, bulk, values, keys, partition, max_in_flight)
+        results[bulk] = metas, consume_all(broker.address, topic, len(values))
+    assert results[True] == results[False]
+    metas, records = results[True]
+    by_position = {(p, o): (k, v) for p, o, k, v, _ in records}
+    assert [by_position[m] for m in metas] == [
+        (None if keys is None else keys[i], v) for i, v in enumerate(values)]
+
+
+def test_send_many_rejects_mismatched_keys(broker):
+    with Producer(broker.address) as producer, pytest.raises(ValueError):
+        producer.send_many("x", [b"a", b"b"], keys=[b"k"])
+
+
+class Trickle(io.RawIOBase):
+    """A stream that hands out its bytes in fixed small pieces (like a pipe or a terminal)."""
+
+    def __init__(self, data: bytes, piece: int):
+        self.data, self.piece = data, piece
+
+    def readable(self):
+        return True
+
+    def read1(self, n=-1):
+        out, self.data = self.data[:min(n, self.piece)], self.data[min(n, self.piece):]
+        return out
+
+
+@pytest.mark.parametrize("piece", [1, 3, 7, 1 << 20])
+@pytest.mark.parametrize("data", [b"", b"a\nb\r\n\nc", b"one\ntwo\n", b"x" * 50 + b"\n"])
+def test_ready_lines_split_like_line_iteration(data, piece):
+    got = [line for chunk in _ready_lines(Trickle(data, piece), chunk_bytes=5) for line in chunk]
+    assert got == [line.rstrip(b"\r\n") for line in io.BytesIO(data)]
+
+
+def test_split_keys():
+    assert _split_keys([b"k:v", b"novalue", b":x", b"a:b:c"], b":") == (
+        [b"v", b"novalue", b"x", b"b:c"], [b"k", None, b"", b"a"])
+    assert _split_keys([b"k:v"], None) == ([b"k:v"], None)
