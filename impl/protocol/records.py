@@ -324,6 +324,8 @@ def decode_batch_fields(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MA
     body = _records_body(buf, header, decompressed_bytes_max)
     if isinstance(body, ErrorCode):
         return body, header, []
+    if not isinstance(body, bytes):  # one copy, so keys and values are plain bytes slices
+        body = bytes(body)
     out: list = []
     append = out.append
     base_offset, base_ts = header.base_offset, header.base_timestamp
@@ -349,47 +351,67 @@ def decode_batch_fields(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MA
 def _fast_record(body, pos: int, size: int):
     """(timestamp delta, offset delta, key, value, next position) of a common-shape record
     at pos (every varint one or two bytes, no headers); None for anything else (the caller
-    then decodes it the general way, which also finds it corrupt if it is)."""
+    then decodes it the general way, which also finds it corrupt if it is). Unrolled: this
+    runs once per consumed record."""
     if pos + 7 > size:
         return None
-    fields = []
-    p = pos
-    for _ in range(3):  # length, then (after attributes) timestamp delta and offset delta
-        first = body[p]
-        if first < 0x80:
-            value, p = first, p + 1
-        elif p + 1 < size and body[p + 1] < 0x80:
-            value, p = (first & 0x7F) | (body[p + 1] << 7), p + 2
-        else:
-            return None
-        fields.append((value >> 1) ^ -(value & 1))
-        if len(fields) == 1:
-            end = p + fields[0]
-            if fields[0] < 6 or end > size:
-                return None
-            p += 1  # attributes
-    key_value = []
-    for _ in range(2):
-        if p + 2 > end:
-            return None
-        first = body[p]
-        if first < 0x80:
-            length, p = first, p + 1
-        elif body[p + 1] < 0x80:
-            length, p = (first & 0x7F) | (body[p + 1] << 7), p + 2
-        else:
-            return None
-        length = (length >> 1) ^ -(length & 1)
-        if length == -1:
-            key_value.append(None)
-        elif length < 0 or p + length >= end:
-            return None
-        else:
-            key_value.append(bytes(body[p : p + length]))
-            p += length
+    b = body[pos]
+    if b < 0x80:
+        p = pos + 1
+    elif body[pos + 1] < 0x80:
+        b, p = (b & 0x7F) | (body[pos + 1] << 7), pos + 2
+    else:
+        return None
+    end = p + ((b >> 1) ^ -(b & 1))
+    if end < p + 6 or end > size:
+        return None
+    ts = body[p + 1]  # p is at the attributes byte
+    if ts < 0x80:
+        p += 2
+    elif body[p + 2] < 0x80:
+        ts, p = (ts & 0x7F) | (body[p + 2] << 7), p + 3
+    else:
+        return None
+    od = body[p]
+    if od < 0x80:
+        p += 1
+    elif body[p + 1] < 0x80:
+        od, p = (od & 0x7F) | (body[p + 1] << 7), p + 2
+    else:
+        return None
+    if p + 2 > end:
+        return None
+    n = body[p]
+    if n < 0x80:
+        p += 1
+    elif body[p + 1] < 0x80:
+        n, p = (n & 0x7F) | (body[p + 1] << 7), p + 2
+    else:
+        return None
+    n = (n >> 1) ^ -(n & 1)
+    if n == -1:
+        key = None
+    elif n < 0 or p + n + 2 > end:
+        return None
+    else:
+        key, p = body[p : p + n], p + n
+    n = body[p]
+    if n < 0x80:
+        p += 1
+    elif body[p + 1] < 0x80:
+        n, p = (n & 0x7F) | (body[p + 1] << 7), p + 2
+    else:
+        return None
+    n = (n >> 1) ^ -(n & 1)
+    if n == -1:
+        value = None
+    elif n < 0 or p + n >= end:
+        return None
+    else:
+        value, p = body[p : p + n], p + n
     if p + 1 != end or body[p] != 0:  # exactly a zero header count left
         return None
-    return fields[1], fields[2], key_value[0], key_value[1], end
+    return (ts >> 1) ^ -(ts & 1), (od >> 1) ^ -(od & 1), key, value, end
 
 
 def _records_body(buf, header: BatchHeader, decompressed_bytes_max: int):
