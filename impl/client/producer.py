@@ -23,7 +23,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.protocol.compression import Compression
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import build_batch_from_tuples
 
 PRODUCE_VERSION = 8
 RETRIABLE = {
@@ -239,7 +239,7 @@ class Producer:
         self.partitioner.batch_sent(key[0], self.cluster.partition_counts.get(key[0], 1))
         self._ensure_producer_id()
         sequence = self.sequences.get(key, 0)
-        data = build_batch(
+        data = build_batch_from_tuples(
             batch.records, compression=self.compression,
             producer_id=self.producer_id if self.idempotent else -1,
             producer_epoch=self.producer_epoch if self.idempotent else -1,

@@ -854,32 +854,41 @@ def encode_records(items, deltas, timestamps, first_timestamp: int) -> bytes:
         raise ValueError("one offset delta and one timestamp per record")
     small, low, high = _SMALL_VARINTS, _SMALL_VARINT_MIN, _SMALL_VARINT_END
     parts: list = []
-    append = parts.append
+    append, extend = parts.append, parts.extend
     for (key, value, headers, _), delta, ts in zip(items, deltas, timestamps, strict=True):
         ts_delta = ts - first_timestamp
-        key_len = -1 if key is None else len(key)
-        value_len = -1 if value is None else len(value)
-        # body = attributes, ts delta, offset delta, key, value, header count (0)
-        size = 2 + max(key_len, 0) + max(value_len, 0)
-        if (headers or not low <= ts_delta < high or not low <= delta < high
-                or value_len >= high or key_len >= high):
+        if headers or not (low <= ts_delta < high and low <= delta < high):
             append(_encode_fields(key, value, headers or (), delta, ts_delta))
             continue
-        pieces = (small[ts_delta + 1], small[delta + 1], small[key_len + 1],
-                  small[value_len + 1])
-        size += len(pieces[0]) + len(pieces[1]) + len(pieces[2]) + len(pieces[3])
+        ts_piece, delta_piece = small[ts_delta + 1], small[delta + 1]
+        # body: attributes, ts delta, offset delta, key length, key, value length, value, 0
+        size = 4 + len(ts_piece) + len(delta_piece)
+        if key is None:
+            key_piece = b"\x01"  # -1: null
+        else:
+            key_len = len(key)
+            if key_len >= high:
+                append(_encode_fields(key, value, (), delta, ts_delta))
+                continue
+            key_piece = small[key_len + 1]
+            size += key_len + len(key_piece) - 1
+        if value is None:
+            value_piece = b"\x01"
+        else:
+            value_len = len(value)
+            if value_len >= high:
+                append(_encode_fields(key, value, (), delta, ts_delta))
+                continue
+            value_piece = small[value_len + 1]
+            size += value_len + len(value_piece) - 1
         if size >= high:
-            append(_encode_fields(key, value, headers or (), delta, ts_delta))
+            append(_encode_fields(key, value, (), delta, ts_delta))
             continue
-        append(small[size + 1])
-        append(b"\x00")
-        append(pieces[0])
-        append(pieces[1])
-        append(pieces[2])
-        if key_len > 0:
+        extend((small[size + 1], b"\x00", ts_piece, delta_piece, key_piece))
+        if key:
             append(key)
-        append(pieces[3])
-        if value_len > 0:
+        append(value_piece)
+        if value:
             append(value)
         append(b"\x00")
     return b"".join(parts)
@@ -904,7 +913,30 @@ def build_batch(
     Records without a timestamp take base_timestamp; the batch's BaseTimestamp is the first record's.
     offset_deltas (default 0..n-1) lets tests build compacted-looking batches with gaps.
     """
-    items = [_as_tuple(item) for item in records]
+    return build_batch_from_tuples(
+        [_as_tuple(item) for item in records], compression=compression, base_offset=base_offset,
+        partition_leader_epoch=partition_leader_epoch, producer_id=producer_id,
+        producer_epoch=producer_epoch, base_sequence=base_sequence,
+        is_transactional=is_transactional, is_control=is_control,
+        base_timestamp=base_timestamp, offset_deltas=offset_deltas)
+
+
+def build_batch_from_tuples(
+    items: list,
+    *,
+    compression: Compression = Compression.none,
+    base_offset: int = 0,
+    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
+    producer_id: int = NO_PRODUCER_ID,
+    producer_epoch: int = NO_PRODUCER_EPOCH,
+    base_sequence: int = NO_SEQUENCE,
+    is_transactional: bool = False,
+    is_control: bool = False,
+    base_timestamp: int = 0,
+    offset_deltas: Sequence[int] | None = None,
+) -> bytes:
+    """build_batch for records already given as (key, value, headers tuple, timestamp or None)
+    tuples (what the producer keeps): skips the per-record normalisation."""
     timestamps = [base_timestamp if r[3] is None else r[3] for r in items]
     first_timestamp = timestamps[0] if timestamps else base_timestamp
     deltas = list(range(len(items))) if offset_deltas is None else list(offset_deltas)
