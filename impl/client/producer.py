@@ -13,8 +13,11 @@ is retried may then land after batches sent behind it.
 
 from __future__ import annotations
 
+import bisect
 import collections
+import collections.abc
 import time
+from collections.abc import Sequence
 from concurrent.futures import Future
 
 import attrs
@@ -75,6 +78,39 @@ class RecordFuture:
 
     def add_done_callback(self, fn) -> None:
         self._batch.add_done_callback(lambda _: fn(self))
+
+
+class RecordFutures(collections.abc.Sequence):
+    """What send_many() returns: a sequence of RecordFuture, made on access (building one
+    object per record cost about a third of send_many's per-record time)."""
+
+    __slots__ = ("_runs", "_starts", "_settle", "_length")
+
+    def __init__(self, settle=None):
+        self._runs: list = []  # (batch future, topic, partition, index of the run's first)
+        self._starts: list[int] = []  # position in this sequence where each run starts
+        self._settle, self._length = settle, 0
+
+    def _add(self, batch: Future, topic: str, partition: int, first: int, count: int) -> None:
+        if count:
+            self._runs.append((batch, topic, partition, first))
+            self._starts.append(self._length)
+            self._length += count
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            return [self[i] for i in range(*item.indices(self._length))]
+        if item < 0:
+            item += self._length
+        if not 0 <= item < self._length:
+            raise IndexError("RecordFutures index out of range")
+        run = bisect.bisect_right(self._starts, item) - 1
+        batch, topic, partition, first = self._runs[run]
+        return RecordFuture(batch, first + item - self._starts[run], topic, partition,
+                            self._settle)
 
 
 @attrs.define
@@ -149,7 +185,7 @@ class Producer:
         return future
 
     def send_many(self, topic: str, values, keys=None, partition: int | None = None,
-                  timestamp_ms: int | None = None) -> list[RecordFuture]:
+                  timestamp_ms: int | None = None) -> Sequence[RecordFuture]:
         """send() for many records at once, without headers: the same records, partitions,
         order and futures as send(topic, value, key=key, partition=partition,
         timestamp_ms=timestamp_ms) for each value (with its key) in turn, at a fraction of the
@@ -158,6 +194,7 @@ class Producer:
         runs once after the call (the records arrived together), so with linger_ms=0 a call's
         records share batches instead of leaving one by one. Keyed records without a
         partition go through send() one by one (each key picks its partition).
+        Returns a sequence of RecordFuture (RecordFutures: made on access).
         `kafkaref produce` uses it for what stdin has ready."""
         values = list(values)
         keys = [None] * len(values) if keys is None else list(keys)
@@ -168,26 +205,25 @@ class Producer:
                     for v, k in zip(values, keys, strict=True)]
         count = self.cluster.partitions_for(topic)
         timestamp = timestamp_ms if timestamp_ms is not None else int(time.time() * 1000)
-        futures: list[RecordFuture] = []
-        settle, batch_size, i, n = self._settle, self.batch_size, 0, len(values)
+        futures = RecordFutures(self._settle)
+        batch_size, i, n = self.batch_size, 0, len(values)
         while i < n:  # one batch per round; the sticky partition moves only when one is sent
             chosen = partition if partition is not None else self.partitioner.partition(
                 topic, None, count)
             key_ = (topic, chosen)
             batch = self.batches.get(key_) or self._open_batch(key_)
-            records, size, future, start = batch.records, batch.size, batch.future, i
-            base = len(records) - start
+            records, size, first, start = batch.records, batch.size, len(batch.records), i
+            append = records.append
             while i < n:
                 value, k = values[i], keys[i]
-                records.append((k, value, (), timestamp))
+                append((k, value, (), timestamp))
                 size += (len(value) if value is not None else 0) + (
                     len(k) if k is not None else 0) + 20
                 i += 1
                 if size >= batch_size:
                     break
             batch.size = size
-            futures.extend([RecordFuture(future, base + j, topic, chosen, settle)
-                            for j in range(start, i)])
+            futures._add(batch.future, topic, chosen, first, i - start)
             if size >= batch_size:
                 self._send_batch(key_)
             elif self.linger_ms <= 0 or time.monotonic() >= self._poll_due:

@@ -108,3 +108,25 @@ def test_split_keys():
     assert _split_keys([b"k:v", b"novalue", b":x", b"a:b:c"], b":") == (
         [b"v", b"novalue", b"x", b"b:c"], [b"k", None, b"", b"a"])
     assert _split_keys([b"k:v"], None) == ([b"k:v"], None)
+
+
+def test_record_futures_index_like_a_list():
+    from concurrent.futures import Future
+
+    from kafkaref.impl.client.producer import RecordFutures
+
+    futures = RecordFutures()
+    batches = [Future(), Future()]
+    futures._add(batches[0], "t", 0, 5, 3)  # records 5..7 of batch 0
+    futures._add(batches[1], "t", 2, 0, 0)  # empty runs are skipped
+    futures._add(batches[1], "t", 1, 0, 2)
+    batches[0].set_result(100)
+    batches[1].set_result(200)
+    expected = [("t", 0, 105), ("t", 0, 106), ("t", 0, 107), ("t", 1, 200), ("t", 1, 201)]
+    got = [(m.topic, m.partition, m.offset) for m in (f.result() for f in futures)]
+    assert got == expected and len(futures) == 5
+    assert futures[-1].result().offset == 201 and futures[-5].result().offset == 105
+    assert [f.result().offset for f in futures[1:4]] == [106, 107, 200]
+    for bad in (5, -6):
+        with pytest.raises(IndexError):
+            futures[bad]
