@@ -130,3 +130,52 @@ def test_record_futures_index_like_a_list():
     for bad in (5, -6):
         with pytest.raises(IndexError):
             futures[bad]
+
+
+def test_fetch_ahead_returns_what_plain_polls_return(broker):
+    """The same records, poll by poll, with and without the fetch sent ahead, across seeks,
+    a change of max_wait and records appended between polls."""
+    rng = random.Random(11)
+    with Producer(broker.address, acks=1, batch_size=300) as producer:
+        producer.send_many("fa", [rng.randbytes(rng.randrange(1, 90)) for _ in range(400)],
+                           partition=0)
+        producer.send_many("fa", [b"p1-%d" % i for i in range(50)], partition=1)
+        producer.flush()
+        runs = {}
+        for ahead in (True, False):
+            polls = []
+            with Consumer(broker.address, max_partition_fetch_bytes=700,
+                          fetch_ahead=ahead) as consumer:
+                consumer.assign([("fa", 0)])
+                consumer.seek("fa", 0, 0)
+                for step in range(12):
+                    if step == 4:
+                        consumer.seek("fa", 0, 17)
+                    if step == 7:
+                        consumer.assign([("fa", 0), ("fa", 1)])
+                        consumer.seek("fa", 0, 100)
+                        consumer.seek("fa", 1, 3)
+                    wait = 0 if step % 3 else 5
+                    polls.append([(r.partition, r.offset, r.value)
+                                  for r in consumer.poll(max_wait_ms=wait)])
+            runs[ahead] = polls
+    assert runs[True] == runs[False]
+    assert all(runs[True][:4]) and runs[True][4][0][1] == 17
+
+
+def test_fetch_ahead_sees_records_appended_later(broker):
+    with Producer(broker.address, acks=1) as producer, Consumer(broker.address) as consumer:
+        producer.send_many("late", [b"a", b"b"], partition=0)
+        producer.flush()
+        consumer.assign([("late", 0)])
+        consumer.seek("late", 0, 0)
+        assert [r.value for r in consumer.poll(max_wait_ms=50)] == [b"a", b"b"]
+        producer.send_many("late", [b"c"], partition=0)
+        producer.flush()
+        got = []
+        for _ in range(50):  # bounded: each poll waits at most 50 ms
+            got += [r.value for r in consumer.poll(max_wait_ms=50)]
+            if got:
+                break
+        assert got == [b"c"]
+        assert consumer.position("late", 0) == 3
