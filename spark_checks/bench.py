@@ -62,12 +62,19 @@ def _spark_row(spark, sends: int, directory: Path) -> dict:
     path, synth_s, summary = _synth(sends, directory)
     _log(f"synth {sends:,} sends -> {summary['records']:,} records in {synth_s:.0f} s; checking")
     started = time.monotonic()
+    took: dict[str, float] = {}  # check name -> wall seconds (its shared frames included)
+    last = [started, None]
 
     def progress(name, done, total):
-        _log(f"check {done}/{total} {name} ({time.monotonic() - started:.0f} s)")
+        now = time.monotonic()
+        if last[1] is not None:
+            took[last[1]] = now - last[0]
+        last[:] = [now, name]
+        _log(f"check {done}/{total} {name} ({now - started:.0f} s)")
 
     result = job.check(spark, path, examples=EXAMPLES, progress=progress)
     check_s = time.monotonic() - started
+    slowest = sorted(took.items(), key=lambda item: -item[1])[:4]
     figures = score(load_truth(path), result.anomalies)
     return {
         "checker": "spark local[2]", "sends": sends, "records": summary["records"],
@@ -77,6 +84,7 @@ def _spark_row(spark, sends: int, directory: Path) -> dict:
         "injected": figures["injected"], "recall": figures["recall"],
         "precision": figures["precision"], "valid": str(result.valid),
         "error": result.error or "",
+        "slowest_checks": ", ".join(f"{name} {seconds:.0f} s" for name, seconds in slowest),
     }
 
 
@@ -99,6 +107,7 @@ def _twin_row(sends: int, directory: Path) -> dict:
         "injected": figures["injected"], "recall": figures["recall"],
         "precision": figures["precision"], "valid": str(result.valid),
         "error": result.error or "",
+        "slowest_checks": "",
     }
 
 

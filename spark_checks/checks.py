@@ -90,20 +90,24 @@ def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]
 BROADCAST_ROWS_MAX = 1_000_000
 
 
-def _spread(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
-    """The key groups of the observations holding more than one distinct column value."""
-    df = fr.observations()
-    return fr.shared(name, lambda _: (
-        df.groupBy(*keys).agg(F.min(column).alias("lo"), F.max(column).alias("hi"))
-        .where(F.col("lo") != F.col("hi")).select(*keys)))
+def _observed(fr: Frames) -> DataFrame:
+    """The distinct observations (keyed by partition: no shuffle), shared by the checks."""
+    return fr.shared("observed", lambda fr: fr.observations().distinct())
 
 
-def _disagreeing(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
-    """Observations whose key group holds more than one distinct column value. A cheap min/max
-    aggregate finds the (rare) groups first, materialised so that an empty result costs nothing
-    more and a small one is broadcast instead of shuffling every observation again."""
-    df = fr.observations()
-    spread = _spread(fr, name, keys, column)
+def _spread(fr: Frames, name: str, keys: list[str]) -> DataFrame:
+    """The key groups of the observations holding more than one distinct observation: a count
+    over the distinct ones (a hash aggregate; a min/max over a struct sorts every row)."""
+    return fr.shared(name, lambda fr: _observed(fr).groupBy(*keys).count()
+                     .where(F.col("count") > 1).select(*keys))
+
+
+def _disagreeing(fr: Frames, name: str, keys: list[str]) -> DataFrame:
+    """Observations whose key group holds more than one distinct observation. The cheap count
+    finds the (rare) groups first, materialised so that an empty result costs nothing more and
+    a small one is broadcast instead of shuffling every observation again."""
+    df = _observed(fr)
+    spread = _spread(fr, name, keys)
     count = spread.count()
     if count == 0:
         return df.limit(0)
@@ -112,7 +116,7 @@ def _disagreeing(fr: Frames, name: str, keys: list[str], column) -> DataFrame:
 
 
 def inconsistent_offsets(fr: Frames) -> DataFrame:
-    return (_disagreeing(fr, "spread_by_offset", [*TP, "offset"], F.col("value"))
+    return (_disagreeing(fr, "spread_by_offset", [*TP, "offset"])
             .groupBy(*TP, "offset").agg(F.array_sort(F.collect_set("value")).alias("values")))
 
 
@@ -121,7 +125,7 @@ def _position():
 
 
 def duplicate(fr: Frames) -> DataFrame:
-    return (_disagreeing(fr, "spread_by_value", ["value"], _position()).groupBy("value")
+    return (_disagreeing(fr, "spread_by_value", ["value"]).groupBy("value")
             .agg(F.array_sort(F.collect_set(_position())).alias("positions")))
 
 
@@ -295,7 +299,7 @@ def realtime_order(fr: Frames) -> DataFrame:
 
 def _spread_by_value(fr: Frames) -> DataFrame:
     """Values observed at more than one (topic, partition, offset) (shared with duplicate)."""
-    return _spread(fr, "spread_by_value", ["value"], _position())
+    return _spread(fr, "spread_by_value", ["value"])
 
 
 def _observed_writers(fr: Frames) -> DataFrame:
@@ -303,7 +307,7 @@ def _observed_writers(fr: Frames) -> DataFrame:
     value (op), in the records' partitioning. A value observed at a single position was only
     ever acknowledged there, so its writers are found inside its partition; the few values
     observed at several positions take their writers from every partition (broadcast)."""
-    observed = fr.observations().distinct()
+    observed = _observed(fr)
     spread = _spread_by_value(fr)
     if spread.count() > BROADCAST_ROWS_MAX:
         return observed.join(fr.writers, "value")
@@ -322,6 +326,22 @@ def _writer_runs(fr: Frames) -> DataFrame:
         "prev_op")
 
 
+def _read_write_ops(fr: Frames) -> DataFrame:
+    """Ops that both wrote (an ok send) and read, and the writers of the values they read.
+    Reading ops are few next to records (a poll returns many), and ops that also write fewer
+    still, so both are broadcast to the records instead of shuffling the records by op."""
+    reading, _ = _small(fr, "reading_ops", lambda fr: fr.reads.select(
+        F.col("op_index").alias("op")).distinct())
+    read_write, count = _small(fr, "read_write_ops", lambda fr: fr.ok_sends.select(
+        F.col("op_index").alias("op")).join(reading, "op", "left_semi").distinct())
+    if count == 0:
+        return read_write
+    read_values = fr.reads.join(read_write.withColumnRenamed("op", "op_index"), "op_index",
+                                "left_semi").select("value")
+    read_by_rw = fr.writers.join(read_values, "value", "left_semi").select("op")
+    return read_write.unionByName(read_by_rw)
+
+
 def cycle(fr: Frames) -> list[tuple]:
     """Contract the dependency graph to candidate ops in Spark, then find cycles with networkx."""
     from kafkaref.spark_checks.twin import cycles_from_edges
@@ -330,12 +350,7 @@ def cycle(fr: Frames) -> list[tuple]:
     try:
         writers = fr.writers
         multi_run = runs.groupBy("op").count().where(F.col("count") > 1).select("op")
-        sending = fr.ok_sends.select(F.col("op_index").alias("op")).distinct()
-        reading = fr.reads.select(F.col("op_index").alias("op")).distinct()
-        read_write = sending.intersect(reading)
-        read_by_rw = (fr.reads.join(read_write.withColumnRenamed("op", "op_index"), "op_index",
-                                    "left_semi").select("value").join(writers, "value").select("op"))
-        candidates = multi_run.unionByName(read_write).unionByName(read_by_rw).distinct().cache()
+        candidates = multi_run.unionByName(_read_write_ops(fr)).distinct().cache()
         count = candidates.count()
         if count == 0:
             return []
