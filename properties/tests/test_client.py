@@ -11,9 +11,7 @@ from kafkaref.impl.client.consumer import EARLIEST, LATEST, Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner, keyed_partition, murmur2
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.impl.core.memory_log import MemoryLog
-from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import memory_broker
 
 # From the Java client's UtilsTest.testMurmur2 (signed 32-bit results).
 JAVA_VECTORS = {
@@ -48,13 +46,8 @@ def test_sticky_partitioner_keeps_keys_and_moves_unkeyed_after_a_batch():
 
 @pytest.fixture
 def broker():
-    server = single_broker("", ServerConfig(num_network_threads=1, num_io_threads=2),
-                           BrokerConfig(default_partitions=3),
-                           log_factory=lambda key: MemoryLog()).start()
-    try:
+    with memory_broker(broker_config=BrokerConfig(default_partitions=3)) as server:
         yield server
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])

@@ -11,20 +11,13 @@ from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.impl.core.memory_log import MemoryLog
-from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import memory_broker
 
 
 @pytest.fixture
 def broker():
-    server = single_broker("", ServerConfig(num_network_threads=1, num_io_threads=2),
-                           BrokerConfig(default_partitions=3),
-                           log_factory=lambda key: MemoryLog()).start()
-    try:
+    with memory_broker(broker_config=BrokerConfig(default_partitions=3)) as server:
         yield server
-    finally:
-        server.shutdown()
 
 
 def consume_all(address, topic, expected):

@@ -6,21 +6,15 @@ import sys
 
 import pytest
 
-from kafkaref.impl.core.memory_log import MemoryLog
-from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import memory_broker
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
 
 @pytest.fixture
 def broker():
-    server = single_broker("", ServerConfig(num_network_threads=1, num_io_threads=2),
-                           log_factory=lambda key: MemoryLog()).start()
-    try:
+    with memory_broker() as server:
         yield server
-    finally:
-        server.shutdown()
 
 
 def run(*args, stdin=""):

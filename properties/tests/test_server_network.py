@@ -13,17 +13,15 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import memory_broker
 
 
 @pytest.fixture
 def broker():
     config = ServerConfig(num_network_threads=2, num_io_threads=2,
                           socket_request_max_bytes=1 << 16, connections_max_idle_ms=60_000)
-    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
-    try:
+    with memory_broker(config) as server:
         yield server
-    finally:
-        server.shutdown()
 
 
 def connect(server):
