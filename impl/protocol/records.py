@@ -894,31 +894,14 @@ def encode_records(items, deltas, timestamps, first_timestamp: int) -> bytes:
     return b"".join(parts)
 
 
-def build_batch(
-    records: Iterable[NewRecord | tuple],
-    *,
-    compression: Compression = Compression.none,
-    base_offset: int = 0,
-    partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
-    producer_id: int = NO_PRODUCER_ID,
-    producer_epoch: int = NO_PRODUCER_EPOCH,
-    base_sequence: int = NO_SEQUENCE,
-    is_transactional: bool = False,
-    is_control: bool = False,
-    base_timestamp: int = 0,
-    offset_deltas: Sequence[int] | None = None,
-) -> bytes:
-    """Build a v2 batch from records given as NewRecord or (key, value, headers, timestamp) tuples.
+def build_batch(records: Iterable[NewRecord | tuple], **options) -> bytes:
+    """Build a v2 batch from records given as NewRecord or (key, value, headers, timestamp) tuples;
+    options are build_batch_from_tuples' (compression, base_offset, producer id and epoch, ...).
 
     Records without a timestamp take base_timestamp; the batch's BaseTimestamp is the first record's.
     offset_deltas (default 0..n-1) lets tests build compacted-looking batches with gaps.
     """
-    return build_batch_from_tuples(
-        [_as_tuple(item) for item in records], compression=compression, base_offset=base_offset,
-        partition_leader_epoch=partition_leader_epoch, producer_id=producer_id,
-        producer_epoch=producer_epoch, base_sequence=base_sequence,
-        is_transactional=is_transactional, is_control=is_control,
-        base_timestamp=base_timestamp, offset_deltas=offset_deltas)
+    return build_batch_from_tuples([_as_tuple(item) for item in records], **options)
 
 
 def build_batch_from_tuples(
