@@ -68,8 +68,9 @@ def parse_address(address: str) -> tuple[str, int]:
 
 class KafkaConnection:
     def __init__(self, host: str, port: int, timeout_s: float = 10.0,
-                 client_id: str = "kafkaref"):
+                 client_id: str = "kafkaref", response_bytes_max: int = RESPONSE_BYTES_MAX):
         self.host, self.port, self.client_id = host, port, client_id
+        self.response_bytes_max = response_bytes_max
         self.sock = socket.create_connection((host, port), timeout=timeout_s)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._correlation = itertools.count(1)
@@ -134,23 +135,28 @@ class KafkaConnection:
         self.sock.sendall(frame)
 
     def _recv_frame(self):
-        (size,) = SIZE.unpack(self._exactly(4))
-        if size < 0 or size > RESPONSE_BYTES_MAX:
-            raise ConnectionClosed(f"response size {size}")
-        return self._exactly(size)
-
-    def _exactly(self, n: int):
-        """n bytes from the socket, received straight into one buffer (a 1 MiB recv per call
-        and a join copied every fetched byte twice more); a read-only view of it, which kio
-        decodes in place (records fields come out as views of it)."""
-        buffer = bytearray(n)
-        view, got = memoryview(buffer), 0
-        while got < n:
-            count = self.sock.recv_into(view[got:], n - got)
-            if not count:
-                raise ConnectionClosed("connection closed by broker")
-            got += count
-        return view.toreadonly()
+        return receive_frame(self.sock, self.response_bytes_max)
 
 
-__all__ = ["KafkaConnection", "ConnectionClosed", "parse_address", "wire"]
+def receive_frame(sock: socket.socket, limit: int = RESPONSE_BYTES_MAX) -> memoryview:
+    """The next size-prefixed frame's payload, received with recv_into straight into one buffer
+    (a 1 MiB recv per call and a join copied every fetched byte twice more); a read-only view
+    of it, which kio decodes in place. A size below 0 or above limit is ConnectionClosed."""
+    (size,) = SIZE.unpack(_exactly(sock, 4))
+    if size < 0 or size > limit:
+        raise ConnectionClosed(f"response size {size}")
+    return _exactly(sock, size)
+
+
+def _exactly(sock: socket.socket, n: int) -> memoryview:
+    buffer = bytearray(n)
+    view, got = memoryview(buffer), 0
+    while got < n:
+        count = sock.recv_into(view[got:], n - got)
+        if not count:
+            raise ConnectionClosed("connection closed by broker")
+        got += count
+    return view.toreadonly()
+
+
+__all__ = ["KafkaConnection", "ConnectionClosed", "parse_address", "receive_frame", "wire"]

@@ -11,16 +11,13 @@ metadata": the fetcher backs off and retries with whatever the broker then belie
 from __future__ import annotations
 
 import logging
-import struct
 import threading
 
-from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
-from kafkaref.impl.protocol import wire
+from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.replication.apply import apply_fetch_response
 
 log = logging.getLogger(__name__)
 FETCH_VERSION = 12
-SIZE = struct.Struct(">i")
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
 FETCH_MAX_BYTES = 16 << 20
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
@@ -56,7 +53,6 @@ class ReplicaFetcher(threading.Thread):
         self.connection: KafkaConnection | None = None
         self.address: tuple[str, int] | None = None
         self.rounds = 0
-        self.frames = FrameReceiver()
 
     def run(self) -> None:
         stopping = self.server.stopping
@@ -106,8 +102,9 @@ class ReplicaFetcher(threading.Thread):
     def _fetch(self, address, fetches):
         if self.connection is None or self.address != address:
             self._disconnect()
-            self.connection = KafkaConnection(*address, timeout_s=10,
-                                              client_id=f"replica-{self.server.broker.broker_id}")
+            self.connection = KafkaConnection(
+                *address, timeout_s=10, client_id=f"replica-{self.server.broker.broker_id}",
+                response_bytes_max=RESPONSE_BYTES_MAX)
             self.address = address
         topics: dict[str, list] = {}
         for (topic, index), (offset, epoch, last_epoch) in fetches.items():
@@ -116,21 +113,11 @@ class ReplicaFetcher(threading.Thread):
                 "last_fetched_epoch": last_epoch, "log_start_offset": -1,
                 "partition_max_bytes": 1 << 20})
         self.rounds += 1
-        correlation_id = self.connection.send_request(1, FETCH_VERSION, {
+        return self.connection.send(1, FETCH_VERSION, {
             "replica_id": self.server.broker.broker_id, "max_wait": self.max_wait_ms,
             "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES, "isolation_level": 0,
             "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
             "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
-        payload = self.frames.receive(self.connection.sock)
-        try:
-            got, body = wire.decode_response(1, FETCH_VERSION, payload)
-        except Exception as exc:  # noqa: BLE001 -- kio raises KeyError, ValueError, ...
-            raise ConnectionClosed(f"undecodable fetch response: {exc!r}") from exc
-        finally:
-            payload.release()  # kio copied what it keeps (records are bytes)
-        if got != correlation_id:
-            raise ConnectionClosed(f"correlation id {got}, expected {correlation_id}")
-        return body
 
     def _apply(self, fetches, response) -> bool:
         """Apply a fetch response under the core lock; False if every partition errored."""
@@ -159,39 +146,3 @@ class ReplicaFetcher(threading.Thread):
             None if diverging is None else (diverging.epoch, diverging.end_offset),
             bytes(answer.records or b""), answer.high_watermark)
         return outcome != "error"
-
-
-class FrameReceiver:
-    """Receives size-prefixed response frames into one buffer kept across fetches.
-
-    The shared client connection receives a frame as a list of recv() chunks joined at the end:
-    a fresh 1 MiB allocation per recv call and a second copy for the join, per fetch. A follower
-    receives every replicated byte, so here each frame is read with recv_into straight into a
-    buffer reused while frames fit (grown to the largest frame seen, bounded by the fetch's
-    max_bytes), and decoded from a read-only view of it (kio copies out the records it keeps).
-    """
-
-    def __init__(self):
-        self.buffer = bytearray(64 * 1024)
-        self._size = bytearray(4)
-
-    def receive(self, sock) -> memoryview:
-        """A read-only view of the next frame's payload; release() it before the next call."""
-        self._fill(sock, memoryview(self._size), 4)
-        (size,) = SIZE.unpack(self._size)
-        if size < 0 or size > RESPONSE_BYTES_MAX:
-            raise ConnectionClosed(f"fetch response size {size}")
-        if size > len(self.buffer):
-            self.buffer = bytearray(size)
-        view = memoryview(self.buffer)
-        self._fill(sock, view, size)
-        return view[:size].toreadonly()
-
-    @staticmethod
-    def _fill(sock, view: memoryview, size: int) -> None:
-        got = 0
-        while got < size:
-            n = sock.recv_into(view[got:size], size - got)
-            if n == 0:
-                raise ConnectionClosed("connection closed by the leader")
-            got += n

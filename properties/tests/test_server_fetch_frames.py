@@ -1,5 +1,5 @@
-"""The replica fetcher's frame receiver: frames split across many recv calls, a big frame then
-small ones (the kept buffer must not leak old bytes), bad sizes and early close are errors."""
+"""The frame receiver of client connections and replica fetchers: frames split across many recv
+calls, a big frame then small ones, bad sizes and early close are errors."""
 
 import socket
 import struct
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from kafkaref.impl.client.connection import ConnectionClosed
-from kafkaref.impl.replication.fetcher import RESPONSE_BYTES_MAX, FrameReceiver
+from kafkaref.impl.client.connection import ConnectionClosed, receive_frame
+from kafkaref.impl.replication.fetcher import RESPONSE_BYTES_MAX
 
 
 def frame(payload: bytes) -> bytes:
@@ -32,9 +32,8 @@ def test_frames_round_trip_whatever_the_recv_sizes(piece):
     with a, b:
         b.settimeout(10)
         sender = send_in_pieces(a, b"".join(frame(p) for p in payloads), piece)
-        receiver = FrameReceiver()
         for expected in payloads:
-            view = receiver.receive(b)
+            view = receive_frame(b, RESPONSE_BYTES_MAX)
             assert view.readonly and bytes(view) == expected
             view.release()
         sender.join(10)
@@ -47,7 +46,7 @@ def test_absurd_sizes_are_refused(size):
         b.settimeout(10)
         a.sendall(struct.pack(">i", size))
         with pytest.raises(ConnectionClosed):
-            FrameReceiver().receive(b)
+            receive_frame(b, RESPONSE_BYTES_MAX)
 
 
 def test_close_mid_frame_is_connection_closed():
@@ -57,4 +56,4 @@ def test_close_mid_frame_is_connection_closed():
         a.sendall(struct.pack(">i", 100) + b"x" * 10)
         a.close()
         with pytest.raises(ConnectionClosed):
-            FrameReceiver().receive(b)
+            receive_frame(b, RESPONSE_BYTES_MAX)
