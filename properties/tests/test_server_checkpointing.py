@@ -6,12 +6,11 @@ import threading
 
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.impl.server.checkpointing import CheckpointedLog
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer, storage_log_factory
 from kafkaref.impl.storage.checkpoint import read_entries
 from kafkaref.impl.storage.config import LogConfig
-from kafkaref.impl.storage.log import CHECKPOINT_FILE
+from kafkaref.impl.storage.log import CHECKPOINT_FILE, Log
 
 
 def checkpointed_hw(directory) -> int:
@@ -29,7 +28,7 @@ def test_due_checkpoint_is_written_while_another_thread_holds_the_core_lock(tmp_
     rm.append_records(1000, 1, {("t", 0): build_batch([(None, b"v", (), None)] * 3)},
                       lambda results: None)
     log = rm.partition(("t", 0)).log
-    assert isinstance(log, CheckpointedLog) and log.checkpoints_off_lock
+    assert isinstance(log, Log) and log.checkpoints_off_lock
     holding, release = threading.Event(), threading.Event()
 
     def hold_core_lock():
@@ -50,7 +49,7 @@ def test_due_checkpoint_is_written_while_another_thread_holds_the_core_lock(tmp_
 
 
 def test_logs_with_a_flush_policy_are_ticked_under_the_lock(tmp_path):
-    log = CheckpointedLog(str(tmp_path / "t-0"), LogConfig(flush_messages=10))
+    log = Log(str(tmp_path / "t-0"), LogConfig(flush_messages=10))
     try:
         assert not log.checkpoints_off_lock
     finally:
@@ -58,7 +57,7 @@ def test_logs_with_a_flush_policy_are_ticked_under_the_lock(tmp_path):
 
 
 def test_concurrent_checkpoint_writes_of_one_log_serialize(tmp_path):
-    log = CheckpointedLog(str(tmp_path / "t-0"), LogConfig(checkpoint_interval_ms=1))
+    log = Log(str(tmp_path / "t-0"), LogConfig(checkpoint_interval_ms=1))
     errors = []
 
     def writer():
