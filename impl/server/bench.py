@@ -7,6 +7,11 @@ time (the broker's share alone, with no client-side record encoding: the fair ma
 pump, which also sends pre-built frames one at a time; the median of PROTOCOL_ROUNDS runs).
 Figures <client>_rf3_over_rf1_<batch> are issue 6's replication target (at least 1/3).
 
+Each produce row also says where the CPU went during its timed sections: microseconds of CPU
+per 1 KiB record in the client process (all its threads: librdkafka's too) and in the brokers
+(`CpuProbe`). A client needing more than ~1.3 us per record cannot reach 25% of a ~3 GB/s pump
+however fast the broker is; the split shows which side bounds a row.
+
 Every throughput is set against a raw loopback socket pump measured in the same run: the same
 frame sizes sent over 127.0.0.1 to a thread that reads them and answers a 4-byte ack, one frame
 in flight, as a producer with one request in flight does. Brokers run as separate processes
@@ -22,6 +27,7 @@ order). Dropping the cache makes every row start alike; the log bytes stay on di
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import statistics
@@ -39,6 +45,51 @@ from kafkaref.impl.client.producer import Producer
 RECORD_BYTES = 1024
 PROTOCOL_ROUNDS = 3
 KIB, MIB = 1024, 1024 * 1024
+
+
+class CpuProbe:
+    """CPU seconds of this process (the client) and of the broker processes, summed over the
+    timed sections of the runs, with the bytes those sections moved."""
+
+    def __init__(self):
+        self.brokers: list[psutil.Process] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.client_s = self.broker_s = 0.0
+        self.bytes = 0
+
+    @staticmethod
+    def _cpu(process: psutil.Process) -> float:
+        """CPU seconds of all of a process's threads, in nanoseconds from schedstat (the
+        10 ms ticks of cpu_times are too coarse for sections of ~0.1 s)."""
+        total = 0
+        try:
+            for task in os.listdir(f"/proc/{process.pid}/task"):
+                with open(f"/proc/{process.pid}/task/{task}/schedstat") as f:
+                    total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile: its time is lost, a few ticks at most
+        return total / 1e9
+
+    @contextlib.contextmanager
+    def section(self):
+        """with PROBE.section() as moved: ...; moved.append(bytes sent in the section)"""
+        moved: list[int] = []
+        client, brokers = time.process_time(), sum(self._cpu(p) for p in self.brokers)
+        yield moved
+        self.client_s += time.process_time() - client
+        self.broker_s += sum(self._cpu(p) for p in self.brokers) - brokers
+        self.bytes += sum(moved)
+
+    def per_record_us(self) -> tuple[float, float]:
+        records = self.bytes / RECORD_BYTES
+        if not records:
+            return float("nan"), float("nan")
+        return self.client_s / records * 1e6, self.broker_s / records * 1e6
+
+
+PROBE = CpuProbe()
 
 
 class RssSampler(threading.Thread):
@@ -144,14 +195,16 @@ def ours(bootstrap, topic, acks, batch_bytes, total_bytes, max_in_flight=5,
         # know the topic yet, and a retry's 100 ms backoff would halve a 0.2 s run.
         producer.send(topic, value, partition=0)
         producer.flush()
-        started = time.perf_counter()
-        if bulk:
-            futures = producer.send_many(topic, [value] * count, partition=0)
-        else:
-            futures = [producer.send(topic, value, partition=0) for _ in range(count)]
-        producer.flush()
-        futures[-1].result()
-        elapsed = time.perf_counter() - started
+        with PROBE.section() as moved:
+            started = time.perf_counter()
+            if bulk:
+                futures = producer.send_many(topic, [value] * count, partition=0)
+            else:
+                futures = [producer.send(topic, value, partition=0) for _ in range(count)]
+            producer.flush()
+            futures[-1].result()
+            elapsed = time.perf_counter() - started
+            moved.append(count * RECORD_BYTES)
     for future in futures:  # every record acknowledged (raises otherwise), checked untimed
         future.result()
     return count * RECORD_BYTES / elapsed / MIB
@@ -199,12 +252,14 @@ def produce_raw(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"produce to {topic} kept failing")
             time.sleep(0.05)
-        started = time.perf_counter()
-        for _ in range(count):
-            error = produce_once()
-            if error != 0:  # only accepted batches count
-                raise RuntimeError(f"produce to {topic} failed: {error!r}")
-        elapsed = time.perf_counter() - started
+        with PROBE.section() as moved:
+            started = time.perf_counter()
+            for _ in range(count):
+                error = produce_once()
+                if error != 0:  # only accepted batches count
+                    raise RuntimeError(f"produce to {topic} failed: {error!r}")
+            elapsed = time.perf_counter() - started
+            moved.append(count * len(batch))
     return count * len(batch) / elapsed / MIB
 
 
@@ -248,17 +303,19 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
 
     producer.produce(topic, value, partition=0, on_delivery=delivered)  # untimed warm-up
     producer.flush(30)
-    started = time.perf_counter()
-    for _ in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0, on_delivery=delivered)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        producer.poll(0)
-    left = producer.flush(120)
-    elapsed = time.perf_counter() - started
+    with PROBE.section() as moved:
+        started = time.perf_counter()
+        for _ in range(count):
+            while True:
+                try:
+                    producer.produce(topic, value, partition=0, on_delivery=delivered)
+                    break
+                except BufferError:
+                    producer.poll(0.01)
+            producer.poll(0)
+        left = producer.flush(120)
+        elapsed = time.perf_counter() - started
+        moved.append(count * RECORD_BYTES)
     if failed or left:
         raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
     return count * RECORD_BYTES / elapsed / MIB
@@ -339,6 +396,7 @@ def bench_broker() -> dict:
             cluster.start()
             rss = RssSampler([p.pid for p in cluster.processes.values()])
             rss.start()
+            PROBE.brokers = [psutil.Process(p.pid) for p in cluster.processes.values()]
             try:
                 for batch, total in plan:
                     for client, run in (("kafkaref", ours), ("kafkaref-send_many", ours_bulk),
@@ -348,6 +406,7 @@ def bench_broker() -> dict:
                         topic = f"b-{brokers}-{batch}-{client}"
                         create_topic(cluster.bootstrap, topic, brokers)
                         drop_page_cache(directory)
+                        PROBE.reset()
                         if run is produce_raw_median:
                             mb_s = run(cluster.bootstrap, topic, acks, batch, total,
                                        directory=directory)
@@ -355,11 +414,16 @@ def bench_broker() -> dict:
                             mb_s = run(cluster.bootstrap, topic, acks, batch, total)
                         if mb_s is None:
                             continue
+                        client_us, broker_us = PROBE.per_record_us()
                         rows.append({"client": client, "rf": brokers, "acks": acks,
                                      "batch": f"{batch // KIB} KiB", "MB/s": mb_s,
                                      "records/s": mb_s * MIB / RECORD_BYTES,
                                      "raw pump MB/s": pumps[batch],
-                                     "ratio": mb_s / pumps[batch]})
+                                     "ratio": mb_s / pumps[batch],
+                                     "client CPU us/rec": client_us,
+                                     "brokers CPU us/rec": broker_us})
+                        figures[f"{client}_rf{brokers}_{batch // KIB}k_client_cpu_us"] = client_us
+                        figures[f"{client}_rf{brokers}_{batch // KIB}k_broker_cpu_us"] = broker_us
                         figures[f"{client}_rf{brokers}_{batch // KIB}k_mb_s"] = mb_s
                 if brokers == 3:
                     topic = "latency"
