@@ -168,7 +168,7 @@ def test_confluent_kafka_survives_leader_sigkill(cluster, compression, idempoten
     heal(cluster, killed, topic)
 
 
-@pytest.mark.parametrize("compression", ["none", "gzip", "lz4", "zstd"])
+@pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("idempotent", [True, False])
 def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
     kafka = pytest.importorskip("kafka")
