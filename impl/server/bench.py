@@ -48,8 +48,9 @@ KIB, MIB = 1024, 1024 * 1024
 
 
 class CpuProbe:
-    """CPU seconds of this process (the client) and of the broker processes, summed over the
-    timed sections of the runs, with the bytes those sections moved."""
+    """CPU seconds of this process (the client; its RSS sampler thread adds well under 1%) and
+    of the broker processes, summed over the timed sections of the runs, with the bytes those
+    sections moved."""
 
     def __init__(self):
         self.brokers: list[psutil.Process] = []
@@ -61,7 +62,7 @@ class CpuProbe:
 
     @staticmethod
     def _cpu(process: psutil.Process) -> float:
-        """CPU seconds of all of a process's threads, in nanoseconds from schedstat (the
+        """CPU seconds of all of a process's threads, from schedstat's nanosecond counters (the
         10 ms ticks of cpu_times are too coarse for sections of ~0.1 s)."""
         total = 0
         try:
