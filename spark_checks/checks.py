@@ -45,16 +45,24 @@ class Frames:
         self.final = self.reads.where(F.col("kind") == "final_read")
         self.final_max = self.persist(self.final.groupBy(*TP).agg(
             F.max("offset").alias("final_max")))
-        self.final_offset_of = self.persist(self.final.groupBy(*TP, "value").agg(
-            F.min("offset").alias("final_offset")))
-        self.read_offset = self.persist(self.reads.groupBy(*TP, "value").agg(
-            F.min("offset").alias("read_offset")))
+        # One aggregate of the reads by (topic, partition, value) for unseen, lost_write and
+        # send_reorder: the lowest offset any read returned the value at, and the lowest the
+        # final reads did (null if they never did). Two aggregates used to scan the reads twice.
+        self.by_value = self.persist(self.reads.groupBy(*TP, "value").agg(
+            F.min("offset").alias("read_offset"),
+            F.min(F.when(F.col("kind") == "final_read", F.col("offset"))).alias("final_offset")))
+        self.read_offset = self.by_value.select(*TP, "value", "read_offset")
+        self.final_offset_of = self.by_value.where(F.col("final_offset").isNotNull()).select(
+            *TP, "value", "final_offset")
         columns = [*TP, "offset", "value"]
         # Not persisted: a cheap filter of the persisted records (a copy would double the cache).
         self._observations = self.ok_sends.select(*columns).unionByName(
             self.reads.select(*columns))
+        # Partitioned by value: the cycle check joins it on value (twice), and a distinct by
+        # (op, value) alone would hash by both and so shuffle it again for every such join.
         self.writers = self.persist(
-            self.ok_sends.select(F.col("op_index").alias("op"), "value").distinct())
+            self.ok_sends.select(F.col("op_index").alias("op"), "value")
+            .repartition(partitions, "value").distinct())
         self._shared: dict[str, DataFrame] = {}
 
     def persist(self, df: DataFrame) -> DataFrame:
@@ -131,22 +139,26 @@ def duplicate(fr: Frames) -> DataFrame:
 
 def _acknowledged(fr: Frames) -> DataFrame:
     """Sends known to have taken effect: ok ones, and info ones some read returned; offset is the
-    acknowledged one, else the lowest offset a read returned the value at."""
-    read_offset = fr.read_offset
-    sends = fr.sends.where(F.col("type").isin("ok", "info")).join(read_offset, [*TP, "value"], "left")
+    acknowledged one, else the lowest offset a read returned the value at. final_offset is the
+    lowest offset the final reads returned the value at in its partition (null if none did)."""
+    sends = fr.sends.where(F.col("type").isin("ok", "info")).join(fr.by_value, [*TP, "value"],
+                                                                   "left")
     offset = F.when((F.col("type") == "ok") & F.col("offset").isNotNull(), F.col("offset")) \
         .otherwise(F.col("read_offset"))
-    return (sends.select(*TP, offset.alias("offset"), "value", "type", "read_offset")
+    return (sends.select(*TP, offset.alias("offset"), "value", "type", "read_offset",
+                         "final_offset")
             .where(F.col("offset").isNotNull()
                    & ((F.col("type") == "ok") | F.col("read_offset").isNotNull()))
-            .select(*TP, "offset", "value").distinct())
+            .select(*TP, "offset", "value", "final_offset"))
 
 
 def lost_write(fr: Frames) -> DataFrame:
-    return (_acknowledged(fr).join(fr.final_max, TP)
+    # One join of the sends with the reads' aggregate gives both whether a read returned the
+    # value and whether the final log holds it; the partitions' final maxima are few (broadcast).
+    return (_acknowledged(fr).where(F.col("final_offset").isNull())
+            .join(F.broadcast(fr.final_max), TP)
             .where(F.col("final_max") > F.col("offset"))
-            .join(fr.final_offset_of, [*TP, "value"], "left_anti")
-            .select(*TP, "offset", "value"))
+            .select(*TP, "offset", "value").distinct())
 
 
 def unseen(fr: Frames) -> DataFrame:
@@ -166,8 +178,16 @@ def unseen(fr: Frames) -> DataFrame:
 
 
 def offset_mismatch(fr: Frames) -> DataFrame:
-    observed = fr.reads.select(*TP, "offset", F.col("value").alias("observed_value"))
-    return (fr.ok_sends.select(*TP, "offset", "value").join(observed, [*TP, "offset"])
+    # A send and a read disagreeing at an offset make its observations spread (the small set
+    # inconsistent_offsets found already): only those offsets are joined, not every read.
+    spread = _spread(fr, "spread_by_offset", [*TP, "offset"])
+    count = spread.count()
+    if count <= BROADCAST_ROWS_MAX:
+        spread = F.broadcast(spread)
+    sends = fr.ok_sends.select(*TP, "offset", "value").join(spread, [*TP, "offset"], "left_semi")
+    observed = (fr.reads.join(spread, [*TP, "offset"], "left_semi")
+                .select(*TP, "offset", F.col("value").alias("observed_value")))
+    return (sends.join(observed, [*TP, "offset"])
             .where(F.col("value") != F.col("observed_value")).distinct())
 
 
@@ -266,7 +286,7 @@ def aborted_read(fr: Frames) -> DataFrame:
 
 def dirty_read(fr: Frames) -> DataFrame:
     final_values = fr.final.select(*TP, "offset", "value").distinct()
-    return (fr.reads.where(F.col("kind") == "poll").join(fr.final_max, TP, "left_semi")
+    return (fr.reads.where(F.col("kind") == "poll").join(F.broadcast(fr.final_max), TP, "left_semi")
             .join(final_values, [*TP, "offset", "value"], "left_anti")
             .select(*TP, "offset", "value").distinct())
 
