@@ -331,12 +331,17 @@ def _observed_writers(fr: Frames) -> DataFrame:
     spread = _spread_by_value(fr)
     if spread.count() > BROADCAST_ROWS_MAX:
         return observed.join(fr.writers, "value")
-    local = fr.ok_sends.groupBy(*TP, "value").agg(F.collect_set("op_index").alias("local_ops"))
+    # The local writers are joined row by row, not gathered into sets (an aggregate over every
+    # ok send): a row repeated by that join sorts next to its copy in _writer_runs and so is
+    # never a run head; what the checks see is the same.
+    local = fr.ok_sends.select(*TP, "value", F.col("op_index").alias("local_op"))
     anywhere = (fr.writers.join(F.broadcast(spread), "value", "left_semi")
                 .groupBy("value").agg(F.collect_set("op").alias("ops")))
     return (observed.join(local, [*TP, "value"], "left")
             .join(F.broadcast(anywhere), "value", "left")
-            .select(*TP, "offset", "value", F.explode(F.coalesce("ops", "local_ops")).alias("op")))
+            .where(F.col("ops").isNotNull() | F.col("local_op").isNotNull())
+            .select(*TP, "offset", "value",
+                    F.explode(F.coalesce("ops", F.array("local_op"))).alias("op")))
 
 
 def _writer_runs(fr: Frames) -> DataFrame:
