@@ -129,7 +129,8 @@ def bench_spark() -> dict:
         rows.append(_twin_row(twin_sends, directory))
         # 8 shuffle partitions (4 per core, `kafkaref check`'s default): 100M records in 584 s
         # against 695 s with 16 (fewer, larger tasks; same JVM peak, 6.8 GiB), 10M in 91 vs 102 s.
-        # With the merged read aggregate (checks.Frames.by_value): 100M in 532 s, 10M in 81 s.
+        # With the merged read aggregate (checks.Frames.by_value) and the cycle check joining
+        # writers row by row: 100M in 503 s (JVM peak 6.8 GiB), 10M in 80.5 s.
         spark = get_session("local[2]", "kafkaref-bench", shuffle_partitions=8,
                             conf={"spark.driver.memory": "6g"})
         try:
