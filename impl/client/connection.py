@@ -117,15 +117,7 @@ class KafkaConnection:
         """The decoded body of the next response, which must answer correlation_id. The frame
         is received into the connection's kept buffer: kio copies what it decodes (records
         included), so nothing returned refers to it."""
-        (size,) = SIZE.unpack(_exactly(self.sock, 4))
-        if size < 0 or size > self.response_bytes_max:
-            raise ConnectionClosed(f"response size {size}")
-        if size > KEPT_BUFFER_MAX:
-            payload = _exactly(self.sock, size)
-        else:
-            if len(self._buffer) < size:
-                self._buffer = bytearray(size)
-            payload = _exactly(self.sock, size, self._buffer)
+        payload = self._recv_frame()
         try:
             got, body = wire.decode_response(api_key, version, payload)
         except Exception as exc:  # noqa: BLE001 -- kio raises KeyError, ValueError, ...
@@ -149,18 +141,28 @@ class KafkaConnection:
     def send_raw(self, frame: bytes) -> None:
         self.sock.sendall(frame)
 
-    def _recv_frame(self):
-        return receive_frame(self.sock, self.response_bytes_max)
+    def _recv_frame(self) -> memoryview:
+        """The next frame's payload, in the kept buffer when it fits (valid until the next)."""
+        size = _frame_size(self.sock, self.response_bytes_max)
+        if size > KEPT_BUFFER_MAX:
+            return _exactly(self.sock, size)
+        if len(self._buffer) < size:
+            self._buffer = bytearray(size)
+        return _exactly(self.sock, size, self._buffer)
 
 
 def receive_frame(sock: socket.socket, limit: int = RESPONSE_BYTES_MAX) -> memoryview:
     """The next size-prefixed frame's payload, received with recv_into straight into one buffer
     (a 1 MiB recv per call and a join copied every fetched byte twice more); a read-only view
     of it, which kio decodes in place. A size below 0 or above limit is ConnectionClosed."""
+    return _exactly(sock, _frame_size(sock, limit))
+
+
+def _frame_size(sock: socket.socket, limit: int) -> int:
     (size,) = SIZE.unpack(_exactly(sock, 4))
     if size < 0 or size > limit:
         raise ConnectionClosed(f"response size {size}")
-    return _exactly(sock, size)
+    return size
 
 
 def _exactly(sock: socket.socket, n: int, buffer: bytearray | None = None) -> memoryview:
