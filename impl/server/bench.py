@@ -47,6 +47,10 @@ PROTOCOL_ROUNDS = 3
 KIB, MIB = 1024, 1024 * 1024
 
 
+class Timed:
+    elapsed = 0.0  # wall seconds of a CpuProbe section, set when it ends
+
+
 class CpuProbe:
     """CPU seconds of this process (the client; its RSS sampler thread adds well under 1%) and
     of the broker processes, summed over the timed sections of the runs, with the bytes those
@@ -74,14 +78,17 @@ class CpuProbe:
         return total / 1e9
 
     @contextlib.contextmanager
-    def section(self):
-        """with PROBE.section() as moved: ...; moved.append(bytes sent in the section)"""
-        moved: list[int] = []
+    def section(self, moved_bytes: int):
+        """A timed section moving moved_bytes: `with PROBE.section(n) as timed: ...`, then
+        n / timed.elapsed is its throughput; its CPU is added to the probe's."""
+        timed = Timed()
         client, brokers = time.process_time(), sum(self._cpu(p) for p in self.brokers)
-        yield moved
+        started = time.perf_counter()
+        yield timed
+        timed.elapsed = time.perf_counter() - started
         self.client_s += time.process_time() - client
         self.broker_s += sum(self._cpu(p) for p in self.brokers) - brokers
-        self.bytes += sum(moved)
+        self.bytes += moved_bytes
 
     def per_record_us(self) -> tuple[float, float]:
         records = self.bytes / RECORD_BYTES
@@ -196,19 +203,16 @@ def ours(bootstrap, topic, acks, batch_bytes, total_bytes, max_in_flight=5,
         # know the topic yet, and a retry's 100 ms backoff would halve a 0.2 s run.
         producer.send(topic, value, partition=0)
         producer.flush()
-        with PROBE.section() as moved:
-            started = time.perf_counter()
+        with PROBE.section(count * RECORD_BYTES) as timed:
             if bulk:
                 futures = producer.send_many(topic, [value] * count, partition=0)
             else:
                 futures = [producer.send(topic, value, partition=0) for _ in range(count)]
             producer.flush()
             futures[-1].result()
-            elapsed = time.perf_counter() - started
-            moved.append(count * RECORD_BYTES)
     for future in futures:  # every record acknowledged (raises otherwise), checked untimed
         future.result()
-    return count * RECORD_BYTES / elapsed / MIB
+    return count * RECORD_BYTES / timed.elapsed / MIB
 
 
 def ours_one_in_flight(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
@@ -253,15 +257,12 @@ def produce_raw(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"produce to {topic} kept failing")
             time.sleep(0.05)
-        with PROBE.section() as moved:
-            started = time.perf_counter()
+        with PROBE.section(count * len(batch)) as timed:
             for _ in range(count):
                 error = produce_once()
                 if error != 0:  # only accepted batches count
                     raise RuntimeError(f"produce to {topic} failed: {error!r}")
-            elapsed = time.perf_counter() - started
-            moved.append(count * len(batch))
-    return count * len(batch) / elapsed / MIB
+    return count * len(batch) / timed.elapsed / MIB
 
 
 def produce_raw_median(bootstrap, topic, acks, batch_bytes, total_bytes,
@@ -304,8 +305,7 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
 
     producer.produce(topic, value, partition=0, on_delivery=delivered)  # untimed warm-up
     producer.flush(30)
-    with PROBE.section() as moved:
-        started = time.perf_counter()
+    with PROBE.section(count * RECORD_BYTES) as timed:
         for _ in range(count):
             while True:
                 try:
@@ -315,11 +315,9 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
                     producer.poll(0.01)
             producer.poll(0)
         left = producer.flush(120)
-        elapsed = time.perf_counter() - started
-        moved.append(count * RECORD_BYTES)
     if failed or left:
         raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
-    return count * RECORD_BYTES / elapsed / MIB
+    return count * RECORD_BYTES / timed.elapsed / MIB
 
 
 def latency(bootstrap, topic, rate_per_s=100, seconds=3.0) -> tuple[float, float]:
