@@ -127,10 +127,8 @@ def bench_spark() -> dict:
         directory = Path(tmp)
         twin_sends = _sizes("KAFKAREF_BENCH_TWIN_SENDS", "6000")[0]
         rows.append(_twin_row(twin_sends, directory))
-        # 8 shuffle partitions (4 per core, `kafkaref check`'s default): 100M records in 584 s
-        # against 695 s with 16 (fewer, larger tasks; same JVM peak, 6.8 GiB), 10M in 91 vs 102 s.
-        # With the merged read aggregate (checks.Frames.by_value) and the cycle check joining
-        # writers row by row: 100M in 503 s (JVM peak 6.8 GiB), 10M in 80.5 s.
+        # 8 shuffle partitions (4 per core, as `kafkaref check`): fewer, larger tasks; with 16,
+        # 100M records took 695 s instead of 584 s (same checks, same 6.8 GiB JVM peak).
         spark = get_session("local[2]", "kafkaref-bench", shuffle_partitions=8,
                             conf={"spark.driver.memory": "6g"})
         try:

@@ -115,12 +115,16 @@ def _disagreeing(fr: Frames, name: str, keys: list[str]) -> DataFrame:
     finds the (rare) groups first, materialised so that an empty result costs nothing more and
     a small one is broadcast instead of shuffling every observation again."""
     df = _observed(fr)
-    spread = _spread(fr, name, keys)
-    count = spread.count()
+    spread, count = _hinted(_spread(fr, name, keys))
     if count == 0:
         return df.limit(0)
-    return df.join(F.broadcast(spread) if count <= BROADCAST_ROWS_MAX else spread, keys,
-                   "left_semi")
+    return df.join(spread, keys, "left_semi")
+
+
+def _hinted(df: DataFrame) -> tuple[DataFrame, int]:
+    """df (persisted by the caller) and its row count, hinted for broadcast when small."""
+    count = df.count()
+    return (F.broadcast(df) if count <= BROADCAST_ROWS_MAX else df), count
 
 
 def inconsistent_offsets(fr: Frames) -> DataFrame:
@@ -180,10 +184,7 @@ def unseen(fr: Frames) -> DataFrame:
 def offset_mismatch(fr: Frames) -> DataFrame:
     # A send and a read disagreeing at an offset make its observations spread (the small set
     # inconsistent_offsets found already): only those offsets are joined, not every read.
-    spread = _spread(fr, "spread_by_offset", [*TP, "offset"])
-    count = spread.count()
-    if count <= BROADCAST_ROWS_MAX:
-        spread = F.broadcast(spread)
+    spread, _ = _hinted(_spread(fr, "spread_by_offset", [*TP, "offset"]))
     sends = fr.ok_sends.select(*TP, "offset", "value").join(spread, [*TP, "offset"], "left_semi")
     observed = (fr.reads.join(spread, [*TP, "offset"], "left_semi")
                 .select(*TP, "offset", F.col("value").alias("observed_value")))
@@ -271,9 +272,7 @@ def int_nonmonotonic_poll(fr: Frames) -> DataFrame:
 
 def _small(fr: Frames, name: str, build) -> tuple[DataFrame, int]:
     """A shared derived frame and its row count, hinted for broadcast when it is small."""
-    df = fr.shared(name, build)
-    count = df.count()
-    return (F.broadcast(df) if count <= BROADCAST_ROWS_MAX else df), count
+    return _hinted(fr.shared(name, build))
 
 
 def aborted_read(fr: Frames) -> DataFrame:
