@@ -312,7 +312,8 @@ class NetworkThread(threading.Thread):
         else:
             for part in frame if isinstance(frame, list) else [frame]:
                 connection.outbuf.append(
-                    memoryview(part) if isinstance(part, bytes | bytearray) else FilePart(part))
+                    memoryview(part) if isinstance(part, bytes | bytearray | memoryview)
+                    else FilePart(part))
             self._write(connection)
 
     def _write(self, connection: Connection) -> None:

@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 
 from kafkaref.impl.core.broker import Broker, BrokerConfig
-from kafkaref.impl.core.zero_copy import ZeroCopyResponse
+from kafkaref.impl.core.zero_copy import EncodedResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedRequest
@@ -123,16 +123,13 @@ class KafkaServer:
             if response is None:
                 network.send_response(item.connection_id, None)
                 return
+            if isinstance(response, EncodedResponse):  # the core encoded it (fetch)
+                network.send_response(item.connection_id, response.parts)
+                return
             try:
-                if isinstance(response, ZeroCopyResponse):
-                    encoded = wire.encode_response(request.correlation_id, response.response)
-                    frame = response.frame_parts(encoded)
-                else:
-                    frame = wire.encode_response(request.correlation_id, response)
+                frame = wire.encode_response(request.correlation_id, response)
             except Exception:  # noqa: BLE001 -- a bug in one response closes one connection
                 log.exception("encoding %s v%s", request.name, request.api_version)
-                if isinstance(response, ZeroCopyResponse):
-                    response.close()
                 frame = CLOSE
             network.send_response(item.connection_id, frame)
 

@@ -161,7 +161,7 @@ def test_garbage_is_malformed_not_a_crash():
 
 @pytest.mark.parametrize("fetch_version", [4, 11, 12])
 def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_version):
-    from kafkaref.impl.core.zero_copy import ZeroCopyResponse
+    from kafkaref.impl.core.zero_copy import EncodedResponse
     from kafkaref.impl.storage.log import Log
 
     zero = Broker(BrokerConfig(broker_id=0), Clock(), lambda key: Log(str(tmp_path / "z")))
@@ -178,9 +178,9 @@ def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_v
     out = []
     zero.handle(decoded, out.append)
     [response] = out
-    assert isinstance(response, ZeroCopyResponse)
-    parts = response.frame_parts(wire.encode_response(5, response.response))
-    frame = b"".join(p if isinstance(p, bytes) else p.read_bytes() for p in parts)
+    assert isinstance(response, EncodedResponse)
+    frame = b"".join(bytes(p) if isinstance(p, bytes | bytearray) else p.read_bytes()
+                     for p in response.parts)
     response.close()
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     _, body = wire.decode_response(1, fetch_version, frame[4:])
