@@ -109,7 +109,7 @@ class KafkaConnection:
         order (the broker mutes a connection while a request is inside), so a caller pipelining
         requests calls receive() for them in the order it sent them."""
         request = build(wire.request_class(api_key, version), values)
-        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        correlation_id = self.next_correlation_id()
         self.sock.sendall(wire.encode_request(correlation_id, self.client_id, request))
         return correlation_id
 
@@ -132,7 +132,7 @@ class KafkaConnection:
         id. The same bytes as send_request(0, version, ...) builds with kio (tested), but the
         batch goes to the socket as it is (sendmsg of prefix + batch): kio copied a 1 MiB batch
         about three times, ~1 ms per request or 1 us per 1 KiB record."""
-        correlation_id = next(self._correlation) & 0x7FFFFFFF
+        correlation_id = self.next_correlation_id()
         prefix = produce_prefix(version, correlation_id, self.client_id, acks, timeout_ms,
                                 topic, partition, len(records))
         _send_all(self.sock, [prefix, records])
@@ -140,6 +140,15 @@ class KafkaConnection:
 
     def send_raw(self, frame: bytes) -> None:
         self.sock.sendall(frame)
+
+    def next_correlation_id(self) -> int:
+        """A correlation id for a request the caller encodes itself (send_raw)."""
+        return next(self._correlation) & 0x7FFFFFFF
+
+    def receive_payload(self) -> memoryview:
+        """The next response's payload, undecoded (for callers with their own decoder): a
+        read-only view of the kept buffer, valid until the next receive on this connection."""
+        return self._recv_frame()
 
     def _recv_frame(self) -> memoryview:
         """The next frame's payload, in the kept buffer when it fits (valid until the next)."""

@@ -1,5 +1,7 @@
 """Replica fetcher threads: one per leader broker, fetching every partition this broker follows
-from that leader with Fetch v12 (replica id, current leader epoch, last fetched epoch).
+from that leader with Fetch v12 (replica id, current leader epoch, last fetched epoch), encoded
+and decoded by impl/protocol/replica_fetch.py (kio's bytes, without its per-field cost and with
+the records left in the connection's buffer).
 
 Truncation is by the diverging epoch the leader returns (KIP-320 + fetch v12): the follower cuts
 its log at min(leader's end offset for that epoch, its own end offset for it) and fetches again,
@@ -13,11 +15,16 @@ from __future__ import annotations
 import logging
 import threading
 
-from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
+from kafkaref.impl.protocol.replica_fetch import (
+    FetchPosition,
+    decode_fetch_response,
+    encode_fetch_request,
+)
 from kafkaref.impl.replication.apply import apply_fetch_response
 
 log = logging.getLogger(__name__)
-FETCH_VERSION = 12
+PARTITION_MAX_BYTES = 1 << 20
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
 FETCH_MAX_BYTES = 16 << 20
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
@@ -106,27 +113,29 @@ class ReplicaFetcher(threading.Thread):
                 *address, timeout_s=10, client_id=f"replica-{self.server.broker.broker_id}",
                 response_bytes_max=RESPONSE_BYTES_MAX)
             self.address = address
-        topics: dict[str, list] = {}
+        topics: dict[str, list[FetchPosition]] = {}
         for (topic, index), (offset, epoch, last_epoch) in fetches.items():
-            topics.setdefault(topic, []).append({
-                "partition": index, "current_leader_epoch": epoch, "fetch_offset": offset,
-                "last_fetched_epoch": last_epoch, "log_start_offset": -1,
-                "partition_max_bytes": 1 << 20})
+            topics.setdefault(topic, []).append(
+                FetchPosition(index, epoch, offset, last_epoch, PARTITION_MAX_BYTES))
         self.rounds += 1
-        return self.connection.send(1, FETCH_VERSION, {
-            "replica_id": self.server.broker.broker_id, "max_wait": self.max_wait_ms,
-            "min_bytes": 1, "max_bytes": FETCH_MAX_BYTES, "isolation_level": 0,
-            "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
-            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
+        connection = self.connection
+        correlation_id = connection.next_correlation_id()
+        connection.send_raw(encode_fetch_request(
+            correlation_id, connection.client_id, self.server.broker.broker_id,
+            self.max_wait_ms, 1, FETCH_MAX_BYTES, list(topics.items())))
+        got_id, _, answers = decode_fetch_response(connection.receive_payload())
+        if got_id != correlation_id:
+            raise ConnectionClosed(f"correlation id {got_id}, expected {correlation_id}")
+        return answers  # records are views of the connection's buffer: apply before the next
 
-    def _apply(self, fetches, response) -> bool:
+    def _apply(self, fetches, answers) -> bool:
         """Apply a fetch response under the core lock; False if every partition errored."""
         progressed = False
         with self.server.lock:
             rm = self.server.broker.replica_manager
-            for topic in response.responses:
-                for answer in topic.partitions:
-                    key = (topic.topic, answer.partition_index)
+            for topic, partitions in answers:
+                for answer in partitions:
+                    key = (topic, answer.partition_index)
                     partition = rm.partition(key)
                     if partition is None or key not in fetches:
                         continue
@@ -139,10 +148,9 @@ class ReplicaFetcher(threading.Thread):
                     progressed |= self._apply_partition(partition, answer)
         return progressed
 
-    def _apply_partition(self, partition, answer) -> bool:
-        diverging = answer.diverging_epoch
+    @staticmethod
+    def _apply_partition(partition, answer) -> bool:
         outcome = apply_fetch_response(
-            partition, answer.error_code,
-            None if diverging is None else (diverging.epoch, diverging.end_offset),
-            bytes(answer.records or b""), answer.high_watermark)
+            partition, answer.error_code, answer.diverging_epoch,
+            answer.records if answer.records is not None else b"", answer.high_watermark)
         return outcome != "error"
