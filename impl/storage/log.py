@@ -183,16 +183,21 @@ class Log:
             headers.append(header)
         return self._append_checked(batches, headers)
 
-    def append_as_leader(self, data, leader_epoch: int) -> AppendInfo:
+    def append_as_leader(self, data, leader_epoch: int,
+                         checked: BatchHeader | None = None) -> AppendInfo:
         """Validate producer batches (base offset 0, CRC, codec and, if config.validate_records,
         every record), assign offsets from the log end, stamp offsets and leader_epoch in place
-        (outside the CRC) and append. Errors come back as values; nothing is written then."""
+        (outside the CRC) and append. Errors come back as values; nothing is written then.
+
+        checked: data's header, when data is exactly one batch whose frame (sizes, magic, CRC)
+        the caller has just checked itself (the core runs validate_batch before appending); the
+        frame check, a CRC-32C over the whole batch, is then not repeated."""
         if self._frame_only_leader and not self._closed:
             # The common case: exactly one batch, frame checks only. checked_header checks
             # Length against len(data) (so this is one whole batch), magic and the CRC-32C;
             # anything it refuses, and any base offset but 0, takes the general path below,
             # which finds the same error (or splits several batches).
-            error, header = checked_header(data)
+            error, header = (_NO_ERROR, checked) if checked is not None else checked_header(data)
             if error is _NO_ERROR and header[0] == 0:
                 return self._append_one_stamped(data, header, leader_epoch)
         self._check_open()
