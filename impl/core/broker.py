@@ -235,7 +235,7 @@ class Broker:
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
                 else:
-                    entries[key] = bytes(p.records)
+                    entries[key] = p.records  # a view of the request frame: not copied
         acks = body.acks
 
         def done(results):

@@ -25,6 +25,9 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
+from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
+
 SIZE = struct.Struct(">i")
 API_VERSIONS = 18
 
@@ -108,8 +111,11 @@ def decode_request(payload: bytes) -> Request:
     cls = request_class(api_key, api_version)
     try:
         header, offset = entity_reader(cls.__header_schema__)(payload, 0)
-        body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
-        offset += size
+        if api_key == PRODUCE_API and api_version in PRODUCE_VERSIONS:
+            body, offset = decode_produce_body(payload, offset, api_version)  # records: views
+        else:
+            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
+            offset += size
     except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
             IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
         raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc

@@ -55,7 +55,7 @@ class FilePart:
 
 class Connection:
     __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer", "frame",
-                 "frame_got", "frame_buffer", "events")
+                 "frame_got", "frame_buffer", "lent_buffer", "events")
 
     def __init__(self, connection_id: int, sock: socket.socket):
         self.id, self.sock = connection_id, sock
@@ -67,6 +67,10 @@ class Connection:
         self.frame: memoryview | None = None  # a large frame's payload being received
         self.frame_got = 0
         self.frame_buffer: bytearray | None = None  # kept for the next frame of the same size
+        # The buffer of the request inside the broker: its records are views of it (see
+        # impl/protocol/produce_request.py), so no frame is received into it until the
+        # response has been written; then it is kept again as frame_buffer.
+        self.lent_buffer: bytearray | None = None
         try:
             self.peer = sock.getpeername()
         except OSError:
@@ -242,7 +246,8 @@ class NetworkThread(threading.Thread):
         connection.last_active = time.monotonic()
         connection.frame_got += got
         if connection.frame_got == len(frame):
-            connection.frame = None  # the buffer stays for the next large frame
+            connection.frame = None
+            self._lend(connection)
             with frame, frame.toreadonly() as payload:  # kio reads read-only buffers only
                 self._dispatch(connection, payload)
 
@@ -349,8 +354,27 @@ class NetworkThread(threading.Thread):
 
     def _unmute(self, connection: Connection) -> None:
         connection.muted = False
+        self._take_back(connection)
         self._interest(connection)
         self._after_input(connection)  # a pipelined request may already be buffered
+
+    def _lend(self, connection: Connection) -> None:
+        """A whole large frame goes to the broker with its buffer: the request's records are
+        views of it, so no frame may be received into it until the response is written."""
+        if connection.lent_buffer is not None:  # mutant M9: another request still holds one
+            self._frame_bytes -= len(connection.lent_buffer)
+        connection.lent_buffer, connection.frame_buffer = connection.frame_buffer, None
+
+    def _take_back(self, connection: Connection) -> None:
+        """The answered request's buffer is free: keep it for the next large frame (or drop it,
+        if a frame arrived meanwhile, with mutant M9's unmuted connections, and got another)."""
+        lent, connection.lent_buffer = connection.lent_buffer, None
+        if lent is None:
+            return
+        if connection.frame_buffer is None:
+            connection.frame_buffer = lent
+        else:
+            self._frame_bytes -= len(lent)
 
     def _close_idle(self) -> None:
         limit = self.config.connections_max_idle_ms / 1000
@@ -364,9 +388,10 @@ class NetworkThread(threading.Thread):
             return
         if connection.frame is not None:
             connection.frame.release()
-        if connection.frame_buffer is not None:
-            self._frame_bytes -= len(connection.frame_buffer)
-        connection.frame = connection.frame_buffer = None
+        for held in (connection.frame_buffer, connection.lent_buffer):
+            if held is not None:
+                self._frame_bytes -= len(held)
+        connection.frame = connection.frame_buffer = connection.lent_buffer = None
         for part in connection.outbuf:  # unsent file ranges hold file descriptors
             if isinstance(part, FilePart):
                 part.slice.close()

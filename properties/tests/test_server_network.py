@@ -207,3 +207,50 @@ def test_full_request_queue_blocks_network_threads_then_drains():
         for sock in socks:
             sock.close()
         server.shutdown()
+
+
+def produce_frame(correlation_id, value: bytes, acks=1):
+    from kafkaref.impl.protocol.records import NewRecord, build_batch
+
+    batch = build_batch([NewRecord(value=value, timestamp=1)])
+    return wire.encode_request(correlation_id, "t", build(load_request_schema(0, 8), {
+        "transactional_id": None, "acks": acks, "timeout": 5000,
+        "topic_data": [{"name": "p", "partition_data": [{"index": 0, "records": batch}]}]}))
+
+
+@pytest.mark.parametrize("mutants", [(), {"M9"}])
+def test_pipelined_large_produces_keep_their_own_bytes(tmp_path, mutants):
+    """Large frames are received into a buffer the request's records are views of (no copy);
+    the next frame must not overwrite it before the response is out. Each pipelined batch
+    must come back with its own bytes, muted or not (M9), and the buffers held stay bounded."""
+    from kafkaref.impl.storage.log import Log
+
+    config = ServerConfig(num_network_threads=1, num_io_threads=2, mutants=mutants)
+    server = single_broker("", config, log_factory=lambda key: Log(str(tmp_path / "p"))).start()
+    try:
+        with server.lock:
+            server.broker.create_topic("p", 1, 1, {}, lambda error, message: None)
+        values = [bytes([i]) * (200_000 - i) for i in range(6)]  # each fits the last buffer
+        sock = connect(server)
+        try:
+            with server.lock:  # the I/O threads wait: unmuted (M9), every frame gets read
+                for i, value in enumerate(values):  # a frame's head first, so that its rest
+                    frame = produce_frame(i, value)  # is received into the frame buffer
+                    sock.sendall(frame[:1000])
+                    time.sleep(0.02)
+                    sock.sendall(frame[1000:])
+                    time.sleep(0.02)
+            answers = [wire.decode_response(0, 8, recv_frame(sock))[1] for _ in values]
+        finally:
+            sock.close()
+        assert all(a.responses[0].partition_responses[0].error_code == 0 for a in answers)
+        with server.lock:
+            data = server.broker.replica_manager.partition(("p", 0)).log.read(0, 1 << 24)
+        from kafkaref.impl.protocol.records import decode_batch, split_batches
+
+        _, views = split_batches(data)
+        stored = sorted(r.value for v in views for r in decode_batch(v).records)
+        assert stored == sorted(values)
+        assert server.network_threads[0]._frame_bytes <= 2 * max(map(len, values)) + 4096
+    finally:
+        server.shutdown()

@@ -1,0 +1,59 @@
+"""The hand decoder of Produce requests (v3-v8) agrees with kio (the oracle), leaves records as
+views of the payload, and rejects truncated or padded requests as malformed."""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from kio.index import load_request_schema
+
+from kafkaref.impl.protocol import wire
+from kafkaref.impl.protocol.messages import build, millis
+
+topics = st.lists(st.fixed_dictionaries({
+    "name": st.text(min_size=1, max_size=10),
+    "partition_data": st.lists(st.fixed_dictionaries({
+        "index": st.integers(-(2**31), 2**31 - 1),
+        "records": st.one_of(st.none(), st.binary(max_size=50))}), max_size=3)}), max_size=3)
+requests = st.fixed_dictionaries({
+    "transactional_id": st.one_of(st.none(), st.text(max_size=10)),
+    "acks": st.sampled_from([-1, 0, 1, 7]), "timeout": st.integers(0, 2**31 - 1),
+    "topic_data": topics})
+
+
+def frame_of(version, values) -> bytes:
+    return wire.encode_request(9, "client", build(load_request_schema(0, version), values))
+
+
+def kio_body(version, payload):
+    from kio.serial import entity_reader
+
+    cls = wire.request_class(0, version)
+    _, offset = entity_reader(cls.__header_schema__)(payload, 0)
+    return entity_reader(cls)(payload, offset)[0]
+
+
+@given(version=st.integers(3, 8), values=requests)
+def test_fields_are_kios_and_records_are_views(version, values):
+    payload = frame_of(version, values)[4:]
+    got = wire.decode_request(payload).body
+    want = kio_body(version, payload)
+    assert (got.transactional_id, got.acks, millis(got.timeout)) == (
+        want.transactional_id, want.acks, millis(want.timeout))
+    assert len(got.topic_data) == len(want.topic_data)
+    for g, w in zip(got.topic_data, want.topic_data, strict=True):
+        assert g.name == w.name
+        assert [p.index for p in g.partition_data] == [p.index for p in w.partition_data]
+        for p, q in zip(g.partition_data, w.partition_data, strict=True):
+            assert (None if p.records is None else bytes(p.records)) == q.records
+            assert p.records is None or isinstance(p.records, memoryview)
+
+
+@given(version=st.integers(3, 8), values=requests, cut=st.integers(1, 300))
+def test_truncated_or_padded_requests_are_malformed(version, values, cut):
+    payload = frame_of(version, values)[4:]
+    body_start = len(frame_of(version, {**values, "topic_data": []})[4:]) - 4  # before count
+    if len(payload) - cut > 8:
+        with pytest.raises(wire.MalformedRequest):
+            wire.decode_request(payload[: max(body_start, len(payload) - cut)])
+    with pytest.raises(wire.MalformedRequest):
+        wire.decode_request(payload + b"\0" * (cut % 5 + 1))
