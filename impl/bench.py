@@ -35,6 +35,8 @@ def _print_table(name: str, report: dict) -> None:
     from rich.table import Table
 
     console = Console()
+    if not console.is_terminal:  # a pipe or a CI log: wide enough for every column
+        console = Console(width=200)
     rows = report.get("rows", [])
     if rows:
         table = Table(title=report.get("title", name))

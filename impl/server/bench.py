@@ -9,8 +9,10 @@ Figures <client>_rf3_over_rf1_<batch> are issue 6's replication target (at least
 
 Each produce row also says where the CPU went during its timed sections: microseconds of CPU
 per 1 KiB record in the client process (all its threads: librdkafka's too) and in the brokers
-(`CpuProbe`). A client needing more than ~1.3 us per record cannot reach 25% of a ~3 GB/s pump
-however fast the broker is; the split shows which side bounds a row.
+(`CpuProbe`), and the ratio to the pump those two figures allow at best ("CPU ceiling ratio":
+every core busy with client or broker work, nothing else). A client needing more than ~1.3 us
+per record cannot reach 25% of a ~3 GB/s pump on 2 cores however fast the broker is; the
+ceiling shows which rows are bound that way.
 
 Every throughput is set against a raw loopback socket pump measured in the same run: the same
 frame sizes sent over 127.0.0.1 to a thread that reads them and answers a 4-byte ack, one frame
@@ -43,7 +45,9 @@ from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
 
 RECORD_BYTES = 1024
-PROTOCOL_ROUNDS = 3
+PROTOCOL_ROUNDS = 5
+POLL_EVERY = 1000  # confluent-kafka: records between poll() calls
+PUMP_ROUNDS, PUMP_LENGTH = 5, 4
 KIB, MIB = 1024, 1024 * 1024
 
 
@@ -114,6 +118,16 @@ class RssSampler(threading.Thread):
                     self.peak = max(self.peak, process.memory_info().rss)
                 except psutil.Error:
                     pass
+
+
+def cpu_ceiling(client_us: float, broker_us: float) -> float:
+    """MB/s that client and brokers could reach at their measured CPU per record if every
+    core of this machine ran one of them all the time: a row whose ceiling is below a target
+    is bound by the CPU its parts spend per record, however they were scheduled."""
+    per_record = client_us + broker_us
+    if not per_record > 0:
+        return float("nan")
+    return (os.cpu_count() or 1) * 1e6 / per_record * RECORD_BYTES / MIB
 
 
 def drop_page_cache(directory: str) -> None:
@@ -268,7 +282,7 @@ def produce_raw(bootstrap, topic, acks, batch_bytes, total_bytes) -> float:
 def produce_raw_median(bootstrap, topic, acks, batch_bytes, total_bytes,
                        rounds=PROTOCOL_ROUNDS, directory=None) -> float:
     """Median of `rounds` protocol runs (page cache dropped before each). A run of 32 requests
-    lasts ~0.1-0.2 s, so one stall on a shared 2-core machine (another process's burst, a
+    lasts ~0.04-0.15 s, so one stall on a shared 2-core machine (another process's burst, a
     10 ms checkpoint fsync) moves a single run by tens of percent; the median does not."""
     runs = []
     for _ in range(rounds):
@@ -293,10 +307,15 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
         return None
     value = os.urandom(RECORD_BYTES)
     count = total_bytes // RECORD_BYTES
+    # Tuned for throughput as librdkafka documents it: delivery reports for failures only (a
+    # Python callback per record cost ~0.2 us of the client's ~2 us per record) and poll()
+    # every POLL_EVERY records. Every record is still checked: flush() must leave none
+    # undelivered and no failure may be reported.
     producer = confluent_kafka.Producer({
         "bootstrap.servers": bootstrap, "acks": acks, "batch.size": batch_bytes,
         "linger.ms": 5, "message.max.bytes": max(batch_bytes * 2, 1_000_000),
-        "queue.buffering.max.kbytes": 1 << 20, "enable.idempotence": False})
+        "queue.buffering.max.kbytes": 1 << 20, "enable.idempotence": False,
+        "delivery.report.only.error": True})
     failed = []
 
     def delivered(error, _message):
@@ -306,14 +325,15 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
     producer.produce(topic, value, partition=0, on_delivery=delivered)  # untimed warm-up
     producer.flush(30)
     with PROBE.section(count * RECORD_BYTES) as timed:
-        for _ in range(count):
+        for i in range(count):
             while True:
                 try:
                     producer.produce(topic, value, partition=0, on_delivery=delivered)
                     break
                 except BufferError:
                     producer.poll(0.01)
-            producer.poll(0)
+            if i % POLL_EVERY == 0:
+                producer.poll(0)
         left = producer.flush(120)
     if failed or left:
         raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
@@ -386,8 +406,11 @@ def bench_broker() -> dict:
 
     rows, figures = [], {}
     plan = [(16 * KIB, 8 * MIB), (1 * MIB, 32 * MIB)]
-    # The pump is as short as a protocol run and as noisy: the median of as many runs.
-    pumps = {batch: statistics.median(raw_pump(batch, total) for _ in range(PROTOCOL_ROUNDS))
+    # The pump, the denominator of every ratio, runs PUMP_ROUNDS times PUMP_LENGTH times as
+    # long as a row: 32 MiB pumps lasted ~10 ms and ranged 780-4,800 MB/s (a median of three
+    # moved by 50% between runs); 128 MiB ones keep within ~10% of their median.
+    pumps = {batch: statistics.median(raw_pump(batch, total * PUMP_LENGTH)
+                                      for _ in range(PUMP_ROUNDS))
              for batch, total in plan}
     with tempfile.TemporaryDirectory() as directory:
         for brokers, acks in ((1, "1"), (3, "all")):
@@ -420,7 +443,9 @@ def bench_broker() -> dict:
                                      "raw pump MB/s": pumps[batch],
                                      "ratio": mb_s / pumps[batch],
                                      "client CPU us/rec": client_us,
-                                     "brokers CPU us/rec": broker_us})
+                                     "brokers CPU us/rec": broker_us,
+                                     "CPU ceiling ratio": cpu_ceiling(client_us, broker_us)
+                                     / pumps[batch]})
                         figures[f"{client}_rf{brokers}_{batch // KIB}k_client_cpu_us"] = client_us
                         figures[f"{client}_rf{brokers}_{batch // KIB}k_broker_cpu_us"] = broker_us
                         figures[f"{client}_rf{brokers}_{batch // KIB}k_mb_s"] = mb_s
