@@ -10,7 +10,6 @@ import pytest
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.cluster_cli import LocalCluster
 
-pytestmark = pytest.mark.cluster
 N, KILL_AT = 400, 150
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

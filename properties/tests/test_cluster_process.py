@@ -8,9 +8,7 @@ import subprocess
 import sys
 
 import psutil
-import pytest
 
-pytestmark = pytest.mark.cluster
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
 
