@@ -20,7 +20,7 @@ from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
-from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords
+from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
@@ -312,8 +312,12 @@ class Broker:
             by_topic.setdefault(key[0], []).append(PartitionAnswer(
                 key[1], r.error, r.high_watermark, r.log_start_offset, r.records,
                 r.diverging_epoch))
-        parts = encode_fetch_response(request.api_version, request.correlation_id,
-                                      list(by_topic.items()))
+        try:
+            parts = encode_fetch_response(request.api_version, request.correlation_id,
+                                          list(by_topic.items()))
+        except Exception:
+            close_records(results)  # the file ranges hold duplicated descriptors
+            raise
         return EncodedResponse([p.slice if isinstance(p, SliceRecords) else p for p in parts])
 
     # -- offsets ----------------------------------------------------------------------------
