@@ -21,8 +21,11 @@ number of connections. Single broker: server/single.py; in a cluster: server/clu
 (control channel to the controller + replica fetchers). Entry points: `kafkaref broker`,
 `kafkaref cluster`.
 
-Fetch responses are zero-copy when the log is impl/storage's: the records fields are file
-ranges written with os.sendfile() between the kio-encoded bytes (impl/core/zero_copy.py).
+Fetch responses are zero-copy when the log is impl/storage's: the core encodes them itself
+(impl/protocol/fetch_response.py) into parts, the records fields being file ranges written with
+os.sendfile() between the encoded bytes (impl/core/zero_copy.py). Produce records are not copied
+either: they are views of the frame buffer, which the network thread lends to the request until
+its response is written (NetworkThread._lend / _take_back).
 
 Not done: no message.max.bytes check beyond socket_request_max_bytes; no TLS/SASL; no fetch
 sessions (every fetch is a full fetch; session id 0); no quotas or throttling.
