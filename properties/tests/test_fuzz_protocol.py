@@ -45,8 +45,10 @@ def produce_frame(records_bytes, version=8, acks=1, correlation_id=1):
 
 def valid_frames(rng):
     batch = build_batch([(b"k", b"v" * rng.randrange(50), (), None)])
+    large = build_batch([(b"k", rng.randbytes(300_000 + rng.randrange(100_000)), (), None)])
     return [
         produce_frame(batch),
+        produce_frame(large),  # > one recv(): received into a frame buffer lent to the request
         wire.encode_request(2, "f", build(load_request_schema(3, 8), {"topics": None})),
         wire.encode_request(3, "f", build(load_request_schema(18, 3), {
             "client_software_name": "f", "client_software_version": "1"})),
