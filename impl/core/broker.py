@@ -453,3 +453,9 @@ class Broker:
     def advance_clock(self, now_ms: int | None = None) -> None:
         self.replica_manager.advance_clock(now_ms)
         self.groups.advance_clock(now_ms)
+
+    def next_deadline_ms(self) -> int | None:
+        """No purgatory expiration or ISR check is due before this time (None: none is
+        scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
+        sleeps until this time must still call advance_clock now and then for them."""
+        return self.replica_manager.next_deadline_ms()

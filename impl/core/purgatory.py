@@ -106,6 +106,10 @@ class Purgatory:
         ops = self._watchers.pop(key, [])
         return sum(1 for op in ops if op.force_complete())
 
+    def next_expiration_ms(self) -> int | None:
+        """No operation expires before this time (None: none is pending); see the timer's."""
+        return self.timer.next_expiration_ms()
+
     def advance_clock(self, now_ms: int | None = None) -> int:
         """Expire operations whose deadline passed; return how many expired."""
         expired = 0

@@ -222,6 +222,14 @@ class ReplicaManager:
             self._next_isr_check_ms = now + interval
             self.maybe_shrink_isrs()
 
+    def next_deadline_ms(self) -> int | None:
+        """Nothing advance_clock does is due before this time (None: nothing is scheduled): the
+        earliest purgatory expiration or ISR check."""
+        due = [self.produce_purgatory.next_expiration_ms(),
+               self.fetch_purgatory.next_expiration_ms(),
+               self._next_isr_check_ms if self.isr_check_interval_ms is not None else None]
+        return min((d for d in due if d is not None), default=None)
+
     def maybe_shrink_isrs(self) -> None:
         for key, partition in self.partitions.items():
             before = partition.high_watermark

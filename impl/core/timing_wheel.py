@@ -120,15 +120,29 @@ class TimingWheelTimer:
         self._wheel = _Wheel(tick_ms, wheel_size, clock(), self._queue, self._counter)
         self._due: list[TimerTask] = []  # added already expired; returned by the next advance
         self._size = 0
+        # Called with a new task's expiration when it is earlier than everything queued, so a
+        # caller sleeping until next_expiration_ms() can wake up sooner (the server's ticker).
+        self.on_earlier: Callable[[int], None] | None = None
 
     def __len__(self) -> int:
         return self._size
 
     def add(self, delay_ms: int, payload: Any) -> TimerTask:
         task = TimerTask(self.clock() + delay_ms, payload, next(self._seq))
+        first = self.next_expiration_ms()
         self._insert(task)
         self._size += 1
+        if self.on_earlier is not None and (first is None or task.expiration_ms < first):
+            self.on_earlier(task.expiration_ms)
         return task
+
+    def next_expiration_ms(self) -> int | None:
+        """No task fires before this time; None if none is pending. A lower bound: the earliest
+        queued bucket may hold only cancelled tasks, or coarse-level tasks that fall to a finer
+        level when it expires (advancing to it fires them, or queues a later bucket)."""
+        if self._due:
+            return min(task.expiration_ms for task in self._due)
+        return self._queue[0][0] if self._queue else None
 
     def _insert(self, task: TimerTask) -> None:
         if task.cancelled:
@@ -178,6 +192,10 @@ class SortedListTimer:
         self._tasks.append((task.expiration_ms, task.seq, task))
         self._tasks.sort(key=lambda e: (e[0], e[1]))
         return task
+
+    def next_expiration_ms(self) -> int | None:
+        """The exact earliest expiration of a live task (the wheel's is a lower bound of it)."""
+        return min((e for e, _, t in self._tasks if not t.cancelled), default=None)
 
     def advance_clock(self, now_ms: int | None = None) -> list[Any]:
         now = self.clock() if now_ms is None else now_ms

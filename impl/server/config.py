@@ -13,7 +13,9 @@ class ServerConfig:
     socket_request_max_bytes: int = 100 * 1024 * 1024
     connections_max_idle_ms: int = 10 * 60 * 1000
     recv_bytes: int = 256 * 1024  # one recv() call
-    tick_ms: int = 5  # how often purgatory timers and ISR checks run
+    # The ticker sleeps until the next purgatory expiration or ISR check, and at most this long
+    # (group session timeouts, log flush and checkpoint intervals are checked when it wakes).
+    tick_max_ms: int = 50
     select_timeout_ms: int = 100
     max_connections: int = 1000  # beyond this, new connections are closed at once
     zero_copy_fetch: bool = True  # fetched records go out with os.sendfile() from segments

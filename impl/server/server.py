@@ -72,6 +72,10 @@ class KafkaServer:
                            for i in range(server_config.num_io_threads)]
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
+        self._tick_wake = threading.Event()
+        replicas = self.broker.replica_manager
+        for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory):
+            purgatory.timer.on_earlier = self._wake_ticker
         self.handled = 0
         self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
 
@@ -87,6 +91,7 @@ class KafkaServer:
 
     def shutdown(self, timeout_s: float = 5.0) -> None:
         self.stopping.set()
+        self._tick_wake.set()
         for thread in (*self.extra_threads, self.acceptor, *self.network_threads,
                        *self.io_threads, self.ticker):
             if thread.is_alive():
@@ -142,15 +147,27 @@ class KafkaServer:
             network.send_response(item.connection_id, CLOSE)
 
     def _tick_loop(self) -> None:
-        interval = self.config.tick_ms / 1000
-        while not self.stopping.wait(interval):
+        """Expire purgatory operations and run the periodic checks, sleeping until the next
+        deadline (at most tick_max_ms). A fixed 5 ms tick cost ~60 us a time: 1.2% of a CPU per
+        idle broker and ~45 us per MiB produced with acks=all; and it fired expirations up to a
+        tick late. An operation due before the planned wake-up wakes the ticker (on_earlier)."""
+        wake, most_ms = self._tick_wake, self.config.tick_max_ms
+        while not self.stopping.is_set():
+            wake.clear()  # before computing the deadline: a later set() is not lost
+            due, now = None, self.clock()
             try:
                 with self.lock:
-                    self.broker.advance_clock(self.clock())
+                    self.broker.advance_clock(now)
                     off_lock = self._maybe_flush()
+                    due = self.broker.next_deadline_ms()
                 self._checkpoint(off_lock)  # fsyncs: not under the core lock
             except Exception:  # noqa: BLE001
                 log.exception("ticker")
+            sleep_ms = most_ms if due is None else min(most_ms, max(1, due - now))
+            wake.wait(sleep_ms / 1000)
+
+    def _wake_ticker(self, _expiration_ms: int) -> None:
+        self._tick_wake.set()  # an operation due before the ticker's planned wake-up
 
     def _maybe_flush(self) -> list:
         """Tick the logs that need the core lock; return those whose tick (a due checkpoint

@@ -254,3 +254,38 @@ def test_pipelined_large_produces_keep_their_own_bytes(tmp_path, mutants):
         assert server.network_threads[0]._frame_bytes <= 2 * max(map(len, values)) + 4096
     finally:
         server.shutdown()
+
+
+def parked_fetch(max_wait_ms: int) -> bytes:
+    """A fetch that cannot be satisfied (min_bytes unreachable): answered at max_wait_ms."""
+    return wire.encode_request(1, "t", build(load_request_schema(1, 11), {
+        "replica_id": -1, "max_wait": max_wait_ms, "min_bytes": 1 << 20, "max_bytes": 1 << 20,
+        "topics": [{"topic": "p", "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                  "partition_max_bytes": 1 << 20}]}]}))
+
+
+def test_parked_fetches_expire_on_time_with_the_ticker_asleep():
+    """The ticker sleeps until the next purgatory deadline (here for up to 10 s): a fetch
+    parked meanwhile, alone or due before one already parked, must wake it and be answered at
+    its max_wait, not at the ticker's next wake-up."""
+    config = ServerConfig(num_network_threads=1, num_io_threads=2, tick_max_ms=10_000)
+    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    long_wait = connect(server)
+    try:
+        with server.lock:
+            server.broker.create_topic("p", 1, 1, {}, lambda error, message: None)
+        time.sleep(0.2)  # the ticker is asleep: nothing is parked
+        for max_wait_ms in (250, 120):  # the first alone; the second before the 5 s one below
+            sock = connect(server)
+            try:
+                started = time.monotonic()
+                sock.sendall(parked_fetch(max_wait_ms))
+                recv_frame(sock)
+                waited_ms = (time.monotonic() - started) * 1000
+            finally:
+                sock.close()
+            assert max_wait_ms - 5 <= waited_ms < max_wait_ms + 200, waited_ms
+            long_wait.sendall(parked_fetch(5_000))  # parked from now on: a later deadline
+    finally:
+        long_wait.close()
+        server.shutdown()
