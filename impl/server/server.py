@@ -19,6 +19,9 @@ from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedR
 from kafkaref.impl.server.producer_ids import ProducerIdBlocks
 
 log = logging.getLogger(__name__)
+# An idle I/O thread wakes this often to look at `stopping` (shutdown() also wakes it at once):
+# at 0.1 s, eight idle threads woke 80 times a second per broker.
+IO_IDLE_WAIT_S = 1.0
 
 
 def monotonic_ms() -> int:
@@ -62,7 +65,8 @@ class KafkaServer:
                              producer_ids=producer_ids)
         self.broker.zero_copy_fetch = server_config.zero_copy_fetch
         self.stopping = threading.Event()
-        self.requests: queue.Queue[QueuedRequest] = queue.Queue(server_config.queued_max_requests)
+        self.requests: queue.Queue[QueuedRequest | None] = queue.Queue(
+            server_config.queued_max_requests)  # None: wakes an idle I/O thread at shutdown
         self.network_threads = [NetworkThread(i, server_config, self.requests, self.stopping)
                                 for i in range(server_config.num_network_threads)]
         self.acceptor = Acceptor(server_config, self.network_threads, self.stopping)
@@ -92,6 +96,11 @@ class KafkaServer:
     def shutdown(self, timeout_s: float = 5.0) -> None:
         self.stopping.set()
         self._tick_wake.set()
+        for _ in self.io_threads:  # wake the idle ones; busy ones see stopping when done
+            try:
+                self.requests.put_nowait(None)
+            except queue.Full:
+                break
         for thread in (*self.extra_threads, self.acceptor, *self.network_threads,
                        *self.io_threads, self.ticker):
             if thread.is_alive():
@@ -114,11 +123,12 @@ class KafkaServer:
     # -- threads ------------------------------------------------------------------------------
     def _io_loop(self) -> None:
         while not self.stopping.is_set():
-            try:
-                item = self.requests.get(timeout=0.1)
+            try:  # shutdown() wakes idle I/O threads with None; the timeout is a safety net
+                item = self.requests.get(timeout=IO_IDLE_WAIT_S)
             except queue.Empty:
                 continue
-            self._handle(item)
+            if item is not None:
+                self._handle(item)
 
     def _handle(self, item: QueuedRequest) -> None:
         network = self.network_threads[item.network_thread]
