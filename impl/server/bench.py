@@ -404,6 +404,14 @@ def _next_offset(data: bytes) -> int:
     return positioned[-1][1].next_offset
 
 
+def _progress():
+    """A transient progress bar on stderr (stdout stays the table or the JSON)."""
+    from rich.console import Console
+    from rich.progress import Progress
+
+    return Progress(transient=True, console=Console(stderr=True))
+
+
 CLIENTS = (("kafkaref", ours), ("kafkaref-send_many", ours_bulk),
            ("kafkaref-1-in-flight", ours_one_in_flight), ("confluent-kafka", confluent),
            ("protocol", produce_raw_median))
@@ -461,12 +469,15 @@ def bench_broker() -> dict:
     pumps = {batch: statistics.median(raw_pump(batch, total * PUMP_LENGTH)
                                       for _ in range(PUMP_ROUNDS))
              for batch, total in plan}
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory() as directory, _progress() as progress:
+        task = progress.add_task("broker bench", total=2 * len(plan) * len(CLIENTS) + 2)
         for brokers, acks in ((1, "1"), (3, "all")):
             for batch, total in plan:
                 for client, run in CLIENTS:
+                    progress.update(task, description=f"RF{brokers} {batch // KIB} KiB {client}")
                     mb_s, peak = produce_row(brokers, acks, batch, total, client, run,
                                              directory)
+                    progress.advance(task)
                     peaks[brokers] = max(peaks[brokers], peak)
                     if mb_s is None:
                         continue
@@ -484,11 +495,14 @@ def bench_broker() -> dict:
                     figures[f"{name}_client_cpu_us"] = client_us
                     figures[f"{name}_broker_cpu_us"] = broker_us
                     figures[f"{name}_mb_s"] = mb_s
+        progress.update(task, description="acks=all latency")
         with fresh_cluster(3, directory, "latency") as (cluster, rss):
             create_topic(cluster.bootstrap, "latency", 3)
             p50, p99 = latency(cluster.bootstrap, "latency")
         figures["acks_all_rf3_latency_p50_ms"] = p50
         figures["acks_all_rf3_latency_p99_ms"] = p99
+        progress.advance(task)
+        progress.update(task, description="fetch")
         with fresh_cluster(1, directory, "fetch") as (cluster, rss):
             create_topic(cluster.bootstrap, "fetch", 1)
             produce_raw(cluster.bootstrap, "fetch", "1", MIB, 32 * MIB)  # the log to read
