@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,12 +20,6 @@ import time
 import click
 
 READY_TIMEOUT_S = 60
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _die_with_parent() -> None:
@@ -64,7 +57,10 @@ class LocalCluster:
         self.controller = ControllerServer(
             session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
             snapshot_path=os.path.join(self.directory, "controller.json")).start()
-        self.ports = {i: previous.get(i) or _free_port() for i in range(brokers)}
+        # 0: the broker binds an ephemeral port itself and registers it (learned in start()).
+        # Picking a free port here and handing it over raced with every other socket of the
+        # machine between our close and the broker's bind; a restarted broker keeps its port.
+        self.ports = {i: previous.get(i) or 0 for i in range(brokers)}
         self.processes: dict[int, subprocess.Popen] = {}
         self.commands = {
             i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
@@ -96,7 +92,19 @@ class LocalCluster:
         for broker_id in self.ports:
             self.start_broker(broker_id)
         self.wait_registered(set(self.ports), timeout_s)
+        self._learn_ports()
         return self
+
+    def _learn_ports(self) -> None:
+        """Take each broker's port from its registration, and keep it for restarts."""
+        for endpoint in self.controller.metadata().brokers:
+            broker_id = endpoint.broker_id
+            if broker_id in self.ports and self.ports[broker_id] != endpoint.port:
+                self.ports[broker_id] = endpoint.port
+                self.commands[broker_id] = broker_command(
+                    broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
+                    self.controller.address)
+        self.write_state()
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
