@@ -57,6 +57,10 @@ class ReplicaFetch:
     fetch_offset: int
     last_fetched_epoch: int
     current_leader_epoch: int
+    # replica.fetch.max.bytes: whole batches within it, at least one (batch_size in helpers)
+    max_bytes: int = 1 << 20
+    # the leader handled the fetch but the follower never heard the answer
+    response_lost: bool = False
 
 
 @attrs.frozen(slots=True)

@@ -48,8 +48,8 @@ from kafkaref.model.helpers import (
     assign_epoch,
     end_offset_for_epoch,
     follower_truncation,
+    batch_size,
     high_watermark,
-    record_size,
     trim_epoch_cache,
 )
 from kafkaref.model.values import (
@@ -151,6 +151,15 @@ def _truncate(replica: Replica, length: int) -> Replica:
     )
 
 
+def _recover(replica: Replica) -> Replica:
+    """What an unclean shutdown leaves: the flushed prefix, and the epoch cache truncated to its
+    end (Kafka's log loading always runs truncateFromEnd(recovered leo), so an epoch that had
+    no records yet is forgotten even when no record was lost)."""
+    replica = _truncate(replica, replica.flushed)
+    cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
+    return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
+
+
 # ---------------------------------------------------------------------------------------------
 # High watermark and purgatory.
 
@@ -167,9 +176,20 @@ def _leader_hw(config: ClusterConfig, broker: int, replica: Replica) -> Replica:
     return replica if hw == replica.hw else replica.raise_hw(hw)
 
 
+def _batch_at(log, start: int, end: int) -> tuple[int, int]:
+    """The batch starting at `start` (cut at `end`): (its end offset, its size in bytes)."""
+    stop = start
+    lengths = []
+    while stop < end and log[stop].base == start:
+        lengths.append(len(log[stop].value))
+        stop += 1
+    return stop, batch_size(lengths)
+
+
 def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int, tuple[Entry, ...]]:
     """Whole batches from the one holding `offset` up to `end`: at least one batch, then more
-    while the total stays within max_bytes. Returns (first offset, entries)."""
+    while the total stays within max_bytes (batch bytes as Kafka counts them: helpers.batch_size).
+    Returns (first offset, entries)."""
     if offset >= end:
         return offset, ()
     log = replica.log
@@ -177,28 +197,47 @@ def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int,
     stop = first
     total = 0
     while stop < end:
-        batch_end = stop
-        batch_bytes = 0
-        base = log[stop].base
-        while batch_end < end and log[batch_end].base == base:
-            batch_bytes += record_size(log[batch_end].value)
-            batch_end += 1
-        if stop > first and total + batch_bytes > max_bytes:
+        batch_end, size = _batch_at(log, stop, end)
+        if stop > first and total + size > max_bytes:
             break
-        total += batch_bytes
+        total += size
         stop = batch_end
     return first, log.slice(first, stop)
 
 
-def _readable_bytes(replica: Replica, offset: int, end: int, enough: int) -> int:
-    """Bytes readable from `offset` to `end`, counting no further than `enough`."""
-    total = 0
+def _read_bytes(replica: Replica, offset: int, end: int, max_bytes: int) -> int:
+    """Bytes _read returns (Kafka's first min_bytes test is on what it read)."""
+    if offset >= end:
+        return 0
     log = replica.log
-    for index in range(offset, end):
-        total += record_size(log[index].value)
-        if total >= enough:
+    first = log[offset].base
+    stop, total = first, 0
+    while stop < end:
+        batch_end, size = _batch_at(log, stop, end)
+        if stop > first and total + size > max_bytes:
             break
+        total += size
+        stop = batch_end
     return total
+
+
+def _available_bytes(replica: Replica, offset: int, end: int, max_bytes: int, enough: int) -> int:
+    """Kafka's DelayedFetch count: bytes of the whole batches from the one holding `offset` up
+    to `end`, capped at max_bytes (counting no further than `enough`)."""
+    if offset >= end:
+        return 0
+    log = replica.log
+    stop, total = log[offset].base, 0
+    while stop < end and total < enough:
+        stop, size = _batch_at(log, stop, end)
+        total += size
+    return min(total, max_bytes)
+
+
+def _enough_to_answer(replica: Replica, offset: int, end: int, min_bytes: int,
+                      max_bytes: int) -> bool:
+    """A parked fetch completes when min(available bytes, max_bytes) >= min_bytes."""
+    return _available_bytes(replica, offset, end, max_bytes, min_bytes) >= min_bytes
 
 
 def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
@@ -208,7 +247,7 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> FetchResponse:
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
-    return FetchResponse(request_id, NONE, replica.hw, first, records, via)
+    return FetchResponse(request_id, NONE, replica.hw, first, records, via, log_start_offset=0)
 
 
 def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker: int) -> Effect | None:
@@ -216,7 +255,8 @@ def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker:
     lost = replica is None or replica.leader != broker
     if isinstance(op, DelayedProduce):
         if lost:
-            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, op.base_offset,
+                                   op.record_ids, COMPLETED)
         if replica.hw >= op.required_offset:
             error = NONE if len(replica.isr) >= config.min_isr else ErrorCode.not_enough_replicas_after_append
             return ProduceResponse(op.request_id, error, op.base_offset, op.record_ids, COMPLETED)
@@ -224,7 +264,7 @@ def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker:
     if lost:
         return FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
     end = _consumer_end(config, replica)
-    if _readable_bytes(replica, op.offset, end, op.min_bytes) >= op.min_bytes:
+    if _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
         return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, COMPLETED)
     return None
 
@@ -306,7 +346,8 @@ def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
         if answer is not None:
             effects.append(ProduceResponse(op.request_id, answer.error, base, record_ids))
         elif event.timeout_ms <= 0:
-            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
+            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, base,
+                                           record_ids, EXPIRED))
         else:
             state = ModelState(state.config, state.now_ms, state.alive, state.partitions,
                                state.purgatory + (op,))
@@ -336,9 +377,14 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
     if replica is None:
         return state, (FetchResponse(event.request_id, error),)
     if not 0 <= event.offset <= replica.leo:
-        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw),)
+        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw,
+                                     log_start_offset=0),)
     end = _consumer_end(config, replica)
-    if event.max_wait_ms <= 0 or _readable_bytes(replica, event.offset, end, event.min_bytes) >= event.min_bytes:
+    # Kafka answers at once when max_wait <= 0, when what it read reaches min_bytes, or when the
+    # purgatory's first try (tryCompleteElseWatch) finds enough available
+    if event.max_wait_ms <= 0 or _read_bytes(replica, event.offset, end, event.max_bytes) >= (
+            event.min_bytes) or _enough_to_answer(replica, event.offset, end, event.min_bytes,
+                                                  event.max_bytes):
         return state, (_fetch_answer(config, replica, event.request_id, event.offset,
                                      event.max_bytes, IMMEDIATE),)
     op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
@@ -390,7 +436,8 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
 
     # The follower applies the response only if it is still in the state it fetched from.
     current = (
-        follower.leader == leader_id
+        not event.response_lost
+        and follower.leader == leader_id
         and follower.leader_epoch == event.current_leader_epoch
         and follower.leo == event.fetch_offset
         and follower.latest_epoch == event.last_fetched_epoch
@@ -423,7 +470,7 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     # Leader side. The response carries the hw from before this fetch's update (Kafka reads the
     # log first and then updates the follower's state), so followers learn the hw one fetch late.
     response_hw = leader.hw
-    stop = _replica_fetch_stop(config, leader, event.fetch_offset)
+    stop = _replica_fetch_stop(leader, event.fetch_offset, event.max_bytes)
     records = leader.log.slice(event.fetch_offset, stop)
     leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset)
     effects: list[Effect] = []
@@ -440,18 +487,13 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     return state, tuple(effects)
 
 
-def _replica_fetch_stop(config: ClusterConfig, leader: Replica, fetch_offset: int) -> int:
-    """Where a follower's fetch stops: the leader's leo, or whole batches up to the cap."""
-    cap = config.replica_fetch_max_records
-    if cap is None or leader.leo - fetch_offset <= cap:
-        return leader.leo
-    stop = fetch_offset
-    log = leader.log
-    while stop < leader.leo and (stop == fetch_offset or stop - fetch_offset < cap):
-        base = log[stop].base
-        while stop < leader.leo and log[stop].base == base:
-            stop += 1
-    return stop
+def _replica_fetch_stop(leader: Replica, fetch_offset: int, max_bytes: int) -> int:
+    """Where a follower's fetch stops: whole batches up to the leader's leo, at least one, then
+    more within max_bytes (fetch offsets of followers are batch boundaries)."""
+    if fetch_offset >= leader.leo:
+        return fetch_offset
+    first, records = _read(leader, fetch_offset, leader.leo, max_bytes)
+    return first + len(records)
 
 
 def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follower_id: int,
@@ -504,7 +546,8 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
                 continue
             replica = state.partitions[op.partition].replicas[op.broker]
             if isinstance(op, DelayedProduce):
-                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
+                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out,
+                                               op.base_offset, op.record_ids, EXPIRED))
             elif replica is None or replica.leader != op.broker:
                 effects.append(FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=EXPIRED))
             else:
@@ -512,6 +555,23 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
                                              op.max_bytes, EXPIRED))
         if effects:
             state = ModelState(state.config, now, state.alive, state.partitions, tuple(keep))
+    for at in isr_check_times(state.config, now - event.ms, now):
+        state = _shrink_isrs(state, at)
+    return state, tuple(effects)
+
+
+def isr_check_times(config: ClusterConfig, after: int, until: int) -> range:
+    """When leaders check their followers' lag within (after, until]: Kafka's isr-expiration
+    task runs at a fixed rate, every replica.lag.time.max.ms / 2 (here at the multiples of that
+    interval, the same on every broker)."""
+    interval = max(1, config.replica_lag_time_max_ms // 2)
+    first = (after // interval + 1) * interval
+    return range(first, until + 1, interval)
+
+
+def _shrink_isrs(state: ModelState, now: int) -> ModelState:
+    """One lag check at time `now`: every live leader without an ISR change in flight proposes to
+    drop the followers that are neither at its leo nor caught up within the lag time."""
     parts = state.partitions
     new_parts = list(parts)
     lag = state.config.replica_lag_time_max_ms
@@ -531,8 +591,8 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
             new_parts[p] = _with_replica(part, leader_id,
                                          _replace(leader, pending_isr=leader.isr - laggards))
     if any(a is not b for a, b in zip(new_parts, parts, strict=True)):
-        state = ModelState(state.config, now, state.alive, tuple(new_parts), state.purgatory)
-    return state, tuple(effects)
+        state = ModelState(state.config, state.now_ms, state.alive, tuple(new_parts), state.purgatory)
+    return state
 
 
 def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[ModelState, Effects]:
@@ -679,7 +739,7 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         replica = part.replicas[broker]
         if replica is None:
             continue
-        replica = _truncate(replica, replica.flushed)
+        replica = _recover(replica)
         replica = _replace(replica, leader=None, pending_isr=None)
         part = _with_replica(part, broker, replica)
         part = _forget_crashed_follower(state, part, broker)

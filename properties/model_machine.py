@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+import attrs
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -38,6 +39,7 @@ from kafkaref.model.events import (
     Tick,
 )
 from kafkaref.model.refinement import image_violations
+from kafkaref.model.values import ModelState
 from kafkaref.model.render import render_state
 
 
@@ -52,11 +54,23 @@ def _same_effects(expected: Sequence[Effect], actual: Sequence[Effect]) -> bool:
     return list(expected) == list(actual)
 
 
+@attrs.frozen
+class StateCheck:
+    """How to compare the system's state with the model's after every step: `image` maps the
+    system to a ModelState, `observe` projects a ModelState onto what must be equal, and
+    `describe(model_state, system_image)` explains a difference (both sides rendered)."""
+
+    image: Callable[[SystemUnderTest], ModelState]
+    observe: Callable[[ModelState], object]
+    describe: Callable[[ModelState, ModelState], str]
+
+
 def make_model_machine(
     config: ClusterConfig,
     sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
     compare: Compare = _same_effects,
     check_spec_invariants: bool = True,
+    state_check: StateCheck | None = None,
 ) -> type[RuleBasedStateMachine]:
     """A state machine class driving the model (and optionally a system under test in lockstep)."""
     brokers = st.integers(0, config.brokers - 1)
@@ -78,8 +92,20 @@ def make_model_machine(
             note(f"{event!r} -> {list(expected)!r}")
             if self.sut is not None:
                 actual = self.sut.feed(event)
-                assert compare(expected, actual), f"{event!r}: model {expected!r}, system {actual!r}"
+                assert compare(expected, actual), (
+                    f"{event!r}: effects differ\nmodel  {list(expected)!r}\nsystem {list(actual)!r}"
+                    f"\n{self._states()}")
+                if state_check is not None:
+                    image = state_check.image(self.sut)
+                    assert state_check.observe(self.model.state) == state_check.observe(image), (
+                        f"after {event!r} the states differ\n"
+                        f"{state_check.describe(self.model.state, image)}")
             return expected
+
+        def _states(self) -> str:
+            if state_check is None:
+                return ""
+            return state_check.describe(self.model.state, state_check.image(self.sut))
 
         def request_id(self) -> int:
             self.next_request_id += 1

@@ -46,8 +46,8 @@ class DelayedProduce(DelayedOperation):
         return None
 
     def on_complete(self) -> None:
-        for key in self.waiting:
-            self.results[key] = AppendResult(ErrorCode.request_timed_out)
+        for key in self.waiting:  # the records were appended: the answer keeps their offset
+            self.results[key] = attrs.evolve(self.results[key], error=ErrorCode.request_timed_out)
         self.respond(self.results)
 
 
@@ -78,16 +78,18 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()
             if partition.check_leader_epoch(fetch.current_leader_epoch) != ErrorCode.none:
                 return self.force_complete()
+            if fetch.fetch_offset > partition.log_end_offset:
+                return self.force_complete()  # truncated below our position: say so now
+            # (a consumer waiting above the hw but within the log just waits, as in Kafka)
             end = (partition.log_end_offset if self.replica_id >= 0
                    else partition.high_watermark)
-            if fetch.fetch_offset > end:
-                return self.force_complete()  # truncated below our position: say so now
             if fetch.fetch_offset < end:
                 # A readable offset holds at least one whole batch (> 1 byte), so when at most
                 # one more byte is wanted the byte count (a walk of batch headers) is skipped.
+                # Kafka counts min(available, the partition's max bytes).
                 wanted = self.min_bytes - accumulated
-                accumulated += 1 if wanted <= 1 else partition.readable_bytes(
-                    fetch.fetch_offset, self.replica_id)
+                accumulated += 1 if wanted <= 1 else min(partition.readable_bytes(
+                    fetch.fetch_offset, self.replica_id), fetch.partition_max_bytes)
                 if accumulated >= self.min_bytes:
                     # Kafka completes at the same point; partitions not looked at yet answer
                     # their own errors when the response is read.
