@@ -21,6 +21,9 @@ class Produce:
     values: tuple[bytes, ...]  # one batch
     acks: int = ACKS_ALL
     timeout_ms: int = 30_000
+    # Further batches for the same partition in the same request: the wire format allows them,
+    # Kafka refuses them (INVALID_RECORD: exactly one batch per partition since produce v3).
+    more_batches: tuple[tuple[bytes, ...], ...] = ()
 
 
 @attrs.frozen(slots=True)

@@ -98,6 +98,12 @@ def _with_partition(state: ModelState, p: int, part: PartitionState, purgatory=N
     )
 
 
+def _check_broker(state: ModelState, broker: int) -> None:
+    """A broker id outside the cluster is not addressable: the caller's error, not Kafka's."""
+    if not 0 <= broker < state.config.brokers:
+        raise ValueError(f"no broker {broker}")
+
+
 def _replica_of(state: ModelState, p: int, broker: int) -> Replica | None:
     config = state.config
     if not 0 <= p < config.partitions:
@@ -113,7 +119,7 @@ _KEEP: object = object()
 def _replace(
     r: Replica, *, log=_KEEP, hw=_KEEP, flushed=_KEEP, epoch_cache=_KEEP, leader=_KEEP,
     leader_epoch=_KEEP, partition_epoch=_KEEP, isr=_KEEP, pending_isr=_KEEP,
-    follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP,
+    follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP, last_fetch=_KEEP,
 ) -> Replica:
     """attrs.evolve without its per-call introspection (step() is on the hot path)."""
     return Replica(
@@ -129,6 +135,7 @@ def _replace(
         r.follower_offsets if follower_offsets is _KEEP else follower_offsets,
         r.caught_up_ms if caught_up_ms is _KEEP else caught_up_ms,
         r.synced_epoch if synced_epoch is _KEEP else synced_epoch,
+        r.last_fetch if last_fetch is _KEEP else last_fetch,
     )
 
 
@@ -141,7 +148,11 @@ def _maybe_flush(config: ClusterConfig, replica: Replica) -> Replica:
 
 def _truncate(replica: Replica, length: int) -> Replica:
     if length >= replica.leo:
-        return replica
+        # Kafka's truncateTo: no record goes, but the epoch cache is always truncated to the
+        # leo (an epoch this replica started as leader without writing conflicts with the
+        # leader's log)
+        cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
+        return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
     return _replace(
         replica,
         log=replica.log.truncate(length),
@@ -261,12 +272,26 @@ def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker:
             error = NONE if len(replica.isr) >= config.min_isr else ErrorCode.not_enough_replicas_after_append
             return ProduceResponse(op.request_id, error, op.base_offset, op.record_ids, COMPLETED)
         return None
-    if lost:
-        return FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+    error = _parked_fetch_error(op, replica, broker)
+    if error != NONE:
+        return FetchResponse(op.request_id, error, via=COMPLETED)
     end = _consumer_end(config, replica)
     if _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
         return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, COMPLETED)
     return None
+
+
+def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) -> ErrorCode:
+    """A parked fetch is answered by reading again, with the same checks in the same order as
+    when it arrived (Kafka's DelayedFetch.onComplete): the epoch it carries, then leadership."""
+    if replica is None:
+        return ErrorCode.not_leader_or_follower
+    if op.current_leader_epoch >= 0 and op.current_leader_epoch != replica.leader_epoch:
+        return (ErrorCode.fenced_leader_epoch if op.current_leader_epoch < replica.leader_epoch
+                else ErrorCode.unknown_leader_epoch)
+    if replica.leader != broker:
+        return ErrorCode.not_leader_or_follower
+    return NONE
 
 
 def _try_complete(
@@ -308,20 +333,25 @@ def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionStat
 
 def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
     config, p, broker = state.config, event.partition, event.broker
-    replica = _replica_of(state, p, broker)
+    _check_broker(state, broker)
     silent = event.acks == ACKS_NONE  # acks=0: the client expects no answer at all
 
     def fail(error: ErrorCode) -> tuple[ModelState, Effects]:
         return state, () if silent else (ProduceResponse(event.request_id, error),)
 
+    # Kafka's order: the topic is known, the records hold exactly one batch (KafkaApis), the
+    # acks are valid, this broker leads, the ISR is large enough (ReplicaManager, Partition)
     if not state.alive[broker]:
         return state, () if silent else (Disconnected(event.request_id),)
-    if replica is None or replica.leader != broker:
-        return fail(ErrorCode.not_leader_or_follower)
+    if not 0 <= p < config.partitions:
+        return fail(ErrorCode.unknown_topic_or_partition)
+    if not event.values or event.more_batches:
+        return fail(ErrorCode.invalid_record)
     if event.acks not in (ACKS_NONE, 1, ACKS_ALL):
         return fail(ErrorCode.invalid_required_acks)
-    if not event.values:
-        return fail(ErrorCode.invalid_request)
+    replica = state.partitions[p].replicas[broker]
+    if replica is None or replica.leader != broker:
+        return fail(ErrorCode.not_leader_or_follower)
     if event.acks == ACKS_ALL and len(replica.isr) < config.min_isr:
         return fail(ErrorCode.not_enough_replicas)  # checked before the append: nothing written
 
@@ -356,20 +386,27 @@ def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
 
 def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_epoch: int
                         ) -> tuple[Replica | None, ErrorCode]:
-    replica = _replica_of(state, p, broker)
-    if replica is None or replica.leader != broker:
+    """The replica if `broker` leads p in the epoch the client expects. Kafka's order
+    (Partition.getLocalLog): the partition is known, is hosted here, the epoch matches (KIP-320),
+    then this replica leads."""
+    if not 0 <= p < state.config.partitions:
+        return None, ErrorCode.unknown_topic_or_partition
+    replica = state.partitions[p].replicas[broker]
+    if replica is None:
         return None, ErrorCode.not_leader_or_follower
     if current_leader_epoch >= 0:
         if current_leader_epoch < replica.leader_epoch:
             return None, ErrorCode.fenced_leader_epoch
         if current_leader_epoch > replica.leader_epoch:
             return None, ErrorCode.unknown_leader_epoch
+    if replica.leader != broker:
+        return None, ErrorCode.not_leader_or_follower
     return replica, NONE
 
 
 def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
+    _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        _replica_of(state, event.partition, event.broker)
         return state, (Disconnected(event.request_id),)
     config = state.config
     replica, error = _leader_for_request(state, event.partition, event.broker,
@@ -388,14 +425,15 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
         return state, (_fetch_answer(config, replica, event.request_id, event.offset,
                                      event.max_bytes, IMMEDIATE),)
     op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
-                      event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms)
+                      event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms,
+                      event.current_leader_epoch)
     return ModelState(config, state.now_ms, state.alive, state.partitions,
                       state.purgatory + (op,)), ()
 
 
 def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Effects]:
+    _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        _replica_of(state, event.partition, event.broker)
         return state, (Disconnected(event.request_id),)
     replica, error = _leader_for_request(state, event.partition, event.broker, -1)
     if replica is None:
@@ -415,10 +453,8 @@ def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Ef
 def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, Effects]:
     config, p = state.config, event.partition
     leader_id, follower_id = event.leader, event.follower
-    leader = _replica_of(state, p, leader_id)
-    follower = _replica_of(state, p, follower_id)
-    if leader is None or follower is None or leader_id == follower_id:
-        raise ValueError(f"replica fetch between non-replicas of partition {p}: {event!r}")
+    _check_broker(state, leader_id)
+    _check_broker(state, follower_id)
     if not state.alive[follower_id]:
         return state, ()  # a dead broker sends nothing
 
@@ -427,12 +463,13 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
 
     if not state.alive[leader_id]:
         return state, (result(ErrorCode.network_exception, applied=False),)
-    if leader.leader != leader_id:
+    # the leader's checks, in Kafka's order: partition, epoch, leadership, a known follower
+    leader, error = _leader_for_request(state, p, leader_id, event.current_leader_epoch)
+    if leader is None:
+        return state, (result(error, applied=False),)
+    follower = state.partitions[p].replicas[follower_id]
+    if follower is None or follower_id == leader_id:
         return state, (result(ErrorCode.not_leader_or_follower, applied=False),)
-    if event.current_leader_epoch < leader.leader_epoch:
-        return state, (result(ErrorCode.fenced_leader_epoch, applied=False),)
-    if event.current_leader_epoch > leader.leader_epoch:
-        return state, (result(ErrorCode.unknown_leader_epoch, applied=False),)
 
     # The follower applies the response only if it is still in the state it fetched from.
     current = (
@@ -499,18 +536,32 @@ def _replica_fetch_stop(leader: Replica, fetch_offset: int, max_bytes: int) -> i
 def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follower_id: int,
                       fetch_offset: int) -> Replica:
     """The leader records the follower's fetch offset and catch-up time, and proposes an ISR
-    expansion when the follower has reached the hw and the start of the leader's epoch."""
+    expansion when the follower has reached the hw and the start of the leader's epoch.
+
+    Caught up (Kafka's Replica.updateFetchState): a fetch at the leader's leo makes the follower
+    caught up now; a fetch at or past where the leader's leo was at the follower's previous
+    fetch makes it caught up as of that previous fetch."""
+    now = state.now_ms
     offsets = leader.follower_offsets
     offsets = offsets[:follower_id] + (fetch_offset,) + offsets[follower_id + 1 :]
+    last = leader.last_fetch or ((UNKNOWN_OFFSET, 0),) * len(offsets)
+    previous_leo, previous_ms = last[follower_id]
     caught_up = leader.caught_up_ms
+    since = None
     if fetch_offset >= leader.leo:
-        caught_up = caught_up[:follower_id] + (state.now_ms,) + caught_up[follower_id + 1 :]
+        since = now
+    elif 0 <= previous_leo <= fetch_offset:
+        since = previous_ms
+    if since is not None and since > caught_up[follower_id]:
+        caught_up = caught_up[:follower_id] + (since,) + caught_up[follower_id + 1 :]
+    last = last[:follower_id] + ((leader.leo, now),) + last[follower_id + 1 :]
     pending = leader.pending_isr
     if pending is None and follower_id not in leader.isr:
         epoch_start = leader.epoch_cache[-1][1] if leader.epoch_cache else 0
         if fetch_offset >= leader.hw and fetch_offset >= epoch_start:
             pending = leader.isr | {follower_id}
-    return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending)
+    return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending,
+                    last_fetch=last)
 
 
 def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[Entry, ...],
@@ -548,8 +599,8 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
             if isinstance(op, DelayedProduce):
                 effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out,
                                                op.base_offset, op.record_ids, EXPIRED))
-            elif replica is None or replica.leader != op.broker:
-                effects.append(FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=EXPIRED))
+            elif (error := _parked_fetch_error(op, replica, op.broker)) != NONE:
+                effects.append(FetchResponse(op.request_id, error, via=EXPIRED))
             else:
                 effects.append(_fetch_answer(state.config, replica, op.request_id, op.offset,
                                              op.max_bytes, EXPIRED))
@@ -611,15 +662,19 @@ def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[Model
     if leader.leader != leader_id or proposed is None:
         return state, ()
     error = NONE
-    if leader.partition_epoch != control.partition_epoch or leader.leader_epoch != control.leader_epoch:
+    # Kafka's AlterPartition checks: a stale leader epoch is FENCED_LEADER_EPOCH, a stale
+    # partition epoch INVALID_UPDATE_VERSION, a new member that is not alive INELIGIBLE_REPLICA
+    if leader.leader_epoch != control.leader_epoch:
+        error = ErrorCode.fenced_leader_epoch
+    elif leader.partition_epoch != control.partition_epoch:
         error = ErrorCode.invalid_update_version
     elif any(not state.alive[r] for r in proposed - control.isr):
         error = ErrorCode.ineligible_replica
     if error != NONE:
+        # back to the committed ISR; without the proposed members the hw may move
         leader = _replace(leader, pending_isr=None)
-        return _with_partition(state, p, _with_replica(part, leader_id, leader)), (
-            IsrChangeResult(p, error, control.isr),
-        )
+        effects = [IsrChangeResult(p, error, control.isr)]
+        return _leader_progress(state, p, leader_id, part, leader, effects), tuple(effects)
     removed = control.isr - proposed
     elr = (control.elr | removed) - proposed if len(proposed) < config.min_isr else frozenset()
     control = control.changed(leader=leader_id, isr=proposed, elr=elr, new_leader_epoch=False)
@@ -640,7 +695,8 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
     was_leader = replica.leader == broker
     if control.leader == broker:
         brokers = config.brokers
-        caught_up = tuple(now if f in control.isr else replica.caught_up_ms[f] for f in range(brokers))
+        # Kafka's resetReplicaState: ISR members get a grace period, others count from 0
+        caught_up = tuple(now if f in control.isr else 0 for f in range(brokers))
         replica = _replace(
             replica,
             leader=broker,
@@ -651,6 +707,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
             epoch_cache=assign_epoch(replica.epoch_cache, control.leader_epoch, replica.leo),
             follower_offsets=(UNKNOWN_OFFSET,) * brokers,
             caught_up_ms=caught_up,
+            last_fetch=(),
             synced_epoch=control.leader_epoch,
         )
     else:
@@ -667,7 +724,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
         )
     part = _with_replica(part, broker, replica)
     purgatory = state.purgatory
-    if was_leader and control.leader != broker:
+    if was_leader:  # a leadership change or a new epoch: what waits here is checked again
         purgatory, done = _try_complete(config, purgatory, broker, p, replica)
         effects.extend(done)
     return part, purgatory
@@ -689,13 +746,16 @@ def _publish(state: ModelState, p: int, part: PartitionState, effects: list[Effe
 
 def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
     config, p, candidate = state.config, event.partition, event.leader
-    if _replica_of(state, p, candidate) is None:
-        raise ValueError(f"broker {candidate} holds no replica of partition {p}")
-    part = state.partitions[p]
-    control = part.control
 
     def refuse(error: ErrorCode) -> tuple[ModelState, Effects]:
         return state, (ElectionResult(p, candidate, error),)
+
+    if not 0 <= p < config.partitions:
+        return refuse(ErrorCode.unknown_topic_or_partition)
+    if _replica_of(state, p, candidate) is None:
+        return refuse(ErrorCode.ineligible_replica)
+    part = state.partitions[p]
+    control = part.control
 
     if control.leader == candidate:
         return refuse(ErrorCode.election_not_needed)
@@ -753,6 +813,7 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         else:
             if elr != control.elr:
                 control = control.changed(leader=control.leader, isr=isr, elr=elr, new_leader_epoch=False)
+                part = _new_partition_epoch(state, part, control.partition_epoch)
             state = _with_partition(state, p, PartitionState(part.replicas, control, part.next_record_id))
     return state, tuple(effects)
 
@@ -774,6 +835,16 @@ def _forget_crashed_follower(state: ModelState, part: PartitionState, broker: in
     offsets = leader.follower_offsets
     offsets = offsets[:broker] + (UNKNOWN_OFFSET,) + offsets[broker + 1 :]
     return _with_replica(part, leader_id, _replace(leader, pending_isr=pending, follower_offsets=offsets))
+
+
+def _new_partition_epoch(state: ModelState, part: PartitionState, epoch: int) -> PartitionState:
+    """A change that keeps leader and ISR (only the ELR moved) still reaches every live broker,
+    as every partition change record does in KRaft: live replicas learn the partition epoch
+    (nothing else changes for them: same leader, same leader epoch)."""
+    replicas = tuple(
+        _replace(r, partition_epoch=epoch) if r is not None and state.alive[b] else r
+        for b, r in enumerate(part.replicas))
+    return PartitionState(replicas, part.control, part.next_record_id)
 
 
 def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effects]:

@@ -154,7 +154,7 @@ class CoreLockstep:
 
     # -- client requests ----------------------------------------------------------------------
     def _produce(self, e: Produce) -> None:
-        self._check_partition(e.partition)
+        self._check_broker(e.broker)
         if not self.alive(e.broker):
             if e.acks != ACKS_NONE:
                 self._effects.append(Disconnected(e.request_id))
@@ -163,8 +163,8 @@ class CoreLockstep:
         leader = self.partition(e.broker, e.partition)
         leo = leader.log_end_offset if leader is not None else 0
         epoch = leader.leader_epoch if leader is not None else NO_EPOCH
-        data = build_batch([(None, v, (), None) for v in e.values]) if e.values else b""
-        first_id = self.next_record_id[e.partition]
+        data = b"".join(build_batch([(None, v, (), None) for v in values])
+                        for values in (e.values, *e.more_batches) if values)
         ids: tuple[int, ...] = ()
 
         def done(results):
@@ -187,6 +187,7 @@ class CoreLockstep:
 
         # the records get ids when the leader appends them (during the call, before any answer)
         if leader is not None and leader.is_leader:
+            first_id = self.next_record_id[e.partition]
             ids = tuple(range(first_id, first_id + len(e.values)))
         self._immediate(e.request_id, e.broker, call)
         grown = leader is not None and leader.log_end_offset > leo
@@ -196,7 +197,7 @@ class CoreLockstep:
             self.next_record_id[e.partition] += len(ids)
 
     def _fetch(self, e: Fetch) -> None:
-        self._check_partition(e.partition)
+        self._check_broker(e.broker)
         if not self.alive(e.broker):
             self._effects.append(Disconnected(e.request_id))
             return
@@ -219,7 +220,7 @@ class CoreLockstep:
                              log_start_offset=r.log_start_offset)
 
     def _list_offsets(self, e: ListOffsets) -> None:
-        self._check_partition(e.partition)
+        self._check_broker(e.broker)
         if not self.alive(e.broker):
             self._effects.append(Disconnected(e.request_id))
             return
@@ -228,7 +229,8 @@ class CoreLockstep:
 
     # -- replication ----------------------------------------------------------------------------
     def _replica_fetch(self, e: ReplicaFetch) -> None:
-        self._check_partition(e.partition)
+        self._check_broker(e.leader)
+        self._check_broker(e.follower)
         if not self.alive(e.follower):
             return  # a dead broker sends nothing
         p, key = e.partition, (TOPIC, e.partition)
@@ -244,7 +246,7 @@ class CoreLockstep:
         self.brokers[e.leader].replica_manager.fetch(e.follower, 0, 1, e.max_bytes, {key: request},
                                                      answers.append)
         answer = answers[0][key]
-        follower = self.partition(e.follower, p)
+        follower = self.partition(e.follower, p) if e.follower != e.leader else None
         current = not e.response_lost and follower is not None and response_is_current(
             follower, e.leader, e.current_leader_epoch, e.fetch_offset, e.last_fetched_epoch)
         handled = answer.error in (ErrorCode.none, ErrorCode.offset_out_of_range)
@@ -293,7 +295,6 @@ class CoreLockstep:
         self._effects.append(IsrChangeResult(e.partition, error, frozenset(isr)))
 
     def _elect(self, e: Elect) -> None:
-        self._check_partition(e.partition)
         error, epoch = self.controller.elect(TOPIC, e.partition, e.leader, e.unclean)
         self._effects.append(ElectionResult(e.partition, e.leader, error, epoch))
         if error == ErrorCode.none:

@@ -18,6 +18,7 @@ from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartit
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.zero_copy import close_records
+from kafkaref.impl.protocol.records import split_batches
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1
@@ -122,11 +123,21 @@ class ReplicaManager:
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, timeout_ms: int, required_acks: int, entries: dict[Key, bytes],
                        respond: Callable[[dict[Key, AppendResult]], None]) -> None:
-        if required_acks not in (-1, 0, 1):
-            respond({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries})
-            return
+        # Kafka's order: unknown partitions and malformed record sets are refused first
+        # (KafkaApis), then the acks, then each partition's leader (ReplicaManager, Partition)
         results = {}
         for key, data in entries.items():
+            error = self._request_error(key, data)
+            if error != ErrorCode.none:
+                results[key] = AppendResult(error, error_message="refused before the append")
+        if required_acks not in (-1, 0, 1):
+            results.update({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries
+                            if k not in results})
+            respond(results)
+            return
+        for key, data in entries.items():
+            if key in results:
+                continue
             partition = self.partitions.get(key)
             if partition is None:
                 results[key] = AppendResult(self.missing(key))
@@ -147,6 +158,16 @@ class ReplicaManager:
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)
+
+    def _request_error(self, key: Key, data) -> ErrorCode:
+        """UNKNOWN_TOPIC_OR_PARTITION for a partition nobody knows; INVALID_RECORD unless the
+        records are exactly one batch (Kafka's ProduceRequest.validateRecords, v3+)."""
+        if key not in self.partitions and not self.known_partition(key):
+            return ErrorCode.unknown_topic_or_partition
+        error, views = split_batches(data)
+        if error == ErrorCode.none and len(views) != 1:
+            return ErrorCode.invalid_record
+        return ErrorCode.none
 
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
