@@ -742,7 +742,9 @@ class Log:
                 scanned_bytes += result.valid_bytes
                 truncated += result.truncated_bytes
                 for epoch, start in result.epochs:
-                    self.epochs.assign(epoch, start)
+                    # Kafka's LogSegment.recover: only an epoch newer than the cache's latest
+                    if epoch > self.epochs.latest_epoch:
+                        self.epochs.assign(epoch, start)
                 kept.append(segment)
                 previous_next = segment.next_offset
                 if result.truncated_bytes:
