@@ -1,0 +1,298 @@
+"""Checks of the partition log as clients see it: offsets, acks, the high watermark, offset
+lookups, codecs, record fields, topic creation."""
+
+from __future__ import annotations
+
+import threading
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
+from kafkaref.impl.protocol.compression import Compression
+from kafkaref.impl.protocol.records import build_batch
+
+
+def values_batch(prefix: bytes, count: int, **options) -> bytes:
+    return build_batch([(None, b"%s-%d" % (prefix, i), (), None) for i in range(count)],
+                       **options)
+
+
+@check("dense_offsets", "log", "KIP-98 / protocol: Produce base_offset; Kafka log: offsets are "
+       "assigned consecutively per partition")
+def dense_offsets(probe: Probe):
+    """Concurrent producers on separate connections get disjoint offset ranges that together
+    cover 0..n-1 with no gap, and a read returns exactly those records at those offsets."""
+    topic = probe.create_topic("dense")
+    writers, batches_each = 4, 15
+    assigned: dict[int, tuple[int, bytes]] = {}
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def write(w: int) -> None:
+        try:
+            conn = probe.connect(probe.leader(topic).address)
+            for b in range(batches_each):
+                count = 1 + (w + b) % 4
+                batch = values_batch(b"w%d-b%d" % (w, b), count)
+                base = probe.produce_ok(topic, batch, acks=1, conn=conn)
+                with lock:
+                    assigned[base] = (count, b"w%d-b%d" % (w, b))
+        except Exception as exc:  # noqa: BLE001 -- reported as evidence below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(probe.timeout_s * 3)
+    probe.expect(not errors, f"a producer failed: {errors[:2]}", expected="every Produce NONE")
+    expected_offset, layout = 0, []
+    for base in sorted(assigned):
+        count, _ = assigned[base]
+        probe.expect(base == expected_offset, f"base offset {base} where {expected_offset} "
+                     "was next (gap or overlap)", response=f"bases {sorted(assigned)[:20]}",
+                     expected="each batch starts where the previous one ended")
+        expected_offset += count
+        layout.append(base)
+    records = probe.read_all(topic, end=expected_offset)
+    offsets = [r.offset for r in records]
+    probe.expect(offsets == list(range(expected_offset)), "read offsets are not 0..n-1",
+                 response=f"offsets {offsets[:30]}", expected=f"0..{expected_offset - 1}")
+    for base, (count, prefix) in assigned.items():
+        got = [r.value for r in records[base:base + count]]
+        want = [b"%s-%d" % (prefix, i) for i in range(count)]
+        probe.expect(got == want, f"records at {base} are not the batch acknowledged there",
+                     response=str(got), expected=str(want))
+    return f"{len(assigned)} batches from {writers} connections, offsets 0..{expected_offset - 1}"
+
+
+@check("acks_0", "log", "protocol: Produce 'acks=0: the server will not send any response'")
+def acks_0(probe: Probe):
+    """A Produce with acks=0 gets no response (the next request's answer is the next frame), and
+    its records are written."""
+    topic = probe.create_topic("acks0")
+    conn = probe.leader(topic)
+    conn.send(0, probe.produce_values(topic, 0, values_batch(b"a0", 3), acks=0))
+    correlation_id = conn.send(18, {"client_software_name": "c", "client_software_version": "1"})
+    answer = conn.receive(18, correlation_id)  # a produce answer here fails the correlation check
+    probe.expect_error(answer.error_code, ErrorCode.none, "ApiVersions after acks=0", answer)
+    records = probe.read_all(topic)
+    probe.expect([r.value for r in records] == [b"a0-0", b"a0-1", b"a0-2"],
+                 "the acks=0 records were not written", response=str(records),
+                 expected="a0-0, a0-1, a0-2 at offsets 0..2")
+
+
+@check("acks_1", "log", "protocol: Produce acks=1 (leader append) answers the base offset")
+def acks_1(probe: Probe):
+    """acks=1 answers NONE with the batch's base offset, and the records are readable there."""
+    topic = probe.create_topic("acks1")
+    first = probe.produce_ok(topic, values_batch(b"a", 2), acks=1)
+    second = probe.produce_ok(topic, values_batch(b"b", 3), acks=1)
+    probe.expect((first, second) == (0, 2), f"base offsets {first}, {second}",
+                 expected="0 then 2")
+    values = [r.value for r in probe.read_all(topic, end=5)]
+    probe.expect(values == [b"a-0", b"a-1", b"b-0", b"b-1", b"b-2"], "records not as produced",
+                 response=str(values), expected="a-0 a-1 b-0 b-1 b-2")
+
+
+@check("acks_all_visible", "log",
+       "Kafka docs 'acks=all': the leader answers once every in-sync replica has the record, "
+       "i.e. the high watermark has passed it (KIP-101 / replication design)")
+def acks_all_visible(probe: Probe):
+    """An acks=all answer means the records are committed: right after it, ListOffsets LATEST
+    (the hw) is past them and a consumer fetch returns them (20 rounds)."""
+    topic = probe.create_topic("acksall", configs={"min.insync.replicas": str(
+        min(2, probe.replication_factor()))})
+    conn = probe.leader(topic)
+    for i in range(20):
+        base = probe.produce_ok(topic, values_batch(b"r%d" % i, 2), acks=-1, conn=conn)
+        hw = probe.offset_of(topic, LATEST)
+        probe.expect(hw >= base + 2, f"round {i}: acks=all answered offset {base} but the hw "
+                     f"is {hw}", expected=f"hw >= {base + 2} once acknowledged")
+        answer = probe.fetch(topic, base, conn=conn)
+        values = [r.value for r in probe.records(answer) if r.offset >= base]
+        probe.expect(values[:2] == [b"r%d-0" % i, b"r%d-1" % i],
+                     f"round {i}: acknowledged records not readable right after the ack",
+                     response=answer, expected=f"records r{i}-0, r{i}-1 at {base}")
+    return f"20 acks=all rounds, replication factor {probe.replication_factor()}"
+
+
+@check("min_insync_replicas", "log",
+       "Kafka config min.insync.replicas; protocol error NOT_ENOUGH_REPLICAS (KIP-?: producer "
+       "docs 'acks=all ... min.insync.replicas')")
+def min_insync_replicas(probe: Probe):
+    """With fewer in-sync replicas than min.insync.replicas, acks=all is refused with
+    NOT_ENOUGH_REPLICAS and nothing is written, while acks=1 is still accepted (topic with
+    min.insync.replicas one above its replication factor)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: min.insync.replicas needs a broker that replicates")
+    rf = probe.replication_factor()
+    topic = probe.create_topic("minisr", replication_factor=rf,
+                               configs={"min.insync.replicas": str(rf + 1)})
+    answer = probe.produce(topic, values_batch(b"all", 1), acks=-1)
+    probe.expect_error(answer.error_code, (ErrorCode.not_enough_replicas,),
+                       f"acks=all with ISR {rf} < min.insync.replicas {rf + 1}", answer)
+    probe.produce_ok(topic, values_batch(b"one", 1), acks=1)
+    values = [r.value for r in probe.read_all(topic)]
+    probe.expect(values == [b"one-0"], "the refused acks=all record was written",
+                 response=str(values), expected="only one-0")
+
+
+@check("hw_caps_reads", "log", "Kafka replication design: consumers read only up to the high "
+       "watermark; KIP-101; hw never decreases for an observer of one leader")
+def hw_caps_reads(probe: Probe):
+    """A consumer fetch never returns a record at or past the high watermark it reports, and
+    the hw one observer sees never goes down (acks=1 produce pipelined with fetches)."""
+    topic = probe.create_topic("hw")
+    conn = probe.leader(topic)
+    observer = probe.connect(conn.address)
+    last_hw, checked = 0, 0
+    for i in range(40):
+        produced = conn.send(0, probe.produce_values(topic, 0, values_batch(b"h%d" % i, 2),
+                                                     acks=1))
+        fetched = conn.send(1, probe.fetch_values(topic, 0, max(0, 2 * i - 1)))
+        conn.receive(0, produced)
+        for answer in (conn.receive(1, fetched).responses[0].partitions[0],
+                       probe.fetch(topic, 0, conn=observer)):
+            probe.expect_error(answer.error_code, ErrorCode.none, "Fetch", answer)
+            above = [r.offset for r in probe.records(answer) if r.offset >= answer.high_watermark]
+            probe.expect(not above, f"fetch returned offsets {above} at or past the hw "
+                         f"{answer.high_watermark}", response=answer,
+                         expected="only records below the high watermark")
+            checked += 1
+        hw = probe.fetch(topic, 0, conn=observer).high_watermark
+        probe.expect(hw >= last_hw, f"the hw went down from {last_hw} to {hw}",
+                     expected="a non-decreasing high watermark")
+        last_hw = hw
+    return f"{checked} fetch answers within the hw; hw rose to {last_hw}"
+
+
+@check("offset_out_of_range", "log",
+       "protocol: Fetch error OFFSET_OUT_OF_RANGE; Kafka consumer auto.offset.reset")
+def offset_out_of_range(probe: Probe):
+    """A fetch past the log end, and one below the log start, answer OFFSET_OUT_OF_RANGE; a
+    fetch exactly at the log end answers NONE with no records."""
+    topic = probe.create_topic("oor")
+    probe.produce_ok(topic, values_batch(b"o", 5))
+    for offset in (6, 1000):
+        answer = probe.fetch(topic, offset)
+        probe.expect_error(answer.error_code, ErrorCode.offset_out_of_range,
+                           f"Fetch at {offset} (log end 5)", answer)
+    answer = probe.fetch(topic, -3)
+    probe.expect_error(answer.error_code, ErrorCode.offset_out_of_range,
+                       "Fetch at -3 (log start 0)", answer)
+    answer = probe.fetch(topic, 5)
+    probe.expect_error(answer.error_code, ErrorCode.none, "Fetch at the log end 5", answer)
+    probe.expect(not probe.records(answer), "records returned at the log end", response=answer,
+                 expected="no records")
+
+
+@check("list_offsets", "log",
+       "KIP-79 (ListOffsets by timestamp); protocol: ListOffsets -2 earliest, -1 latest")
+def list_offsets(probe: Probe):
+    """ListOffsets EARLIEST is the log start, LATEST the high watermark, and a timestamp T gives
+    the first offset whose record timestamp is >= T (inside a batch too), or -1 past the end."""
+    topic = probe.create_topic("listoff")
+    base = now_ms() - 60_000
+    batches = [[base + 0, base + 100, base + 200], [base + 1000, base + 1100], [base + 2000]]
+    for i, stamps in enumerate(batches):
+        probe.produce_ok(topic, build_batch(
+            [(None, b"t%d-%d" % (i, j), (), ts) for j, ts in enumerate(stamps)],
+            base_timestamp=stamps[0]))
+    probe.expect(probe.offset_of(topic, EARLIEST) == 0, "EARLIEST is not 0", expected="0")
+    probe.expect(probe.offset_of(topic, LATEST) == 6, "LATEST is not 6", expected="6")
+    cases = {base - 5000: 0, base: 0, base + 100: 1, base + 150: 2, base + 201: 3,
+             base + 1100: 4, base + 1500: 5, base + 2000: 5, base + 9000: -1}
+    wrong = {}
+    for target, want in cases.items():
+        answer = probe.list_offset(topic, target)
+        got = answer.offset if answer.error_code == ErrorCode.none else ErrorCode(
+            int(answer.error_code)).name
+        if got != want:
+            wrong[f"base+{target - base}"] = (got, want)
+    probe.expect(not wrong, f"ListOffsets by timestamp wrong for {len(wrong)} targets",
+                 response=f"(got, expected) per target: {wrong}",
+                 expected="first offset with timestamp >= target; -1 past the last")
+
+
+def _codec_check(codec: Compression):
+    @check(f"compression_{codec.name}", "log",
+           "KIP-98 record batch v2 attributes bits 0-2; KIP-110 (zstd)")
+    def compression(probe: Probe):
+        values = [b"%s-%d-" % (codec.name.encode(), i) + bytes(i % 7) * 30 for i in range(50)]
+        topic = probe.create_topic(f"codec-{codec.name}")
+        batch = build_batch([(b"k%d" % i, v, (("h", b"%d" % i),), None)
+                             for i, v in enumerate(values)], compression=codec)
+        answer = probe.produce(topic, batch)
+        if answer.error_code == ErrorCode.unsupported_compression_type:
+            raise probe.fail(f"{codec.name} refused as UNSUPPORTED_COMPRESSION_TYPE",
+                             response=answer, expected="NONE")
+        probe.expect_error(answer.error_code, ErrorCode.none, f"Produce {codec.name}", answer)
+        records = probe.read_all(topic)
+        probe.expect([r.value for r in records] == values and [r.key for r in records] == [
+            b"k%d" % i for i in range(50)], f"{codec.name} records changed on the round trip",
+            response=str([r.value for r in records][:5]), expected=str(values[:5]))
+
+    compression.__doc__ = (f"A {codec.name}-compressed batch of 50 records is accepted and "
+                           "read back with the same keys, values and headers.")
+    return compression
+
+
+CODEC_CHECKS = [_codec_check(c) for c in Compression if c != Compression.none]
+
+
+@check("headers_and_timestamps", "log",
+       "KIP-82 (record headers); KIP-32 (CreateTime timestamps kept)")
+def headers_and_timestamps(probe: Probe):
+    """Record headers (repeated keys, null and empty values, UTF-8 keys) and each record's
+    CreateTime timestamp come back exactly as produced, as do null keys and empty values."""
+    topic = probe.create_topic("headers")
+    base = now_ms() - 10_000
+    records = [
+        (None, b"", (("a", b"1"), ("a", b"2")), base),
+        (b"k", None, (("n", None), ("e", b"")), base + 7),
+        (b"", b"v", (("\u00fcml\u00e4ut", b"\x00\xff"),), base - 3),
+        (b"k2", b"v2", (), base + 1_000_000),
+    ]
+    probe.produce_ok(topic, build_batch(records, base_timestamp=base))
+    got = [(r.key, r.value, tuple(r.headers), r.timestamp) for r in probe.read_all(topic)]
+    want = [(k, v, tuple(h), t) for k, v, h, t in records]
+    probe.expect(got == want, "keys, values, headers or timestamps changed",
+                 response=str(got), expected=str(want))
+
+
+@check("create_topics_validation", "log",
+       "protocol: CreateTopics errors INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT, "
+       "TOPIC_ALREADY_EXISTS; KIP-4")
+def create_topics_validation(probe: Probe):
+    """CreateTopics refuses an unknown config with INVALID_CONFIG and an existing name with
+    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given."""
+    conn = probe.connect()
+
+    def create(label, **topic):
+        request = {"topics": [{"name": probe.name(label), "num_partitions": -1,
+                               "replication_factor": -1, "assignments": [], "configs": [],
+                               **topic}], "timeout_ms": 10_000, "validate_only": False}
+        return request, conn.call(19, request).topics[0]
+
+    request, answer = create("badcfg", num_partitions=1, replication_factor=1,
+                             configs=[{"name": "no.such.config", "value": "1"}])
+    probe.expect_error(answer.error_code, ErrorCode.invalid_config,
+                       "CreateTopics with config no.such.config", answer)
+    name = probe.create_topic("twice")
+    request, answer = create("twice", num_partitions=1, replication_factor=1)
+    probe.expect_error(answer.error_code, ErrorCode.topic_already_exists,
+                       f"CreateTopics of existing {name}", answer)
+    brokers = sorted(b.node_id for b in probe.metadata([]).brokers)
+    rotated = brokers[1:] + brokers[:1]
+    assignment = [{"partition_index": 0, "broker_ids": rotated},
+                  {"partition_index": 1, "broker_ids": list(reversed(brokers))}]
+    request, answer = create("assigned", assignments=assignment)
+    probe.expect_error(answer.error_code, ErrorCode.none, "CreateTopics with assignments",
+                       answer)
+    meta = probe.wait_for_leaders(probe.name("assigned"), 2)
+    replicas = {p.partition_index: list(p.replica_nodes) for p in meta.partitions}
+    probe.expect(replicas == {0: rotated, 1: list(reversed(brokers))},
+                 "the replica assignment was not honoured", request=request, response=meta,
+                 expected=f"{{0: {rotated}, 1: {list(reversed(brokers))}}}")
