@@ -38,7 +38,7 @@ def consumer_group(probe: Probe):
     topic = probe.create_topic("group", partitions=2)
     group = probe.name("g")
     conn = coordinator(probe, group)
-    join = {"group_id": group, "session_timeout_ms": 10_000, "rebalance_timeout_ms": 10_000,
+    join = {"group_id": group, "session_timeout": 10_000, "rebalance_timeout": 10_000,
             "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
             "protocols": [{"name": "range", "metadata": _subscription(topic)}]}
     answer = conn.call(11, join)
@@ -78,7 +78,7 @@ def offset_commit_fetch(probe: Probe):
     def commit(name, offset):
         return conn.call(8, {"group_id": group, "generation_id_or_member_epoch": -1,
                              "generation_id": -1, "member_id": "", "group_instance_id": None,
-                             "retention_time_ms": -1, "topics": [{"name": name, "partitions": [
+                             "retention_time": -1, "topics": [{"name": name, "partitions": [
                                  {"partition_index": 0, "committed_offset": offset,
                                   "committed_leader_epoch": -1, "commit_timestamp": -1,
                                   "committed_metadata": "conform"}]}]})

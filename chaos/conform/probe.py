@@ -198,7 +198,7 @@ class Probe:
                                "replication_factor": rf, "assignments": [],
                                "configs": [{"name": k, "value": v}
                                            for k, v in (configs or {}).items()]}],
-                   "timeout_ms": int(self.timeout_s * 1000), "validate_only": False}
+                   "timeout": int(self.timeout_s * 1000), "validate_only": False}
         response = self.connect().call(19, request)
         error = response.topics[0].error_code
         if error != ErrorCode.none:
@@ -216,13 +216,30 @@ class Probe:
             if found and found[0].error_code == ErrorCode.none and len(
                     found[0].partitions) == partitions and all(
                     p.leader_id >= 0 and p.leader_id in self._brokers
-                    for p in found[0].partitions):
+                    for p in found[0].partitions) and self._leaders_serve(topic, found[0]):
                 return found[0]
             if time.monotonic() > deadline:
                 raise self.fail(f"topic {topic} has no leader for every partition after "
                                 f"{timeout_s:.0f}s", response=response,
                                 expected=f"{partitions} partitions with leaders")
             time.sleep(0.1)
+
+    def _leaders_serve(self, topic: str, meta) -> bool:
+        """Each leader answers ListOffsets for its partition: metadata reaches brokers one by
+        one, so a leader named by one broker may not know yet that it leads (Kafka clients
+        retry UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER the same way)."""
+        for p in meta.partitions:
+            conn = self.connect(self._brokers[p.leader_id])
+            try:
+                answer = conn.call(2, {"replica_id": -1, "isolation_level": 0, "topics": [{
+                    "name": topic, "partitions": [{"partition_index": p.partition_index,
+                                                   "timestamp": LATEST,
+                                                   "current_leader_epoch": -1}]}]})
+            finally:
+                conn.close()
+            if answer.topics[0].partitions[0].error_code != ErrorCode.none:
+                return False
+        return True
 
     def leader(self, topic: str, partition: int = 0) -> Conn:
         """A connection (kept for the check) to the partition's leader."""
@@ -292,18 +309,25 @@ class Probe:
 
     def read_all(self, topic: str, partition: int = 0, start: int = 0,
                  end: int | None = None) -> list[Record]:
-        """Records from start up to end (default: the hw at the first fetch)."""
+        """Records from start up to end; end None: up to the hw of the first fetch. Waits (up
+        to the socket timeout) for the hw to reach end: acks=1 records become readable only
+        once the followers have them."""
         out, offset = [], start
+        deadline = time.monotonic() + self.timeout_s
         while True:
-            answer = self.fetch(topic, offset, partition)
+            answer = self.fetch(topic, offset, partition, max_wait_ms=200)
             self.expect_error(answer.error_code, ErrorCode.none, f"Fetch {topic} at {offset}",
                               answer)
             end = answer.high_watermark if end is None else end
-            got = [r for r in self.records(answer) if r.offset >= offset]
-            out.extend(r for r in got if r.offset < end)
-            if not got or got[-1].offset + 1 >= end:
+            got = [r for r in self.records(answer) if offset <= r.offset < end]
+            out.extend(got)
+            offset = got[-1].offset + 1 if got else offset
+            if offset >= end:
                 return out
-            offset = got[-1].offset + 1
+            if time.monotonic() > deadline:
+                raise self.fail(f"records {offset}..{end - 1} of {topic} not readable after "
+                                f"{self.timeout_s:.0f} s", response=answer,
+                                expected=f"the hw reaching {end}")
 
     def list_offset(self, topic: str, timestamp: int, partition: int = 0,
                     conn: Conn | None = None):
