@@ -4,19 +4,10 @@ the chaos workload (chaos/workload.py) when it is installed."""
 from __future__ import annotations
 
 import importlib
-import shlex
-import subprocess
-import time
 
 from kafkaref.chaos.conform.catalogue import Skip, check
-from kafkaref.chaos.conform.fuzz import serves
+from kafkaref.chaos.conform.commands import run_command, wait_serving
 from kafkaref.chaos.conform.probe import Probe
-
-
-def _run(command: str, what: str, probe: Probe) -> None:
-    done = subprocess.run(shlex.split(command), capture_output=True, timeout=60, check=False)
-    probe.expect(done.returncode == 0, f"{what} exited {done.returncode}",
-                 response=done.stderr.decode(errors="replace")[-400:], expected="exit 0")
 
 
 @check("restart_keeps_acked", "faults", "Kafka durability: records acknowledged with acks=all "
@@ -32,13 +23,9 @@ def restart_keeps_acked(probe: Probe):
     for i in range(0, 50, 5):
         probe.produce_ok(topic, _batch(acked[i:i + 5]))
     probe.forget_leaders()
-    _run(kill, "--kill-cmd", probe)
-    _run(restart, "--restart-cmd", probe)
-    deadline = time.monotonic() + 60
-    while not serves(probe):
-        probe.expect(time.monotonic() < deadline, "the broker does not serve 60 s after "
-                     "--restart-cmd", expected="ApiVersions answered")
-        time.sleep(0.5)
+    run_command(kill, "--kill-cmd", probe)
+    run_command(restart, "--restart-cmd", probe)
+    wait_serving(probe)
     probe.wait_for_leaders(topic, 1, timeout_s=60)
     values = [r.value for r in probe.read_all(topic)]
     probe.expect(values[:50] == acked, "acknowledged records lost over the restart",

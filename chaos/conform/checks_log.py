@@ -4,10 +4,12 @@ lookups, codecs, record fields, topic creation."""
 from __future__ import annotations
 
 import threading
+import time
 
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.commands import run_command, wait_serving
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
@@ -119,24 +121,59 @@ def acks_all_visible(probe: Probe):
 
 
 @check("min_insync_replicas", "log",
-       "Kafka config min.insync.replicas; protocol error NOT_ENOUGH_REPLICAS (KIP-?: producer "
-       "docs 'acks=all ... min.insync.replicas')")
+       "Kafka config min.insync.replicas; producer config acks=all; protocol error "
+       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0)
 def min_insync_replicas(probe: Probe):
-    """With fewer in-sync replicas than min.insync.replicas, acks=all is refused with
-    NOT_ENOUGH_REPLICAS and nothing is written, while acks=1 is still accepted (topic with
-    min.insync.replicas one above its replication factor)."""
+    """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
+    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
+    --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
+    so a client alone cannot get the ISR below it)."""
     if probe.broker_count() < 2:
         raise Skip("single-node broker: min.insync.replicas needs a broker that replicates")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to take a replica out of the ISR")
     rf = probe.replication_factor()
     topic = probe.create_topic("minisr", replication_factor=rf,
-                               configs={"min.insync.replicas": str(rf + 1)})
-    answer = probe.produce(topic, values_batch(b"all", 1), acks=-1)
-    probe.expect_error(answer.error_code, (ErrorCode.not_enough_replicas,),
-                       f"acks=all with ISR {rf} < min.insync.replicas {rf + 1}", answer)
-    probe.produce_ok(topic, values_batch(b"one", 1), acks=1)
-    values = [r.value for r in probe.read_all(topic)]
-    probe.expect(values == [b"one-0"], "the refused acks=all record was written",
-                 response=str(values), expected="only one-0")
+                               configs={"min.insync.replicas": str(rf)})
+    probe.produce_ok(topic, values_batch(b"before", 1), acks=-1)
+    run_command(kill, "--kill-cmd", probe)
+    try:
+        answers = refused_after_shrink(probe, topic)
+        probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
+    finally:
+        run_command(restart, "--restart-cmd", probe)
+        wait_serving(probe)
+    return f"acks=all answers after the kill: {answers}"
+
+
+def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
+    """Produce acks=all until the broker answers NOT_ENOUGH_REPLICAS; the answers seen."""
+    deadline, answers = time.monotonic() + timeout_s, []
+    retriable = {ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition,
+                 ErrorCode.leader_not_available, ErrorCode.request_timed_out,
+                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none}
+    while time.monotonic() < deadline:
+        try:
+            conn = probe.leader(topic)
+            answer = conn.call(0, probe.produce_values(topic, 0, values_batch(b"all", 1), -1,
+                                                       timeout_ms=2000))
+        except OSError:
+            probe.forget_leaders()
+            time.sleep(0.5)
+            continue
+        error = ErrorCode(int(answer.responses[0].partition_responses[0].error_code))
+        if not answers or answers[-1] != error.name:
+            answers.append(error.name)
+        if error == ErrorCode.not_enough_replicas:
+            return answers
+        probe.expect(error in retriable, f"acks=all after the kill answered {error.name}",
+                     response=answer, expected="NOT_ENOUGH_REPLICAS once the ISR shrank")
+        if error != ErrorCode.none:
+            probe.forget_leaders()
+        time.sleep(0.2)
+    raise probe.fail(f"no NOT_ENOUGH_REPLICAS within {timeout_s:.0f} s of the kill",
+                     response=f"answers {answers}", expected="NOT_ENOUGH_REPLICAS")
 
 
 @check("hw_caps_reads", "log", "Kafka replication design: consumers read only up to the high "

@@ -17,6 +17,7 @@ from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import check
+from kafkaref.chaos.conform.commands import serves
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
@@ -119,16 +120,6 @@ def fuzz_frames(seed: int, cases: int, topic: str):
     rng = random.Random(seed)
     for _ in range(cases):
         yield mutate(rng, rng.choice(valid_frames(rng, topic)))
-
-
-def serves(probe: Probe) -> bool:
-    try:
-        conn = probe.connect()
-        answer = conn.call(18, {"client_software_name": "c", "client_software_version": "1"})
-        conn.close()
-        return answer.error_code == ErrorCode.none
-    except (OSError, ValueError):
-        return False
 
 
 @check("protocol_fuzz", "fuzz", "protocol: malformed requests close their connection; Kafka "

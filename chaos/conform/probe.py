@@ -160,7 +160,15 @@ class Probe:
         return api_key in self.versions
 
     def connect(self, address: tuple[str, int] | None = None) -> Conn:
-        return Conn(self, address or self.bootstrap[0])
+        """A connection to address, or to the first bootstrap address that accepts one."""
+        if address is not None:
+            return Conn(self, address)
+        for candidate in self.bootstrap[:-1]:
+            try:
+                return Conn(self, candidate)
+            except OSError:
+                continue  # a broker of the cluster is down (a fault check killed it)
+        return Conn(self, self.bootstrap[-1])
 
     def raw_socket(self, address: tuple[str, int] | None = None) -> socket.socket:
         sock = socket.create_connection(address or self.bootstrap[0], timeout=self.timeout_s)
