@@ -53,7 +53,7 @@ def fetch_min_bytes_wakes(probe: Probe):
                                                        min_bytes=1))
     time.sleep(0.3)
     probe.produce_ok(topic, values_batch(b"late", 1), conn=writer)
-    answer = waiter.receive(1, correlation_id).responses[0].partitions[0]
+    answer = probe.fetch_partition(waiter.receive(1, correlation_id))
     elapsed = time.monotonic() - started
     values = [r.value for r in probe.records(answer)]
     probe.expect(values == [b"late-0"], "the woken fetch does not carry the new record",

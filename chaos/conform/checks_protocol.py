@@ -9,7 +9,7 @@ import struct
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import check
-from kafkaref.chaos.conform.probe import Probe
+from kafkaref.chaos.conform.probe import PREFERRED, Probe
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.records import build_batch
 
@@ -69,6 +69,53 @@ def _read_frame(sock: socket.socket) -> bytes | None:
     except (ConnectionResetError, TimeoutError):
         return None
     return payload
+
+
+# Requests that are valid at every version with these values (absent fields take defaults).
+SIMPLE_REQUESTS = {
+    18: {"client_software_name": "kafkaref-conform", "client_software_version": "1"},
+    3: {"topics": [], "allow_auto_topic_creation": False},
+    10: {"key": "conform-versions", "key_type": 0, "coordinator_keys": ["conform-versions"]},
+    22: {"transactional_id": None, "transaction_timeout": 60_000},
+}
+
+
+@check("advertised_versions_answer", "protocol", "KIP-35 / KIP-511: a broker advertises in "
+       "ApiVersions the versions it serves")
+def advertised_versions_answer(probe: Probe):
+    """Every advertised version of ApiVersions, Metadata, FindCoordinator and InitProducerId
+    (requests that need no state) is answered without an error code."""
+    wrong, tried = [], 0
+    for api_key, values in SIMPLE_REQUESTS.items():
+        if api_key not in probe.versions:
+            continue
+        low, high = probe.versions[api_key]
+        for version in range(low, high + 1):
+            conn = probe.connect()
+            try:
+                answer = conn.call(api_key, values, version=version)
+            except (OSError, ValueError, KeyError) as exc:
+                wrong.append(f"{PREFERRED[api_key][0]} v{version}: {exc!r}")
+                continue
+            finally:
+                conn.close()
+            tried += 1
+            errors = _error_codes(answer)
+            if errors:
+                wrong.append(f"{PREFERRED[api_key][0]} v{version}: {errors}")
+    probe.expect(not wrong, f"{len(wrong)} advertised versions fail: {wrong[:4]}",
+                 response=str(wrong), expected="every advertised version answered NONE")
+    return f"{tried} versions answered"
+
+
+def _error_codes(answer) -> list[str]:
+    """Non-NONE error codes at the top level and in coordinators / topics."""
+    found = []
+    for item in [answer, *getattr(answer, "coordinators", ())]:
+        code = getattr(item, "error_code", ErrorCode.none)
+        if code != ErrorCode.none:
+            found.append(ErrorCode(int(code)).name)
+    return found
 
 
 @check("metadata_consistency", "protocol", "protocol: Metadata API; KIP-101 (leader epochs)")

@@ -20,14 +20,14 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import CheckFailed, Evidence, Skip
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
-from kafkaref.impl.protocol.records import Record, decode_batch, split_batches
+from kafkaref.impl.protocol.records import Record, base_offset_of, decode_batch, split_batches
 
 # api key -> (name, the version we prefer). Fetch stays below v13 (topic ids instead of names).
 PREFERRED: dict[int, tuple[str, int]] = {
     0: ("Produce", 8), 1: ("Fetch", 11), 2: ("ListOffsets", 5), 3: ("Metadata", 8),
     8: ("OffsetCommit", 7), 9: ("OffsetFetch", 5), 10: ("FindCoordinator", 2),
     11: ("JoinGroup", 5), 12: ("Heartbeat", 3), 13: ("LeaveGroup", 2), 14: ("SyncGroup", 3),
-    18: ("ApiVersions", 3), 19: ("CreateTopics", 4), 22: ("InitProducerId", 1),
+    18: ("ApiVersions", 3), 19: ("CreateTopics", 4), 22: ("InitProducerId", 4),
 }
 VERSION_CAP = {1: 12}
 TEXT_MAX = 700
@@ -295,18 +295,30 @@ class Probe:
               min_bytes: int = 1, max_bytes: int = 1 << 20, conn: Conn | None = None):
         """The partition's fetch answer (error_code, high_watermark, records, ...)."""
         conn = conn or self.leader(topic, partition)
-        response = conn.call(1, self.fetch_values(topic, partition, offset, max_wait_ms,
-                                                  min_bytes, max_bytes))
-        return fetch_partition(response)
+        request = self.fetch_values(topic, partition, offset, max_wait_ms, min_bytes, max_bytes)
+        return self.fetch_partition(conn.call(1, request), request)
 
-    def records(self, answer, what: str = "fetched records") -> list[Record]:
-        """Every record of a fetch answer; a batch that does not decode fails the check."""
+    def fetch_partition(self, response, request=""):
+        """The one partition of a sessionless fetch answer; a full (sessionless) fetch answers
+        every partition asked for (KIP-227), so a missing one fails the check."""
+        found = [p for t in response.responses for p in t.partitions]
+        self.expect(len(found) == 1, f"the Fetch answer holds {len(found)} partitions",
+                    request=request, response=response,
+                    expected="the partition asked for (sessionless fetch)")
+        return found[0]
+
+    def records(self, answer, what: str = "fetched records",
+                end: int | None = None) -> list[Record]:
+        """Every record of a fetch answer (of batches starting below end); a batch that does
+        not decode fails the check."""
         data = bytes(answer.records or b"")
         error, views = split_batches(data, allow_partial_tail=True)
         self.expect(error == ErrorCode.none, f"{what}: the batches do not split ({error.name})",
                     response=answer)
         out = []
         for view in views:
+            if end is not None and base_offset_of(view) >= end:
+                break
             decoded = decode_batch(view)
             self.expect(decoded.error == ErrorCode.none,
                         f"{what}: a batch does not decode ({decoded.error.name})",
@@ -327,7 +339,7 @@ class Probe:
             self.expect_error(answer.error_code, ErrorCode.none, f"Fetch {topic} at {offset}",
                               answer)
             end = answer.high_watermark if end is None else end
-            got = [r for r in self.records(answer) if offset <= r.offset < end]
+            got = [r for r in self.records(answer, end=end) if offset <= r.offset < end]
             out.extend(got)
             offset = got[-1].offset + 1 if got else offset
             if offset >= end:
@@ -352,10 +364,6 @@ class Probe:
 
     def close(self) -> None:
         self.abandon()
-
-
-def fetch_partition(response):
-    return response.responses[0].partitions[0]
 
 
 def now_ms() -> int:
