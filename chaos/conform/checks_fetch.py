@@ -38,6 +38,25 @@ def fetch_max_wait(probe: Probe):
     return f"answered after {timings} ms for max_wait {MAX_WAIT_MS} ms"
 
 
+@check("fetch_max_wait_zero", "fetch", "protocol: Fetch max_wait_ms; a sessionless fetch "
+       "answers every partition asked for (KIP-227)")
+def fetch_max_wait_zero(probe: Probe):
+    """A fetch with max_wait_ms=0 is answered at once with the partition asked for: its records
+    when there are some, none (and no error) at the log end."""
+    topic = probe.create_topic("wait0")
+    probe.produce_ok(topic, values_batch(b"z", 3))
+    for offset, want in ((0, [b"z-0", b"z-1", b"z-2"]), (3, [])):
+        started = time.monotonic()
+        answer = probe.fetch(topic, offset, max_wait_ms=0)
+        elapsed = time.monotonic() - started
+        probe.expect_error(answer.error_code, ErrorCode.none, f"Fetch at {offset}", answer)
+        got = [r.value for r in probe.records(answer) if r.offset >= offset]
+        probe.expect(got == want, f"max_wait 0 at {offset}: records {got}", response=answer,
+                     expected=str(want))
+        probe.expect(elapsed < LATE_S, f"max_wait 0 answered after {elapsed:.2f} s",
+                     expected="at once")
+
+
 @check("fetch_min_bytes_wakes", "fetch", "protocol: Fetch min_bytes; Kafka DelayedFetch "
        "completes as soon as min_bytes are available")
 def fetch_min_bytes_wakes(probe: Probe):

@@ -90,11 +90,11 @@ def offset_commit_fetch(probe: Probe):
                             "topics": [{"name": topic, "partition_indexes": [0, 1]}]})
     got = {p.partition_index: (p.committed_offset, p.metadata)
            for t in fetched.topics for p in t.partitions}
-    probe.expect(got.get(0) == (42, "conform") and got.get(1, (None,))[0] == -1,
+    probe.soft(got.get(0) == (42, "conform") and got.get(1, (None,))[0] == -1,
                  "OffsetFetch does not return what was committed", response=fetched,
                  expected="partition 0: 42 'conform'; partition 1: -1")
     absent = probe.name("nosuchtopic")
     answer = commit(absent, 7)
     probe.expect_error(answer.topics[0].partitions[0].error_code,
                        ErrorCode.unknown_topic_or_partition,
-                       "OffsetCommit for a topic that does not exist", answer)
+                       "OffsetCommit for a topic that does not exist", answer, soft=True)

@@ -108,17 +108,17 @@ def acks_1(probe: Probe):
        "Kafka docs 'acks=all': the leader answers once every in-sync replica has the record, "
        "i.e. the high watermark has passed it (KIP-101 / replication design)")
 def acks_all_visible(probe: Probe):
-    """An acks=all answer means the records are committed: right after it, ListOffsets LATEST
-    (the hw) is past them and a consumer fetch returns them (20 rounds)."""
+    """An acks=all answer means the records are committed: right after it, a consumer fetch
+    reports a high watermark past them and returns them (20 rounds)."""
     topic = probe.create_topic("acksall", configs={"min.insync.replicas": str(
         min(2, probe.replication_factor()))})
     conn = probe.leader(topic)
     for i in range(20):
         base = probe.produce_ok(topic, values_batch(b"r%d" % i, 2), acks=-1, conn=conn)
-        hw = probe.offset_of(topic, LATEST)
-        probe.expect(hw >= base + 2, f"round {i}: acks=all answered offset {base} but the hw "
-                     f"is {hw}", expected=f"hw >= {base + 2} once acknowledged")
         answer = probe.fetch(topic, base, conn=conn)
+        probe.expect(answer.high_watermark >= base + 2, f"round {i}: acks=all answered offset "
+                     f"{base} but the hw is {answer.high_watermark}", response=answer,
+                     expected=f"hw >= {base + 2} once acknowledged")
         values = [r.value for r in probe.records(answer) if r.offset >= base]
         probe.expect(values[:2] == [b"r%d-0" % i, b"r%d-1" % i],
                      f"round {i}: acknowledged records not readable right after the ack",
@@ -238,15 +238,18 @@ def list_offsets(probe: Probe):
     the first offset whose record timestamp is >= T (inside a batch too), or -1 past the end."""
     topic = probe.create_topic("listoff")
     base = now_ms() - 60_000
-    batches = [[base + 0, base + 100, base + 200], [base + 1000, base + 1100], [base + 2000]]
+    batches = [[base + 0, base + 100, base + 200], [base + 1000, base + 1100],
+               [base + 2000, base + 2100]]
     for i, stamps in enumerate(batches):
         probe.produce_ok(topic, build_batch(
             [(None, b"t%d-%d" % (i, j), (), ts) for j, ts in enumerate(stamps)],
             base_timestamp=stamps[0]))
-    probe.expect(probe.offset_of(topic, EARLIEST) == 0, "EARLIEST is not 0", expected="0")
-    probe.expect(probe.offset_of(topic, LATEST) == 6, "LATEST is not 6", expected="6")
+    earliest, latest = probe.offset_of(topic, EARLIEST), probe.offset_of(topic, LATEST)
+    probe.soft(earliest == 0, f"EARLIEST is {earliest}", expected="0")
+    probe.soft(latest == 7, f"LATEST is {latest} after 7 records (last batch of 2)",
+               response=probe.exchanges[-1].response, expected="7, the log end offset")
     cases = {base - 5000: 0, base: 0, base + 100: 1, base + 150: 2, base + 201: 3,
-             base + 1100: 4, base + 1500: 5, base + 2000: 5, base + 9000: -1}
+             base + 1100: 4, base + 1500: 5, base + 2000: 5, base + 2050: 6, base + 9000: -1}
     wrong = {}
     for target, want in cases.items():
         answer = probe.list_offset(topic, target)
@@ -254,7 +257,7 @@ def list_offsets(probe: Probe):
             int(answer.error_code)).name
         if got != want:
             wrong[f"base+{target - base}"] = (got, want)
-    probe.expect(not wrong, f"ListOffsets by timestamp wrong for {len(wrong)} targets",
+    probe.soft(not wrong, f"ListOffsets by timestamp wrong for {len(wrong)} targets",
                  response=f"(got, expected) per target: {wrong}",
                  expected="first offset with timestamp >= target; -1 past the last")
 
@@ -322,11 +325,11 @@ def create_topics_validation(probe: Probe):
     request, answer = create("badcfg", num_partitions=1, replication_factor=1,
                              configs=[{"name": "no.such.config", "value": "1"}])
     probe.expect_error(answer.error_code, ErrorCode.invalid_config,
-                       "CreateTopics with config no.such.config", answer)
+                       "CreateTopics with config no.such.config", answer, soft=True)
     name = probe.create_topic("twice")
     request, answer = create("twice", num_partitions=1, replication_factor=1)
     probe.expect_error(answer.error_code, ErrorCode.topic_already_exists,
-                       f"CreateTopics of existing {name}", answer)
+                       f"CreateTopics of existing {name}", answer, soft=True)
     brokers = sorted(b.node_id for b in probe.metadata([]).brokers)
     rotated = brokers[1:] + brokers[:1]
     assignment = [{"partition_index": 0, "broker_ids": rotated},
@@ -334,7 +337,7 @@ def create_topics_validation(probe: Probe):
     request, answer = create("assigned", assignments=assignment)
     probe.expect_error(answer.error_code, ErrorCode.none, "CreateTopics with assignments",
                        answer)
-    meta = probe.wait_for_leaders(probe.name("assigned"), 2)
+    meta = probe.wait_for_leaders(probe.name("assigned"), None)
     replicas = {p.partition_index: list(p.replica_nodes) for p in meta.partitions}
     probe.expect(replicas == {0: rotated, 1: list(reversed(brokers))},
                  "the replica assignment was not honoured", request=request, response=meta,

@@ -38,8 +38,10 @@ def api_versions(probe: Probe):
     header = struct.pack(">hhih", 18, 127, 4242, 7) + b"conform"
     sock.sendall(struct.pack(">i", len(header)) + header)
     payload = _read_frame(sock)
-    probe.expect(payload is not None, "ApiVersions v127: the broker closed the connection",
-                 request="ApiVersions v127", expected="an UNSUPPORTED_VERSION answer")
+    if payload is None:
+        raise probe.fail("ApiVersions v127: the broker closed the connection",
+                         request="ApiVersions v127 (correlation id 4242)",
+                         expected="an UNSUPPORTED_VERSION answer with header and body v0")
     correlation_id, body = wire.decode_response(18, 0, payload)
     probe.expect(correlation_id == 4242 and body.error_code == ErrorCode.unsupported_version
                  and len(body.api_keys) > 0,

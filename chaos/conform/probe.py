@@ -94,6 +94,7 @@ class Probe:
         self.options = options or {}
         self.run_id = secrets.token_hex(3)
         self.exchanges: collections.deque[Evidence] = collections.deque(maxlen=6)
+        self.problems: list[CheckFailed] = []  # soft failures, reported when the check ends
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
         self._abandoned = False
@@ -135,11 +136,21 @@ class Probe:
         if not condition:
             raise self.fail(message, request=request, response=response, expected=expected)
 
-    def expect_error(self, got, wanted: ErrorCode | tuple, what: str, response="") -> None:
+    def expect_error(self, got, wanted: ErrorCode | tuple, what: str, response="",
+                     soft: bool = False) -> None:
         wanted = wanted if isinstance(wanted, tuple) else (wanted,)
         got_code = ErrorCode(int(got))
-        self.expect(got_code in wanted, f"{what}: broker answered {got_code.name}",
-                    response=response, expected=" or ".join(w.name for w in wanted))
+        (self.soft if soft else self.expect)(
+            got_code in wanted, f"{what}: broker answered {got_code.name}", response=response,
+            expected=" or ".join(w.name for w in wanted))
+
+    def soft(self, condition: bool, message: str, *, request="", response="",
+             expected="") -> None:
+        """Like expect, but the check goes on: every soft failure is reported at its end (for
+        checks of several independent answers)."""
+        if not condition:
+            self.problems.append(self.fail(message, request=request, response=response,
+                                           expected=expected))
 
     def name(self, label: str) -> str:
         """A topic or group name unique to this run."""
@@ -216,13 +227,15 @@ class Probe:
             self.wait_for_leaders(name, partitions)
         return name
 
-    def wait_for_leaders(self, topic: str, partitions: int, timeout_s: float = 15.0):
+    def wait_for_leaders(self, topic: str, partitions: int | None, timeout_s: float = 15.0):
+        """The topic's metadata once every partition (partitions of them; None: any number)
+        has a leader that serves it."""
         deadline = time.monotonic() + timeout_s
         while True:
             response = self.metadata([topic])
             found = [t for t in response.topics if t.name == topic]
-            if found and found[0].error_code == ErrorCode.none and len(
-                    found[0].partitions) == partitions and all(
+            if found and found[0].error_code == ErrorCode.none and found[0].partitions and (
+                    partitions is None or len(found[0].partitions) == partitions) and all(
                     p.leader_id >= 0 and p.leader_id in self._brokers
                     for p in found[0].partitions) and self._leaders_serve(topic, found[0]):
                 return found[0]
@@ -281,7 +294,7 @@ class Probe:
         return answer.base_offset
 
     @staticmethod
-    def fetch_values(topic: str, partition: int, offset: int, max_wait_ms: int = 0,
+    def fetch_values(topic: str, partition: int, offset: int, max_wait_ms: int = 50,
                      min_bytes: int = 1, max_bytes: int = 1 << 20) -> dict:
         return {"replica_id": -1, "max_wait": max_wait_ms, "min_bytes": min_bytes,
                 "max_bytes": max_bytes, "isolation_level": 0, "session_id": 0,
@@ -291,7 +304,7 @@ class Probe:
                     "current_leader_epoch": -1, "last_fetched_epoch": -1,
                     "partition_max_bytes": max_bytes}]}]}
 
-    def fetch(self, topic: str, offset: int, partition: int = 0, max_wait_ms: int = 0,
+    def fetch(self, topic: str, offset: int, partition: int = 0, max_wait_ms: int = 50,
               min_bytes: int = 1, max_bytes: int = 1 << 20, conn: Conn | None = None):
         """The partition's fetch answer (error_code, high_watermark, records, ...)."""
         conn = conn or self.leader(topic, partition)

@@ -99,6 +99,9 @@ def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
         try:
             box["summary"] = check.function(probe) or ""
             box["status"] = PASS
+            if probe.problems:
+                raise CheckFailed("; ".join(str(p) for p in probe.problems),
+                                  tuple(e for p in probe.problems for e in p.evidence[:1]))
         except Skip as exc:
             box["status"], box["summary"] = SKIP, str(exc)
         except CheckFailed as exc:
