@@ -4,32 +4,66 @@ the chaos workload (chaos/workload.py) when it is installed."""
 from __future__ import annotations
 
 import importlib
+import time
 
-from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.catalogue import CheckFailed, Skip, check
 from kafkaref.chaos.conform.commands import run_command, wait_serving
 from kafkaref.chaos.conform.probe import Probe
 
 
-@check("restart_keeps_acked", "faults", "Kafka durability: records acknowledged with acks=all "
-       "survive a broker restart (replication design; KIP-101)", deadline_s=120.0)
-def restart_keeps_acked(probe: Probe):
-    """Records acknowledged with acks=all before --kill-cmd are all readable, in order, once
-    --restart-cmd has run and the broker serves again."""
+@check("leader_failover", "faults", "KIP-101 / KIP-279 (leader epochs), KIP-320; Kafka "
+       "durability: acks=all records survive the loss of the leader", deadline_s=150.0)
+def leader_failover(probe: Probe):
+    """When the partition's leader is killed (--kill-cmd aimed at it), a new leader takes over
+    with a higher leader epoch and every acks=all record is readable from it, in order; after
+    --restart-cmd they are all still there."""
     kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
     if not kill or not restart:
         raise Skip("no --kill-cmd / --restart-cmd given")
-    topic = probe.create_topic("restart")
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: no other replica to take over")
+    topic = probe.create_topic("failover", configs={"min.insync.replicas": str(
+        min(2, probe.replication_factor()))})
     acked = [b"d%d" % i for i in range(50)]
     for i in range(0, 50, 5):
         probe.produce_ok(topic, _batch(acked[i:i + 5]))
-    probe.forget_leaders()
-    run_command(kill, "--kill-cmd", probe)
-    run_command(restart, "--restart-cmd", probe)
-    wait_serving(probe)
+    before = probe.wait_for_leaders(topic, 1).partitions[0]
+    target = (before.leader_id, *probe.broker_address(before.leader_id))
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        after = new_leader(probe, topic, before.leader_id)
+        probe.soft(after.leader_epoch > before.leader_epoch,
+                   f"leader {before.leader_id} -> {after.leader_id} but the leader epoch went "
+                   f"{before.leader_epoch} -> {after.leader_epoch}", response=after,
+                   expected=f"a leader epoch above {before.leader_epoch}")
+        values = [r.value for r in probe.read_all(topic, end=50)]
+        probe.soft(values == acked, "acknowledged records lost in the failover",
+                   response=str(values[:10]), expected="d0..d49")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
     probe.wait_for_leaders(topic, 1, timeout_s=60)
-    values = [r.value for r in probe.read_all(topic)]
-    probe.expect(values[:50] == acked, "acknowledged records lost over the restart",
-                 response=str(values[:10]), expected="d0..d49")
+    values = [r.value for r in probe.read_all(topic, end=50)]
+    probe.soft(values == acked, "acknowledged records lost over the restart",
+               response=str(values[:10]), expected="d0..d49")
+    return (f"leader {before.leader_id} (epoch {before.leader_epoch}) -> {after.leader_id} "
+            f"(epoch {after.leader_epoch}); 50 acked records kept")
+
+
+def new_leader(probe: Probe, topic: str, old: int, timeout_s: float = 60.0):
+    """Partition 0's metadata once a broker other than old leads it and serves it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = probe.metadata([topic]).topics[0].partitions[0]
+        if meta.leader_id >= 0 and meta.leader_id != old:
+            try:
+                probe.wait_for_leaders(topic, 1, timeout_s=5)
+                return meta
+            except CheckFailed:
+                pass
+        probe.expect(time.monotonic() < deadline, f"no new leader {timeout_s:.0f} s after "
+                     f"killing leader {old}", response=meta, expected="another leader")
+        time.sleep(0.2)
 
 
 def _batch(values):

@@ -10,7 +10,7 @@ import time
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import Skip, check
-from kafkaref.chaos.conform.commands import run_command, wait_serving
+from kafkaref.chaos.conform.commands import down, run_command, wait_serving
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
@@ -143,14 +143,59 @@ def min_insync_replicas(probe: Probe):
     topic = probe.create_topic("minisr", replication_factor=rf,
                                configs={"min.insync.replicas": str(rf)})
     probe.produce_ok(topic, values_batch(b"before", 1), acks=-1)
-    run_command(kill, "--kill-cmd", probe)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
     try:
         answers = refused_after_shrink(probe, topic)
         probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
     finally:
-        run_command(restart, "--restart-cmd", probe)
-        wait_serving(probe)
-    return f"acks=all answers after the kill: {answers}"
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"acks=all answers after killing broker {target[0]}: {answers}"
+
+
+def follower(probe: Probe, topic: str) -> tuple[int, str, int]:
+    """(id, host, port) of a replica of partition 0 that is not its leader."""
+    meta = probe.wait_for_leaders(topic, 1).partitions[0]
+    chosen = next(r for r in meta.replica_nodes if r != meta.leader_id)
+    return (chosen, *probe.broker_address(chosen))
+
+
+@check("hw_waits_for_isr", "log", "Kafka replication design / KIP-101: the high watermark is "
+       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0)
+def hw_waits_for_isr(probe: Probe):
+    """While a stopped follower is still in the ISR, the high watermark does not pass what that
+    follower has: a record written after the stop (acks=1) is not readable before the ISR
+    shrinks (needs --kill-cmd / --restart-cmd and a replicating broker)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: no follower to stop")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    topic = probe.create_topic("hwisr", replication_factor=probe.replication_factor())
+    base = probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        if not down(target[1:]):
+            raise Skip(f"--kill-cmd left broker {target[0]} serving (it must stop the broker "
+                       "named by CONFORM_BROKER_ID)")
+        conn = probe.leader(topic)
+        probe.produce_ok(topic, values_batch(b"after", 1), acks=1, conn=conn)
+        answer = probe.fetch(topic, base + 1, max_wait_ms=0, conn=conn)
+        visible = [r.offset for r in probe.records(answer) if r.offset > base]
+        isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
+        if target[0] not in isr:
+            return (f"inconclusive: the ISR {list(isr)} had already dropped broker "
+                    f"{target[0]}")
+        probe.expect(not visible and answer.high_watermark <= base + 1,
+                     f"offsets {visible} readable (hw {answer.high_watermark}) while stopped "
+                     f"broker {target[0]} is still in the ISR {list(isr)}", response=answer,
+                     expected=f"hw stays at {base + 1} until the ISR shrinks")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"hw held at {base + 1} while broker {target[0]} was stopped and in the ISR"
 
 
 def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
@@ -180,6 +225,49 @@ def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> l
         time.sleep(0.2)
     raise probe.fail(f"no NOT_ENOUGH_REPLICAS within {timeout_s:.0f} s of the kill",
                      response=f"answers {answers}", expected="NOT_ENOUGH_REPLICAS")
+
+
+@check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
+       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0)
+def acks_all_timeout(probe: Probe):
+    """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
+    answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
+    --kill-cmd / --restart-cmd and a replicating broker)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: every acks=all completes at once")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    topic = probe.create_topic("timeout", replication_factor=probe.replication_factor())
+    probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        conn = probe.leader(topic)
+        started = time.monotonic()
+        request = probe.produce_values(topic, 0, values_batch(b"t", 1), -1, timeout_ms=400)
+        answer = conn.call(0, request).responses[0].partition_responses[0]
+        elapsed = time.monotonic() - started
+        isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
+        if answer.error_code == ErrorCode.none:
+            # Past its timeout a correct broker has already answered REQUEST_TIMED_OUT; a NONE
+            # that late means the request waited until the ISR shrank.
+            probe.expect(elapsed < 0.4, f"acks=all answered NONE after {elapsed * 1000:.0f} ms, "
+                         "past its 400 ms timeout", response=answer,
+                         expected="REQUEST_TIMED_OUT at about 400 ms")
+            probe.expect(target[0] not in isr, f"acks=all completed while stopped broker "
+                         f"{target[0]} is in the ISR {list(isr)}", response=answer,
+                         expected="REQUEST_TIMED_OUT")
+            return f"inconclusive: the ISR {list(isr)} dropped broker {target[0]} first"
+        probe.expect_error(answer.error_code, ErrorCode.request_timed_out,
+                           f"acks=all (timeout 400 ms) with broker {target[0]} stopped, answered "
+                           f"after {elapsed * 1000:.0f} ms", answer)
+        probe.expect(elapsed < 0.4 + 2.0, f"REQUEST_TIMED_OUT after {elapsed:.2f} s",
+                     expected="about 400 ms")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"REQUEST_TIMED_OUT after {elapsed * 1000:.0f} ms (timeout 400 ms)"
 
 
 @check("hw_caps_reads", "log", "Kafka replication design: consumers read only up to the high "

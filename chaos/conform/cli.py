@@ -25,14 +25,18 @@ def _list_checks() -> str:
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False),
               help="Write JUnit XML here.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False),
-              help="Write results.json, junit.xml and report.html (the report card) here.")
+              help="Write results.json, junit.xml, report.html (the report card) and report.md "
+                   "here.")
 @click.option("--compare", multiple=True, type=click.Path(exists=True, dir_okay=False),
               help="Saved results.json of other brokers to show beside this one in the card "
                    "(without --bootstrap: only render the card of these into --report).")
 @click.option("--only", multiple=True, help="Run only this check or group (repeatable).")
 @click.option("--skip", "skip_", multiple=True, help="Do not run this check or group.")
-@click.option("--kill-cmd", help="Shell command that kills (a broker of) the broker under test.")
-@click.option("--restart-cmd", help="Shell command that brings it back.")
+@click.option("--kill-cmd", help="Command that stops a broker (SIGKILL), run with "
+              "CONFORM_BROKER_ID, CONFORM_BROKER_HOST and CONFORM_BROKER_PORT naming the one "
+              "the check wants stopped. Enables the fault checks.")
+@click.option("--restart-cmd", help="Command that starts that broker again (same environment); "
+              "it may return at once, the checks wait for the broker to serve.")
 @click.option("--fuzz", type=click.IntRange(0, 10**7), default=300, show_default=True,
               help="Frames the protocol fuzzer sends (0 skips it).")
 @click.option("--seed", type=int, default=20261122, show_default=True, help="Fuzzer seed.")
@@ -67,7 +71,9 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
             os.makedirs(report_dir, exist_ok=True)
             with open(os.path.join(report_dir, "report.html"), "w") as f:
                 f.write(report.card(compared))
-            click.echo(f"card of {len(compared)} results in {report_dir}/report.html")
+            with open(os.path.join(report_dir, "report.md"), "w") as f:
+                f.write(report.markdown(compared))
+            click.echo(f"card of {len(compared)} results in {report_dir}/report.html (.md)")
             return
         raise click.UsageError("--bootstrap is required (or --compare with --report)")
     skip_ = (*skip_, *(["protocol_fuzz"] if fuzz == 0 else []))

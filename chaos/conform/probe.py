@@ -194,10 +194,22 @@ class Probe:
 
     # -- metadata and topics ------------------------------------------------------------------
     def metadata(self, topics: list[str] | None, conn: Conn | None = None):
-        conn = conn or self.connect()
-        response = conn.call(3, {"topics": None if topics is None else [{"name": t}
-                                                                        for t in topics],
-                                 "allow_auto_topic_creation": False})
+        """Metadata from conn, or from the first bootstrap broker that answers (one may be
+        down or restarting during a fault check)."""
+        values = {"topics": None if topics is None else [{"name": t} for t in topics],
+                  "allow_auto_topic_creation": False}
+        if conn is not None:
+            response = conn.call(3, values)
+        else:
+            for index, address in enumerate(self.bootstrap):
+                try:
+                    one = self.connect(address)
+                    response = one.call(3, values)
+                    one.close()
+                    break
+                except OSError:
+                    if index == len(self.bootstrap) - 1:
+                        raise
         self._brokers.update({b.node_id: (b.host, b.port) for b in response.brokers})
         return response
 
@@ -250,7 +262,10 @@ class Probe:
         one, so a leader named by one broker may not know yet that it leads (Kafka clients
         retry UNKNOWN_TOPIC_OR_PARTITION / NOT_LEADER_OR_FOLLOWER the same way)."""
         for p in meta.partitions:
-            conn = self.connect(self._brokers[p.leader_id])
+            try:
+                conn = self.connect(self._brokers[p.leader_id])
+            except OSError:
+                return False  # a restarted leader not listening yet
             try:
                 answer = conn.call(2, {"replica_id": -1, "isolation_level": 0, "topics": [{
                     "name": topic, "partitions": [{"partition_index": p.partition_index,
@@ -261,6 +276,11 @@ class Probe:
             if answer.topics[0].partitions[0].error_code != ErrorCode.none:
                 return False
         return True
+
+    def broker_address(self, broker_id: int) -> tuple[str, int]:
+        if broker_id not in self._brokers:
+            self.metadata([])
+        return self._brokers[broker_id]
 
     def leader(self, topic: str, partition: int = 0) -> Conn:
         """A connection (kept for the check) to the partition's leader."""

@@ -125,6 +125,20 @@ def card(results: list[RunResult]) -> str:
     return "\n".join(out)
 
 
+def markdown(results: list[RunResult]) -> str:
+    """The card as a Markdown table (a row per check, a column per broker)."""
+    names = list(dict.fromkeys(o.name for r in results for o in r.outcomes))
+    lines = ["| check | " + " | ".join(r.broker for r in results) + " |",
+             "| --- | " + " | ".join("---" for _ in results) + " |"]
+    for name in names:
+        cells = []
+        for r in results:
+            mine = next((o for o in r.outcomes if o.name == name), None)
+            cells.append("not run" if mine is None else MARK[mine.status])
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def write_report(result: RunResult, directory: str, compare: list[RunResult] = ()) -> dict:
     """DIR/results.json, DIR/junit.xml and DIR/report.html (this broker, then the compared)."""
     os.makedirs(directory, exist_ok=True)
@@ -135,4 +149,6 @@ def write_report(result: RunResult, directory: str, compare: list[RunResult] = (
         f.write(junit(result))
     with open(paths["report.html"], "w") as f:
         f.write(card([result, *compare]))
+    with open(os.path.join(directory, "report.md"), "w") as f:
+        f.write(markdown([result, *compare]))
     return paths

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import signal
 import socket
 import subprocess
 import sys
@@ -19,6 +17,7 @@ import pytest
 from kafkaref.chaos.conform.catalogue import ERROR, PASS, SKIP, Check
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.chaos.conform.runner import run, run_check, select
+from kafkaref.properties.cluster_faults import fault_commands
 
 try:
     from kafkaref.impl.server.local_cluster import LocalCluster
@@ -30,30 +29,6 @@ KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 MAY_SKIP = {"chaos_workload"}
 
 
-def fault_commands(cluster, victim: int, directory: str) -> tuple[str, str, str]:
-    """--kill-cmd / --restart-cmd for one broker of a LocalCluster, through a pid file."""
-    pid_file = os.path.join(directory, "victim.pid")
-    with open(pid_file, "w") as f:
-        f.write(str(cluster.processes[victim].pid))
-    log = os.path.join(directory, "victim.log")
-    command = shlex.join(cluster.commands[victim])
-    kill = f"sh -c 'kill -9 $(cat {pid_file})'"
-    restart = f"sh -c '{command} >> {log} 2>&1 & echo $! > {pid_file}'"
-    return kill, restart, pid_file
-
-
-def stop_restarted(pid_file: str, original: int) -> None:
-    try:
-        pid = int(open(pid_file).read())
-    except (OSError, ValueError):
-        return
-    if pid != original:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
     with LocalCluster(3, str(tmp_path_factory.mktemp("conform-cluster"))) as local:
@@ -61,17 +36,13 @@ def cluster(tmp_path_factory):
 
 
 def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):
-    kill, restart, pid_file = fault_commands(cluster, 1, str(tmp_path))
-    original = cluster.processes[1].pid
     report, junit = tmp_path / "report", tmp_path / "junit.xml"
-    try:
+    with fault_commands(cluster, str(tmp_path)) as (kill, restart):
         done = subprocess.run(
             [KAFKAREF, "conform", "--bootstrap", cluster.bootstrap, "--label", "kafkaref",
              "--fuzz", "300", "--kill-cmd", kill, "--restart-cmd", restart,
              "--junit", str(junit), "--report", str(report)],
             capture_output=True, text=True, timeout=300)
-    finally:
-        stop_restarted(pid_file, original)
     results = json.loads((report / "results.json").read_text())
     verdicts = {o["name"]: o["status"] for o in results["outcomes"]}
     bad = {n: s for n, s in verdicts.items() if s != PASS and not (n in MAY_SKIP and s == SKIP)}
