@@ -99,13 +99,17 @@ def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
         try:
             box["summary"] = check.function(probe) or ""
             box["status"] = PASS
-            if probe.problems:
-                raise CheckFailed("; ".join(str(p) for p in probe.problems),
-                                  tuple(e for p in probe.problems for e in p.evidence[:1]))
+            if probe.problems:  # soft failures: the check went on to the end
+                box["status"] = FAIL
+                box["summary"] = "; ".join(str(p) for p in probe.problems)
+                box["evidence"] = tuple(p.evidence[0] for p in probe.problems)
         except Skip as exc:
             box["status"], box["summary"] = SKIP, str(exc)
         except CheckFailed as exc:
-            box["status"], box["summary"], box["evidence"] = FAIL, str(exc), exc.evidence
+            earlier = [p for p in probe.problems if p is not exc]  # soft failures before it
+            box["status"] = FAIL
+            box["summary"] = "; ".join(str(p) for p in [*earlier, exc])
+            box["evidence"] = (*(p.evidence[0] for p in earlier), *exc.evidence)
         except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError,
                 StopIteration) as exc:
             # the broker closed, timed out or answered something undecodable
