@@ -6,9 +6,9 @@ import subprocess
 import sys
 import time
 
+import confluent_kafka as ck
 import pytest
 
-ck = pytest.importorskip("confluent_kafka")
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
 

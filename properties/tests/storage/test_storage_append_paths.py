@@ -19,18 +19,11 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
+from kafkaref.properties.clock import Clock
 from kafkaref.properties.storage_machine import make_storage_machine, scratch_dir
 
 SMALL = LogConfig(segment_bytes=1_500, segment_ms=50, segment_index_bytes=24,
                   index_interval_bytes=100, retention_ms=-1)
-
-
-class Clock:
-    def __init__(self):
-        self.now_ms = 0
-
-    def __call__(self) -> int:
-        return self.now_ms
 
 
 def _batch(count: int, value_bytes: int, timestamp: int, lz4: bool) -> bytes:

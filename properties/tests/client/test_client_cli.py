@@ -4,17 +4,7 @@ import os
 import subprocess
 import sys
 
-import pytest
-
-from kafkaref.properties.servers import memory_broker
-
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
-
-
-@pytest.fixture
-def broker():
-    with memory_broker() as server:
-        yield server
 
 
 def run(*args, stdin=""):

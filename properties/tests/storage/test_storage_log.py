@@ -22,14 +22,7 @@ from kafkaref.impl.protocol.records import (
 from kafkaref.impl.storage import LeaderEpochCache, Log, LogConfig, checkpoint, segment
 from kafkaref.impl.storage.index import OffsetIndex
 from kafkaref.impl.storage.log import CHECKPOINT_FILE, CLEAN_SHUTDOWN_FILE
-
-
-class Clock:
-    def __init__(self):
-        self.now_ms = 0
-
-    def __call__(self) -> int:
-        return self.now_ms
+from kafkaref.properties.clock import Clock
 
 
 def batch(count=1, value_bytes=50, timestamp=1_000, codec=Compression.none) -> bytes:
@@ -40,11 +33,6 @@ def fill(log: Log, batches: int, epoch: int = 0, **kwargs) -> list[bytes]:
     for _ in range(batches):
         assert log.append_as_leader(batch(**kwargs), epoch).error == ErrorCode.none
     return [raw for _, raw in log.iter_batches()]
-
-
-@pytest.fixture
-def clock():
-    return Clock()
 
 
 def open_log(path, clock, **config) -> Log:

@@ -1,14 +1,7 @@
 """Purgatory: try / watch / try again, triggers, expiry, exactly-once completion."""
 
 from kafkaref.impl.core.purgatory import DelayedOperation, Purgatory
-
-
-class Clock:
-    def __init__(self, now_ms: int = 0):
-        self.now_ms = now_ms
-
-    def __call__(self) -> int:
-        return self.now_ms
+from kafkaref.properties.clock import Clock
 
 
 class Waiter(DelayedOperation):

@@ -3,6 +3,7 @@ consumer assign/seek/poll -- against an in-process broker."""
 
 import time
 
+import kafka.partitioner.default as kafka_default
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -11,7 +12,7 @@ from kafkaref.impl.client.consumer import EARLIEST, LATEST, Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner, keyed_partition, murmur2
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.properties.servers import memory_broker
+from kafkaref.properties.servers import BrokerSetup
 
 # From the Java client's UtilsTest.testMurmur2 (signed 32-bit results).
 JAVA_VECTORS = {
@@ -31,7 +32,6 @@ def test_murmur2_matches_java_vectors():
 
 @given(st.binary(max_size=64))
 def test_murmur2_agrees_with_kafka_python(data):
-    kafka_default = pytest.importorskip("kafka.partitioner.default")
     assert murmur2(data) & 0xFFFFFFFF == kafka_default.murmur2(data)
 
 
@@ -44,12 +44,11 @@ def test_sticky_partitioner_keeps_keys_and_moves_unkeyed_after_a_batch():
     assert p.partition("t", None, 5) != first
 
 
-@pytest.fixture
-def broker():
-    with memory_broker(broker_config=BrokerConfig(default_partitions=3)) as server:
-        yield server
+THREE_PARTITIONS = pytest.mark.parametrize(
+    "broker_setup", [BrokerSetup(broker=BrokerConfig(default_partitions=3))])
 
 
+@THREE_PARTITIONS
 @pytest.mark.parametrize("compression", ["none", "gzip", "snappy", "lz4", "zstd"])
 def test_produce_then_consume_everything_in_order(broker, compression):
     with Producer(broker.address, compression=compression, batch_size=2000,
@@ -75,6 +74,7 @@ def test_produce_then_consume_everything_in_order(broker, compression):
         assert values == sorted(values)
 
 
+@THREE_PARTITIONS
 def test_consumer_seek_and_long_poll(broker):
     with Producer(broker.address) as producer:
         for i in range(10):

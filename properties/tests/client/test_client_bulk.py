@@ -11,13 +11,10 @@ from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.properties.servers import memory_broker
+from kafkaref.properties.servers import BrokerSetup
 
-
-@pytest.fixture
-def broker():
-    with memory_broker(broker_config=BrokerConfig(default_partitions=3)) as server:
-        yield server
+THREE_PARTITIONS = pytest.mark.parametrize(
+    "broker_setup", [BrokerSetup(broker=BrokerConfig(default_partitions=3))])
 
 
 def consume_all(address, topic, expected):
@@ -50,6 +47,7 @@ def produce(address, topic, bulk, values, keys, partition, max_in_flight):
         return [(m.partition, m.offset) for m in (f.result(timeout=10) for f in futures)]
 
 
+@THREE_PARTITIONS
 @pytest.mark.parametrize("partition", [None, 1])
 @pytest.mark.parametrize("keyed", [False, True])
 @pytest.mark.parametrize("max_in_flight", [1, 5])
@@ -71,6 +69,7 @@ def test_send_many_matches_send(broker, partition, keyed, max_in_flight):
         (None if keys is None else keys[i], v) for i, v in enumerate(values)]
 
 
+@THREE_PARTITIONS
 def test_send_many_rejects_mismatched_keys(broker):
     with Producer(broker.address) as producer, pytest.raises(ValueError):
         producer.send_many("x", [b"a", b"b"], keys=[b"k"])
@@ -125,6 +124,7 @@ def test_record_futures_index_like_a_list():
             futures[bad]
 
 
+@THREE_PARTITIONS
 def test_fetch_ahead_returns_what_plain_polls_return(broker):
     """The same records, poll by poll, with and without the fetch sent ahead, across seeks,
     a change of max_wait and records appended between polls."""
@@ -156,6 +156,7 @@ def test_fetch_ahead_returns_what_plain_polls_return(broker):
     assert all(runs[True][:4]) and runs[True][4][0][1] == 17
 
 
+@THREE_PARTITIONS
 def test_fetch_ahead_sees_records_appended_later(broker):
     with Producer(broker.address, acks=1) as producer, Consumer(broker.address) as consumer:
         producer.send_many("late", [b"a", b"b"], partition=0)

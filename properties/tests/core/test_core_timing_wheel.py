@@ -4,15 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.timing_wheel import SortedListTimer, TimingWheelTimer
-
-
-class Clock:
-    def __init__(self, now_ms: int = 0):
-        self.now_ms = now_ms
-
-    def __call__(self) -> int:
-        return self.now_ms
-
+from kafkaref.properties.clock import Clock
 
 ops = st.lists(
     st.one_of(

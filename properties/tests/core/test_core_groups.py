@@ -3,13 +3,7 @@
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.groups import COMPLETING, PREPARING, STABLE, GroupCoordinator
-
-
-class Clock:
-    now_ms = 0
-
-    def __call__(self):
-        return self.now_ms
+from kafkaref.properties.clock import Clock
 
 
 def join(coordinator, member_id="", answers=None):

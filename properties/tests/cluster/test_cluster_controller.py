@@ -4,13 +4,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.metadata import metadata_from_dict, metadata_to_dict
-
-
-class Clock:
-    now_ms = 0
-
-    def __call__(self):
-        return self.now_ms
+from kafkaref.properties.clock import Clock
 
 
 def cluster(n=3, unclean=False):

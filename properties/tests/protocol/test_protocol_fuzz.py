@@ -18,21 +18,15 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import BrokerSetup
 
 SEED = 20261122
 CASES = 300
 
 
-@pytest.fixture(scope="module")
-def broker(tmp_path_factory):
-    config = ServerConfig(num_network_threads=2, num_io_threads=2,
-                          socket_request_max_bytes=1 << 20)
-    server = single_broker(str(tmp_path_factory.mktemp("fuzz")), config).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
+pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(
+    storage="disk", server=ServerConfig(num_network_threads=2, num_io_threads=2,
+                                        socket_request_max_bytes=1 << 20))])
 
 
 def produce_frame(records_bytes, version=8, acks=1, correlation_id=1):
@@ -136,6 +130,8 @@ def test_fuzzed_frames_never_break_the_broker_or_its_data(broker):
 
 @pytest.mark.parametrize("damage", ["crc", "count", "length", "magic", "base_offset"])
 def test_bad_batches_are_rejected_with_an_error_and_nothing_is_written(broker, damage):
+    with Producer(broker.address) as producer:  # the topic exists: the batch is what is wrong
+        producer.send("fz", b"before", partition=0).result(timeout=5)
     with KafkaConnection("127.0.0.1", broker.port) as connection:
         before = connection.send(2, 5, {"replica_id": -1, "topics": [{"name": "fz", "partitions": [
             {"partition_index": 0, "timestamp": -1}]}]}).topics[0].partitions[0].offset

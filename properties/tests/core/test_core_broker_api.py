@@ -12,13 +12,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
-
-
-class Clock:
-    now_ms = 0
-
-    def __call__(self):
-        return self.now_ms
+from kafkaref.properties.clock import Clock
 
 
 @pytest.fixture

@@ -8,18 +8,10 @@ import pytest
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.properties.servers import BrokerSetup
 
-
-@pytest.fixture
-def broker(tmp_path):
-    server = single_broker(str(tmp_path), ServerConfig(num_network_threads=1, num_io_threads=2),
-                           BrokerConfig(default_partitions=2)).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
+pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(
+    storage="disk", broker=BrokerConfig(default_partitions=2))])
 
 
 def consume_all(address, topic, partitions, count, timeout_s=20):

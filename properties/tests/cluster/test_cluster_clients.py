@@ -5,23 +5,15 @@ duplicates (without it, duplicates from retries are counted and reported)."""
 
 import time
 
+import confluent_kafka as ck
+import kafka
 import pytest
 
 from kafkaref.impl.client.connection import KafkaConnection
-from kafkaref.impl.cluster_cli import LocalCluster
+from kafkaref.properties.waiting import wait_until
 
 N, KILL_AT = 400, 150
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    local = LocalCluster(3, str(tmp_path_factory.mktemp("cluster")), session_timeout_ms=1000)
-    local.start()
-    try:
-        yield local
-    finally:
-        local.stop()
 
 
 def live_addresses(cluster):
@@ -40,15 +32,6 @@ def metadata(cluster, topic):
     raise AssertionError("no live broker answered")
 
 
-def wait_for(condition, timeout_s=30, what="condition"):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def create_topic(cluster, topic):
     with KafkaConnection.to(live_addresses(cluster)[0]) as connection:
         answer = connection.send(19, 4, {"topics": [{
@@ -56,7 +39,7 @@ def create_topic(cluster, topic):
             "configs": [{"name": "min.insync.replicas", "value": "2"}]}],
             "timeout": 10_000, "validate_only": False})
     assert answer.topics[0].error_code == 0, answer
-    wait_for(lambda: all(len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3
+    wait_until(lambda: all(len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3
                          for _ in range(1)), what="full ISR")
 
 
@@ -67,7 +50,7 @@ def leader_of(cluster, topic):
 def heal(cluster, broker_id, topic):
     cluster.start_broker(broker_id)
     cluster.wait_registered({broker_id}, 30)
-    wait_for(lambda: len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3,
+    wait_until(lambda: len(metadata(cluster, topic).topics[0].partitions[0].isr_nodes) == 3,
              what="the restarted broker back in the ISR")
 
 
@@ -82,8 +65,7 @@ def end_offset(cluster, topic) -> int:
 
 def consume_all(cluster, topic, expected_count):
     """Everything up to the hw (duplicates make the log longer than what was acknowledged)."""
-    ck = pytest.importorskip("confluent_kafka")
-    wait_for(lambda: end_offset(cluster, topic) >= expected_count, what="hw past the acks")
+    wait_until(lambda: end_offset(cluster, topic) >= expected_count, what="hw past the acks")
     end = end_offset(cluster, topic)
     consumer = ck.Consumer({"bootstrap.servers": ",".join(live_addresses(cluster)),
                             "group.id": "checker", "enable.auto.commit": False})
@@ -139,7 +121,6 @@ def payload(i):
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("idempotent", [True, False])
 def test_confluent_kafka_survives_leader_sigkill(cluster, compression, idempotent):
-    ck = pytest.importorskip("confluent_kafka")
     topic = f"ck-{compression}-{int(idempotent)}"
     create_topic(cluster, topic)
     producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",
@@ -170,7 +151,6 @@ def test_confluent_kafka_survives_leader_sigkill(cluster, compression, idempoten
 @pytest.mark.parametrize("compression", COMPRESSIONS)
 @pytest.mark.parametrize("idempotent", [True, False])
 def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
-    kafka = pytest.importorskip("kafka")
     topic = f"kp-{compression}-{int(idempotent)}"
     create_topic(cluster, topic)
     producer = kafka.KafkaProducer(
@@ -201,7 +181,6 @@ def test_kafka_python_survives_leader_sigkill(cluster, compression, idempotent):
 
 
 def test_confluent_group_on_the_cluster_uses_one_coordinator(cluster):
-    ck = pytest.importorskip("confluent_kafka")
     with KafkaConnection.to(live_addresses(cluster)[0]) as connection:
         connection.send(19, 4, {"topics": [{
             "name": "grouped", "num_partitions": 3, "replication_factor": 3, "assignments": [],
@@ -235,7 +214,6 @@ def test_confluent_group_on_the_cluster_uses_one_coordinator(cluster):
 def test_rolling_sigkills_lose_nothing_acknowledged(cluster):
     """Kill and restart every broker in turn (leaders and followers) while an idempotent
     producer keeps writing; every acknowledged record is read back once, in order."""
-    ck = pytest.importorskip("confluent_kafka")
     topic = "rolling"
     create_topic(cluster, topic)
     producer = ck.Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all",

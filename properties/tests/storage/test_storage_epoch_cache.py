@@ -1,11 +1,20 @@
 """The broker's leader epoch cache answers as the model's end_offset_for_epoch (Kafka's
-LeaderEpochFileCache.endOffsetFor), for the in-memory and the persisted cache alike."""
+LeaderEpochFileCache.endOffsetFor), for the in-memory cache (MemoryLog's) and the persisted one
+(Log's, written through to its checkpoint file) alike.
+
+The persisted twin is read back from its file before it is compared: EpochCache is
+LeaderEpochCache without a path, so comparing two caches built in memory compared one class
+with itself and could not fail; the file round trip (write-through on every assign, load) is
+what differs between the two."""
+
+import os
+import tempfile
 
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.epoch_cache import EpochCache
-from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
+from kafkaref.impl.storage.epoch_cache import FILE_NAME, LeaderEpochCache
 from kafkaref.model.helpers import UNDEFINED, end_offset_for_epoch
 
 assignments = st.lists(st.tuples(st.integers(0, 8), st.integers(0, 30)), max_size=8)
@@ -23,7 +32,10 @@ def test_end_offset_for_matches_the_model(steps, extra, epoch):
     log_end = max([start for _, start in memory.entries], default=0) + extra
     expected = end_offset_for_epoch(tuple(memory.entries), log_end, epoch)
     assert memory.end_offset_for(epoch, log_end) == expected
-    persisted = built(LeaderEpochCache(None), steps)
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, FILE_NAME)
+        built(LeaderEpochCache(path), steps)
+        persisted = LeaderEpochCache.load(path) if os.path.exists(path) else LeaderEpochCache(path)
     assert persisted.entries == memory.entries
     assert persisted.end_offset_for(epoch, log_end) == expected
 

@@ -3,24 +3,19 @@ Heartbeat, LeaveGroup, OffsetCommit."""
 
 import time
 
+import confluent_kafka as ck
+import kafka
 import pytest
 
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.impl.server.single import single_broker
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.properties.servers import BrokerSetup
 
-
-@pytest.fixture
-def broker(tmp_path):
-    server = single_broker(str(tmp_path), broker_config=BrokerConfig(default_partitions=4))
-    server.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
+pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(
+    storage="disk", server=ServerConfig(), broker=BrokerConfig(default_partitions=4))])
 
 
 def test_confluent_group_splits_partitions_and_consumes_everything(broker):
-    ck = pytest.importorskip("confluent_kafka")
     producer = ck.Producer({"bootstrap.servers": broker.address})
     for i in range(40):
         producer.produce("g", key=b"%d" % i, value=b"v%d" % i)
@@ -49,7 +44,6 @@ def test_confluent_group_splits_partitions_and_consumes_everything(broker):
 
 
 def test_kafka_python_subscribe_and_commit(broker):
-    kafka = pytest.importorskip("kafka")
     producer = kafka.KafkaProducer(bootstrap_servers=broker.address)
     for i in range(20):
         producer.send("k", value=b"v%d" % i)
