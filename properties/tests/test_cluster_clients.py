@@ -8,7 +8,7 @@ import time
 import pytest
 
 from kafkaref.impl.client.connection import KafkaConnection
-from kafkaref.impl.cluster_cli import LocalCluster
+from kafkaref.impl.server.local_cluster import LocalCluster
 
 N, KILL_AT = 400, 150
 COMPRESSIONS = ["none", "gzip", "snappy", "lz4", "zstd"]
