@@ -1,27 +1,27 @@
-"""KafkaServer: the threaded shell. One lock guards the deterministic core (impl/core.Broker);
-I/O threads take requests from the shared queue and call the core under it; a ticker advances
-purgatory timers. Everything stops by itself on `shutdown()` (bounded waits)."""
+"""KafkaServer: the threaded shell's wiring. One lock guards the deterministic core
+(impl/core.Broker); the acceptor (acceptor.py) hands connections to the network threads
+(network_thread.py), which put requests on the one request queue (request_queue.py); the I/O
+threads (io_threads.py) run them against the core under the lock; answers go back on each
+network thread's response queue (response_queue.py). The ticker (here) advances purgatory timers
+and writes due checkpoints. Everything stops by itself on `shutdown()` (bounded waits)."""
 
 from __future__ import annotations
 
 import logging
 import os
-import queue
 import threading
 import time
 from collections.abc import Callable
 
 from kafkaref.impl.core.broker import Broker, BrokerConfig
-from kafkaref.impl.core.zero_copy import EncodedResponse
-from kafkaref.impl.protocol import wire
+from kafkaref.impl.server.acceptor import Acceptor
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.network import CLOSE, Acceptor, NetworkThread, QueuedRequest
+from kafkaref.impl.server.io_threads import IoThread
+from kafkaref.impl.server.network_thread import NetworkThread
 from kafkaref.impl.server.producer_ids import ProducerIdBlocks
+from kafkaref.impl.server.request_queue import RequestQueue
 
 log = logging.getLogger(__name__)
-# An idle I/O thread wakes this often to look at `stopping` (shutdown() also wakes it at once):
-# at 0.1 s, eight idle threads woke 80 times a second per broker.
-IO_IDLE_WAIT_S = 1.0
 
 
 def monotonic_ms() -> int:
@@ -65,15 +65,12 @@ class KafkaServer:
                              producer_ids=producer_ids)
         self.broker.zero_copy_fetch = server_config.zero_copy_fetch
         self.stopping = threading.Event()
-        self.requests: queue.Queue[QueuedRequest | None] = queue.Queue(
-            server_config.queued_max_requests)  # None: wakes an idle I/O thread at shutdown
+        self.requests = RequestQueue(server_config.queued_max_requests)
         self.network_threads = [NetworkThread(i, server_config, self.requests, self.stopping)
                                 for i in range(server_config.num_network_threads)]
         self.acceptor = Acceptor(server_config, self.network_threads, self.stopping)
         self.port = self.acceptor.port
-        self.io_threads = [threading.Thread(target=self._io_loop, name=f"kafkaref-io-{i}",
-                                            daemon=True)
-                           for i in range(server_config.num_io_threads)]
+        self.io_threads = [IoThread(i, self) for i in range(server_config.num_io_threads)]
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
         self._tick_wake = threading.Event()
@@ -96,11 +93,7 @@ class KafkaServer:
     def shutdown(self, timeout_s: float = 5.0) -> None:
         self.stopping.set()
         self._tick_wake.set()
-        for _ in self.io_threads:  # wake the idle ones; busy ones see stopping when done
-            try:
-                self.requests.put_nowait(None)
-            except queue.Full:
-                break
+        self.requests.wake_idle(len(self.io_threads))
         for thread in (*self.extra_threads, self.acceptor, *self.network_threads,
                        *self.io_threads, self.ticker):
             if thread.is_alive():
@@ -121,41 +114,6 @@ class KafkaServer:
         self.shutdown()
 
     # -- threads ------------------------------------------------------------------------------
-    def _io_loop(self) -> None:
-        while not self.stopping.is_set():
-            try:  # shutdown() wakes idle I/O threads with None; the timeout is a safety net
-                item = self.requests.get(timeout=IO_IDLE_WAIT_S)
-            except queue.Empty:
-                continue
-            if item is not None:
-                self._handle(item)
-
-    def _handle(self, item: QueuedRequest) -> None:
-        network = self.network_threads[item.network_thread]
-        request = item.request
-
-        def respond(response) -> None:
-            if response is None:
-                network.send_response(item.connection_id, None)
-                return
-            if isinstance(response, EncodedResponse):  # the core encoded it (fetch)
-                network.send_response(item.connection_id, response.parts)
-                return
-            try:
-                frame = wire.encode_response(request.correlation_id, response)
-            except Exception:  # noqa: BLE001 -- a bug in one response closes one connection
-                log.exception("encoding %s v%s", request.name, request.api_version)
-                frame = CLOSE
-            network.send_response(item.connection_id, frame)
-
-        try:
-            with self.lock:
-                self.handled += 1
-                self.broker.handle(request, respond)
-        except Exception:  # noqa: BLE001 -- a handler bug must not kill the I/O thread
-            log.exception("handling %s v%s", request.name, request.api_version)
-            network.send_response(item.connection_id, CLOSE)
-
     def _tick_loop(self) -> None:
         """Expire purgatory operations and run the periodic checks, sleeping until the next
         deadline (at most tick_max_ms). A fixed 5 ms tick cost ~60 us a time: 1.2% of a CPU per
