@@ -10,9 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable
 
+from kafkaref.impl.clock import SYSTEM_CLOCK, Clock
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.server.acceptor import Acceptor
 from kafkaref.impl.server.config import ServerConfig
@@ -24,17 +24,15 @@ from kafkaref.impl.server.request_queue import RequestQueue
 log = logging.getLogger(__name__)
 
 
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
-
-
 def producer_id_file(data_dir: str | None) -> str | None:
     """Where a broker persists its producer-id block (None without a data directory)."""
     return os.path.join(data_dir, "producer_id_block") if data_dir else None
 
 
-def storage_log_factory(data_dir: str, log_config=None) -> Callable:
-    """Partition logs as impl/storage segmented logs under data_dir/<topic>-<partition>."""
+def storage_log_factory(data_dir: str, log_config=None, clock: Clock = SYSTEM_CLOCK) -> Callable:
+    """Partition logs as impl/storage segmented logs under data_dir/<topic>-<partition>, on
+    the wall-clock reading of the broker's clock (impl/clock.py says why): pass the clock the
+    KafkaServer gets."""
     from kafkaref.impl.storage.config import LogConfig
     from kafkaref.impl.storage.log import Log
 
@@ -44,24 +42,26 @@ def storage_log_factory(data_dir: str, log_config=None) -> Callable:
     config = log_config or LogConfig(validate_records=False)
 
     def open_log(key):
-        return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config)
+        return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config, clock_ms=clock.wall_ms)
 
     return open_log
 
 
 class KafkaServer:
     def __init__(self, broker_config: BrokerConfig, server_config: ServerConfig,
-                 log_factory: Callable, clock: Callable[[], int] = monotonic_ms,
+                 log_factory: Callable, clock: Clock = SYSTEM_CLOCK,
                  producer_id_base: int | None = None, producer_id_file: str | None = None):
         self.config = server_config
         self.clock = clock
         base = producer_id_base if producer_id_base is not None else (
-            (broker_config.broker_id << 40) | (int(time.time()) & 0xFFFFFFFF) << 8)
+            (broker_config.broker_id << 40) | ((clock.wall_ms() // 1000) & 0xFFFFFFFF) << 8)
         self.lock = threading.RLock()
         producer_ids = None
         if producer_id_file is not None and producer_id_base is None:
             producer_ids = ProducerIdBlocks(producer_id_file, broker_config.broker_id)
-        self.broker = Broker(broker_config, clock, log_factory, producer_id_base=base,
+        # The core runs on the monotonic reading; the logs (log_factory: storage_log_factory
+        # given this same clock) on the wall-clock one. impl/clock.py says why.
+        self.broker = Broker(broker_config, clock.monotonic_ms, log_factory, producer_id_base=base,
                              producer_ids=producer_ids)
         self.broker.zero_copy_fetch = server_config.zero_copy_fetch
         self.stopping = threading.Event()
@@ -122,7 +122,7 @@ class KafkaServer:
         wake, most_ms = self._tick_wake, self.config.tick_max_ms
         while not self.stopping.is_set():
             wake.clear()  # before computing the deadline: a later set() is not lost
-            due, now = None, self.clock()
+            due, now = None, self.clock.monotonic_ms()
             try:
                 with self.lock:
                     self.broker.advance_clock(now)

@@ -25,12 +25,12 @@ import bisect
 import os
 import struct
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.protocol.records import (
     LOG_OVERHEAD,
     BatchHeader,
@@ -58,11 +58,6 @@ _STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoc
 _PREFIX_SIZE = _STAMP_PREFIX.size
 _NO_ERROR = ErrorCode.none
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
-
-
-def wall_clock_ms() -> int:
-    """The default clock for a Log used outside tests (tests pass their own)."""
-    return int(time.time() * 1000)
 
 
 class AppendInfo(NamedTuple):
