@@ -134,6 +134,12 @@ class CheckConfig:
         return attrs.asdict(self)
 
 
+# The fields of cases that several anomalies share: one record at its position; two successive
+# sends of a process to a partition; two successive polls (or records of one poll) of a partition.
+_RECORD = ("topic", "partition", "offset", "value")
+_SEND_STEP = ("process", "topic", "partition", "prev_value", "prev_offset", "value", "offset")
+_POLL_STEP = ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset")
+
 # name -> (what it means, the fields of one case in canonical order).
 ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "inconsistent_offsets": (
@@ -147,11 +153,11 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "lost_write": (
         "an acknowledged send (ok, or info proven by a read) absent from the final log of its "
         "partition although the final log extends past its offset",
-        ("topic", "partition", "offset", "value"),
+        _RECORD,
     ),
     "unseen": (
         "an ok send whose value no read (poll or final read) ever returned",
-        ("topic", "partition", "offset", "value"),
+        _RECORD,
     ),
     "offset_mismatch": (
         "a send acknowledged at an offset where a read returned another value",
@@ -159,35 +165,35 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
     ),
     "nonmonotonic_send": (
         "a process's successive ok sends to one partition got non-increasing offsets",
-        ("process", "topic", "partition", "prev_value", "prev_offset", "value", "offset"),
+        _SEND_STEP,
     ),
     "send_reorder": (
         "a process's successive sends to one partition appear in the final log out of order",
-        ("process", "topic", "partition", "prev_value", "prev_offset", "value", "offset"),
+        _SEND_STEP,
     ),
     "poll_skip": (
         "a process's successive polls of one partition skip offsets (no assign/seek between)",
-        ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
+        _POLL_STEP,
     ),
     "nonmonotonic_poll": (
         "a process's successive polls of one partition go back or repeat an offset",
-        ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
+        _POLL_STEP,
     ),
     "int_poll_skip": (
         "inside one poll, successive records of a partition skip offsets",
-        ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
+        _POLL_STEP,
     ),
     "int_nonmonotonic_poll": (
         "inside one poll, successive records of a partition go back or repeat an offset",
-        ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
+        _POLL_STEP,
     ),
     "aborted_read": (
         "a read returned a value whose send failed (type fail)",
-        ("topic", "partition", "offset", "value"),
+        _RECORD,
     ),
     "dirty_read": (
         "a poll returned a record that the final log does not hold at that offset",
-        ("topic", "partition", "offset", "value"),
+        _RECORD,
     ),
     "hw_regression": (
         "a process observed a partition's high watermark go backwards",

@@ -331,15 +331,22 @@ class Log:
             return FetchSlice.empty(ErrorCode.offset_out_of_range, offset)
         if offset >= upper:
             return FetchSlice.empty(ErrorCode.none, offset)
-        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
-        for segment in self.segments[slot:]:
-            if segment.base_offset >= upper:
-                break
-            found = segment.translate_offset(offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(offset, upper):
             return self._slice_of(segment, found, upper, max_bytes, min_one)
         return FetchSlice.empty(ErrorCode.none, offset)
+
+    def _from_offset(self, offset: int, below: int | None = None):
+        """(segment, (position, header)) for the segment holding `offset` and each later one,
+        with the batch there holding `offset` or the first past it (segments with nothing at or
+        past `offset` are skipped); stops at a segment starting at or past `below`. Walks a
+        copy of the segment list: iter_batches' caller may truncate or delete meanwhile."""
+        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        for segment in list(self.segments[slot:]):
+            if below is not None and segment.base_offset >= below:
+                return
+            found = segment.translate_offset(offset)
+            if found is not None:
+                yield segment, found
 
     def _slice_of(self, segment, found, upper: int, max_bytes: int, min_one: bool) -> FetchSlice:
         start, first = found
@@ -382,13 +389,7 @@ class Log:
         if start_offset >= end_offset:
             return 0
         total = 0
-        slot = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
-        for segment in self.segments[slot:]:
-            if segment.base_offset >= end_offset:
-                break
-            found = segment.translate_offset(start_offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(start_offset, end_offset):
             stop = segment.size
             if end_offset < segment.next_offset:
                 bound = segment.translate_offset(end_offset, found[0])
@@ -403,11 +404,7 @@ class Log:
         at a time. For tests, tools and conformance checks, not the fetch path."""
         self._check_open()
         offset = self.log_start_offset if start_offset is None else start_offset
-        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
-        for segment in list(self.segments[slot:]):
-            found = segment.translate_offset(offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(offset):
             for position, header in segment.scan_headers(found[0]):
                 yield header, os.pread(segment.fd, header.size_bytes, position)
 

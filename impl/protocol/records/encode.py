@@ -102,27 +102,16 @@ def encode_records(items, deltas, timestamps, first_timestamp: int) -> bytes:
         if headers or not (low <= ts_delta < high and low <= delta < high):
             append(_encode_fields(key, value, headers or (), delta, ts_delta))
             continue
+        key_len = -1 if key is None else len(key)  # -1: null, whose length piece is b"\x01"
+        value_len = -1 if value is None else len(value)
+        if key_len >= high or value_len >= high:
+            append(_encode_fields(key, value, (), delta, ts_delta))
+            continue
         ts_piece, delta_piece = small[ts_delta + 1], small[delta + 1]
+        key_piece, value_piece = small[key_len + 1], small[value_len + 1]
         # body: attributes, ts delta, offset delta, key length, key, value length, value, 0
-        size = 4 + len(ts_piece) + len(delta_piece)
-        if key is None:
-            key_piece = b"\x01"  # -1: null
-        else:
-            key_len = len(key)
-            if key_len >= high:
-                append(_encode_fields(key, value, (), delta, ts_delta))
-                continue
-            key_piece = small[key_len + 1]
-            size += key_len + len(key_piece) - 1
-        if value is None:
-            value_piece = b"\x01"
-        else:
-            value_len = len(value)
-            if value_len >= high:
-                append(_encode_fields(key, value, (), delta, ts_delta))
-                continue
-            value_piece = small[value_len + 1]
-            size += value_len + len(value_piece) - 1
+        size = (2 + len(ts_piece) + len(delta_piece) + len(key_piece) + len(value_piece)
+                + (key_len if key_len > 0 else 0) + (value_len if value_len > 0 else 0))
         if size >= high:
             append(_encode_fields(key, value, (), delta, ts_delta))
             continue

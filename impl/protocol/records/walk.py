@@ -219,17 +219,10 @@ def walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
     end = len(body)
     pos = 0
     for index in range(count):
-        shift = raw = 0
-        while True:  # record length: zigzag varint, at most 5 bytes
-            if pos >= end or shift > 28:
-                return ErrorCode.corrupt_message
-            byte = body[pos]
-            pos += 1
-            raw |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        length = (raw >> 1) ^ -(raw & 1)
+        decoded = _read_zigzag(body, pos, end)  # record length
+        if decoded is None:
+            return ErrorCode.corrupt_message
+        length, pos = decoded
         record_end = pos + length
         if length < 3 or record_end > end:  # attributes + two one-byte varints at least
             return ErrorCode.corrupt_message
@@ -239,23 +232,31 @@ def walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
             cursor += 1
         if cursor >= limit:
             return ErrorCode.corrupt_message
-        cursor += 1
-        shift = raw = 0
-        while True:  # offsetDelta: zigzag varint, at most 5 bytes
-            if cursor >= record_end or shift > 28:
-                return ErrorCode.corrupt_message
-            byte = body[cursor]
-            cursor += 1
-            raw |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                break
-            shift += 7
-        if sequential and (raw >> 1) ^ -(raw & 1) != index:
+        decoded = _read_zigzag(body, cursor + 1, record_end)  # offsetDelta, inside the record
+        if decoded is None:
+            return ErrorCode.corrupt_message
+        offset_delta, cursor = decoded
+        if sequential and offset_delta != index:
             return ErrorCode.invalid_record
         if _skip_key_value_headers(body, cursor, record_end) != record_end:
             return ErrorCode.corrupt_message
         pos = record_end
     return ErrorCode.none if pos == end else ErrorCode.corrupt_message
+
+
+def _read_zigzag(body, pos: int, end: int) -> tuple[int, int] | None:
+    """(value, next position) of the zigzag varint (at most 5 bytes) at pos, read byte by byte
+    and never at or past end; None if it does not fit. The naive twin's only varint reader."""
+    shift = raw = 0
+    while True:
+        if pos >= end or shift > 28:
+            return None
+        byte = body[pos]
+        pos += 1
+        raw |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return (raw >> 1) ^ -(raw & 1), pos
+        shift += 7
 
 
 def _skip_key_value_headers(body, cursor: int, end: int) -> int:
