@@ -14,7 +14,7 @@ def clustered_broker(data_dir: str, controller_address: str,
                      broker_config: BrokerConfig = BrokerConfig(),  # noqa: B008
                      log_factory=None, replica_fetch_wait_max_ms: int = 500) -> KafkaServer:
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir),
+                         log_factory or storage_log_factory(data_dir, mutants=broker_config.mutants),
                          producer_id_file=producer_id_file(data_dir))
     server.controller_client = ControllerClient(server, controller_address)
     server.fetchers = FetcherManager(server, replica_fetch_wait_max_ms)

@@ -273,7 +273,7 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = "M9" not in self.config.mutants
+        connection.muted = not self.config.on.M9
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
         while not self.stopping.is_set():  # blocks when full: backpressure, bounded by stop

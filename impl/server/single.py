@@ -13,7 +13,7 @@ def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  
                   log_factory=None) -> KafkaServer:
     """Build (not start) a broker serving on server_config.host:port (0 = ephemeral)."""
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir),
+                         log_factory or storage_log_factory(data_dir, mutants=broker_config.mutants),
                          producer_id_file=producer_id_file(data_dir))
     controller = LocalController(controller_id=broker_config.broker_id)
     with server.lock:
