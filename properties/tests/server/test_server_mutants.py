@@ -19,7 +19,7 @@ KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
 def _produce(connection, topic, values, acks=1):
     data = build_batch([(None, v, (), None) for v in values])
-    answer = connection.send(0, 8, {"transactional_id": None, "acks": acks, "timeout_ms": 5000,
+    answer = connection.send(0, 8, {"transactional_id": None, "acks": acks, "timeout": 5000,
                                     "topic_data": [{"name": topic, "partition_data": [
                                         {"index": 0, "records": data}]}]})
     return answer.responses[0].partition_responses[0]
@@ -74,7 +74,7 @@ def test_broker_process_runs_the_acknowledged_mutant(tmp_path):
             connection.send(3, 4, {"topics": [{"name": "m11"}],
                                    "allow_auto_topic_creation": True})
             answer = connection.send(1, 4, {
-                "replica_id": -1, "max_wait_ms": 60_000, "min_bytes": 1,
+                "replica_id": -1, "max_wait": 60_000, "min_bytes": 1,
                 "max_bytes": 1 << 20, "isolation_level": 0, "topics": [{
                     "topic": "m11", "partitions": [{"partition": 0, "fetch_offset": 0,
                                                     "partition_max_bytes": 1 << 20}]}]})
