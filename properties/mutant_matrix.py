@@ -46,7 +46,7 @@ class Budget:
 
 
 # smoke: the default-run test's size (no shrinking: it asks "caught?", not "how short?")
-BUDGETS = {b.name: b for b in (Budget("smoke", 40, 30, shrink=False), Budget("small", 40, 30),
+BUDGETS = {b.name: b for b in (Budget("smoke", 150, 40, shrink=False), Budget("small", 40, 30),
                                 Budget("ci", 150, 40), Budget("deep", 1500, 80))}
 
 

@@ -15,7 +15,7 @@ from kafkaref.properties.mutant_matrix import BUDGETS, LEVELS
               help="Which checks to run (repeatable): core = in-process machines (default), "
                    "broker = threaded brokers on 127.0.0.1, chaos = process clusters.")
 @click.option("--budget", type=click.Choice(sorted(BUDGETS)), default="ci", show_default=True,
-              help="How long each machine walks: smoke (40 examples x 30 steps, no "
+              help="How long each machine walks: smoke (150 examples x 40 steps, no "
                    "shrinking), small (40 x 30), ci (150 x 40), deep (1500 x 80).")
 @click.option("--mutant", "mutants", multiple=True, metavar="CODE",
               help="Only these mutants (repeatable; default: every one).")
