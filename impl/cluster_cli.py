@@ -16,6 +16,7 @@ import sys
 
 import click
 
+from kafkaref.impl.broker_cli import mutant_options
 from kafkaref.impl.server.local_cluster import LocalCluster
 
 
@@ -26,12 +27,18 @@ from kafkaref.impl.server.local_cluster import LocalCluster
 @click.option("--session-timeout-ms", type=click.IntRange(100, 600_000), default=1500,
               show_default=True, help="A broker silent this long is fenced.")
 @click.option("--unclean-election", is_flag=True, help="Allow leaders from outside the ISR.")
-def cluster(brokers, directory, session_timeout_ms, unclean_election):
-    """Run a local cluster of BROKERS broker processes until SIGTERM."""
-    from kafkaref.impl.broker_cli import install_stop_handlers, wait_for
+@mutant_options
+def cluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
+            allow_deliberate_bugs):
+    """Run a local cluster of BROKERS broker processes until SIGTERM.
 
+    Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
+    (including --mutant without --allow-deliberate-bugs)."""
+    from kafkaref.impl.broker_cli import install_stop_handlers, mutants_from_flags, wait_for
+
+    mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()
-    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election)
+    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants)
     try:
         local.start()
     except (RuntimeError, TimeoutError, OSError) as exc:

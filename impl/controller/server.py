@@ -19,11 +19,12 @@ log = logging.getLogger(__name__)
 class ControllerServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
                  unclean_election: bool = False, snapshot_path: str | None = None,
-                 tick_ms: int = 50):
+                 tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path
         self.lock = threading.Lock()
         self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
-                                     self._load_snapshot(), on_change=self._save_snapshot)
+                                     self._load_snapshot(), on_change=self._save_snapshot,
+                                     mutants=mutants)  # M14 acts here (impl/mutants.py)
         self.stopping = threading.Event()
         self.sock = socket.create_server((host, port))
         self.sock.settimeout(0.1)

@@ -18,7 +18,8 @@ def clustered_broker(data_dir: str, controller_address: str,
     """Build (not start) a broker of the cluster whose controller is at controller_address; its
     core and its logs run on the one `clock`."""
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir, clock=clock), clock=clock,
+                         log_factory or storage_log_factory(
+                             data_dir, clock=clock, mutants=broker_config.mutants), clock=clock,
                          producer_id_file=producer_id_file(data_dir))
     server.controller_client = ControllerClient(server, controller_address)
     server.fetchers = FetcherManager(server, replica_fetch_wait_max_ms)

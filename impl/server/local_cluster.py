@@ -31,10 +31,15 @@ def _die_with_parent() -> None:
         pass
 
 
-def broker_command(broker_id: int, port: int, data_dir: str, controller: str) -> list[str]:
+def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
+                   mutants=frozenset()) -> list[str]:
+    """The broker's command line; deliberate faults go on it with their acknowledgement."""
     exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
-    return [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
-            "--data-dir", data_dir, "--controller", controller]
+    command = [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
+               "--data-dir", data_dir, "--controller", controller]
+    for mutant in sorted(mutants, key=lambda m: int(m.code[1:])):
+        command += ["--mutant", mutant.code]
+    return command + (["--allow-deliberate-bugs"] if mutants else [])
 
 
 def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
@@ -47,15 +52,21 @@ class LocalCluster:
     """The launcher's state; usable from tests as a context manager too."""
 
     def __init__(self, brokers: int, directory: str, session_timeout_ms: int = 1500,
-                 unclean_election: bool = False):
+                 unclean_election: bool = False, mutants=frozenset()):
+        """mutants: deliberate faults (impl/mutants.py) for the controller (M14) and every
+        broker process (the rest), which gets them as --mutant ... --allow-deliberate-bugs."""
         from kafkaref.impl.controller.server import ControllerServer
+        from kafkaref.impl.mutants import parse_mutants
+
+        self.mutants = parse_mutants(mutants)
 
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         previous = self._previous_ports()
         self.controller = ControllerServer(
             session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
-            snapshot_path=os.path.join(self.directory, "controller.json")).start()
+            snapshot_path=os.path.join(self.directory, "controller.json"),
+            mutants=self.mutants).start()
         # 0: the broker binds an ephemeral port itself and registers it (learned in start()).
         # Picking a free port here and handing it over raced with every other socket of the
         # machine between our close and the broker's bind; a restarted broker keeps its port.
@@ -63,7 +74,7 @@ class LocalCluster:
         self.processes: dict[int, subprocess.Popen] = {}
         self.commands = {
             i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
-                              self.controller.address)
+                              self.controller.address, self.mutants)
             for i, port in self.ports.items()}
 
     def _previous_ports(self) -> dict[int, int]:
@@ -102,7 +113,7 @@ class LocalCluster:
                 self.ports[broker_id] = endpoint.port
                 self.commands[broker_id] = broker_command(
                     broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
-                    self.controller.address)
+                    self.controller.address, self.mutants)
         self.write_state()
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:

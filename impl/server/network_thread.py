@@ -263,7 +263,7 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = mutes_until_answered(self.config.mutants)
+        connection.muted = mutes_until_answered(self.config.on)
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
         self.requests.put(item, self.stopping)  # blocks when full: backpressure, bounded by stop

@@ -23,10 +23,11 @@ from collections.abc import Callable, Iterator
 CLOSE = object()  # response sentinel: the handler failed; close the connection
 
 
-def mutes_until_answered(mutants) -> bool:
+def mutes_until_answered(on) -> bool:
     """Whether a connection stays muted from a read request until its response is written:
-    always, except with deliberate bug M9 (then pipelined requests are read at once)."""
-    return "M9" not in mutants
+    always, except with deliberate bug M9 (then pipelined requests are read at once).
+    on: the server config's precomputed mutant switches (impl/mutants.py)."""
+    return not on.M9
 
 
 class ResponseQueue:

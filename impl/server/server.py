@@ -29,17 +29,18 @@ def producer_id_file(data_dir: str | None) -> str | None:
     return os.path.join(data_dir, "producer_id_block") if data_dir else None
 
 
-def storage_log_factory(data_dir: str, log_config=None, clock: Clock = SYSTEM_CLOCK) -> Callable:
+def storage_log_factory(data_dir: str, log_config=None, clock: Clock = SYSTEM_CLOCK,
+                        mutants=frozenset()) -> Callable:
     """Partition logs as impl/storage segmented logs under data_dir/<topic>-<partition>, on
     the wall-clock reading of the broker's clock (impl/clock.py says why): pass the clock the
-    KafkaServer gets."""
+    KafkaServer gets. mutants: the broker's deliberate faults (the storage ones act in the log)."""
     from kafkaref.impl.storage.config import LogConfig
     from kafkaref.impl.storage.log import Log
 
     # The core (Partition.append_as_leader) walks every record of a producer batch before the
     # log sees it, so the log keeps its frame checks (size, magic, CRC, base offset 0) but does
     # not walk the records a second time; it then writes the batch without copying it.
-    config = log_config or LogConfig(validate_records=False)
+    config = log_config or LogConfig(validate_records=False, mutants=mutants)
 
     def open_log(key):
         return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config, clock_ms=clock.wall_ms)

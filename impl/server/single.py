@@ -15,7 +15,8 @@ def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  
     """Build (not start) a broker serving on server_config.host:port (0 = ephemeral); its core
     and its logs run on the one `clock`."""
     server = KafkaServer(broker_config, server_config,
-                         log_factory or storage_log_factory(data_dir, clock=clock), clock=clock,
+                         log_factory or storage_log_factory(
+                             data_dir, clock=clock, mutants=broker_config.mutants), clock=clock,
                          producer_id_file=producer_id_file(data_dir))
     controller = LocalController(controller_id=broker_config.broker_id)
     with server.lock:

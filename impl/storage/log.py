@@ -106,7 +106,10 @@ class Log:
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
         # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
-        self._frame_only_leader = not config.validate_records and not config.mutants
+        # append_as_leader's one-batch path: frame check only, and none of the append-path
+        # faults (M7 skips the CRC, M13 drops a rolling batch) that only the general path has
+        self._frame_only_leader = not config.validate_records and not (
+            config.on.M7 or config.on.M13)
         os.makedirs(directory, exist_ok=True)
         self.recovery = self._open(recover_from_start)
 
@@ -233,7 +236,7 @@ class Log:
                                        self.log_start_offset))
 
     def _validate_producer_batch(self, batch) -> ErrorCode:
-        if "M7" in self.config.mutants:
+        if self.config.on.M7:
             return ErrorCode.none
         if self.config.validate_records:
             return validate_batch(
@@ -245,7 +248,7 @@ class Log:
         return error
 
     def _check_frame(self, batch) -> ErrorCode:
-        if "M7" in self.config.mutants:
+        if self.config.on.M7:
             return ErrorCode.none if parse_header(batch) is not None else ErrorCode.corrupt_message
         return check_batch(batch)
 
@@ -260,7 +263,7 @@ class Log:
             segment = self.segments[-1]
             if segment.needs_roll(header, size, now_ms):
                 segment = self._roll(header.base_offset)
-                if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
+                if self.config.on.M13:  # deliberate fault: the rolling batch is lost
                     self._leo = header.next_offset
                     continue
             segment.append(batch, header)

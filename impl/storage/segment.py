@@ -42,7 +42,7 @@ class LogSegment:
             os.path.join(directory, file_name(base_offset, ".index")),
             base_offset,
             config.index_entries_max,
-            off_by_one="M6" in config.mutants,
+            off_by_one=config.on.M6,
         )
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
