@@ -23,6 +23,8 @@ COMMANDS = {
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
     "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),
+    "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
+                "Run every deliberate fault against the checks: a detection matrix."),
 }
 
 

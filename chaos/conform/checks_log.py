@@ -115,7 +115,9 @@ def acks_all_visible(probe: Probe):
     conn = probe.leader(topic)
     for i in range(20):
         base = probe.produce_ok(topic, values_batch(b"r%d" % i, 2), acks=-1, conn=conn)
-        answer = probe.fetch(topic, base, conn=conn)
+        # max_wait 1 ms: the answer must not wait for replication to catch up (0 is its own
+        # check, fetch_max_wait_zero, which some brokers fail)
+        answer = probe.fetch(topic, base, max_wait_ms=1, conn=conn)
         probe.expect(answer.high_watermark >= base + 2, f"round {i}: acks=all answered offset "
                      f"{base} but the hw is {answer.high_watermark}", response=answer,
                      expected=f"hw >= {base + 2} once acknowledged")
@@ -182,7 +184,7 @@ def hw_waits_for_isr(probe: Probe):
                        "named by CONFORM_BROKER_ID)")
         conn = probe.leader(topic)
         probe.produce_ok(topic, values_batch(b"after", 1), acks=1, conn=conn)
-        answer = probe.fetch(topic, base + 1, max_wait_ms=0, conn=conn)
+        answer = probe.fetch(topic, base + 1, max_wait_ms=1, conn=conn)
         visible = [r.offset for r in probe.records(answer) if r.offset > base]
         isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
         if target[0] not in isr:

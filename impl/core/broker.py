@@ -22,6 +22,7 @@ from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
+from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
@@ -36,6 +37,9 @@ class BrokerConfig:
     default_partitions: int = 1
     default_replication_factor: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
+    # every partition of this broker gets them (core and replication ones act there).
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
 
 
 class Broker:
@@ -94,7 +98,8 @@ class Broker:
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()
-        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms)
+        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+                            mutants=self.config.mutants)
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, request: wire.Request, respond: Callable[[object | None], None]) -> None:

@@ -40,9 +40,7 @@ class TopicMeta:
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
             max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
-            # a kafkaref-only topic config switching on deliberate faults (BUG_CATALOG.md)
-            mutants=frozenset(m for m in values.get("kafkaref.mutants", "").split(",") if m),
-        )
+        )  # never mutants: those come from the broker's own config (impl/mutants.py)
 
 
 @attrs.frozen

@@ -32,8 +32,12 @@ TOPIC_CONFIGS = frozenset({
     "min.insync.replicas", "preallocate", "remote.storage.enable", "retention.bytes",
     "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
     "unclean.leader.election.enable", "replica.lag.time.max.ms",
-    "kafkaref.mutants",  # until the typed mutant registry replaces this config (issue 13)
 })
+# Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
+# (impl/mutants.py) are never a topic config, so no client request can switch one on.
+RESERVED_CONFIG_PREFIX = "kafkaref."
+# Topic configs whose value the core reads: they must parse, or applying the topic would fail.
+POSITIVE_INT_CONFIGS = ("min.insync.replicas", "replica.lag.time.max.ms", "max.message.bytes")
 # Kafka's default max.message.bytes (the broker's message.max.bytes): 1 MiB + batch overhead.
 MAX_MESSAGE_BYTES_DEFAULT = 1048588
 
@@ -44,13 +48,20 @@ def legal_topic_name(name: str | None) -> bool:
 
 
 def check_configs(configs: dict[str, str | None]) -> tuple[ErrorCode, str | None]:
+    """(INVALID_CONFIG, why) for a client's topic configs (CreateTopics), or (NONE, None)."""
+    for name in configs:
+        if name.startswith(RESERVED_CONFIG_PREFIX):
+            return (ErrorCode.invalid_config, f"topic config {name!r} is not accepted: names "
+                    f"under {RESERVED_CONFIG_PREFIX!r} are reserved, and deliberate faults are "
+                    "switched on only when a broker is started (kafkaref broker --mutant)")
     unknown = sorted(k for k in configs if k not in TOPIC_CONFIGS)
     if unknown:
         return ErrorCode.invalid_config, f"unknown topic config {', '.join(unknown)}"
-    for name in ("min.insync.replicas", "max.message.bytes"):
+    for name in POSITIVE_INT_CONFIGS:
         value = configs.get(name)
-        if value is not None and not (str(value).isdigit() and int(value) >= 1):
-            return ErrorCode.invalid_config, f"{name} must be a positive integer, not {value!r}"
+        if name in configs and not (str(value).isdigit() and int(value) >= 1):
+            return (ErrorCode.invalid_config,
+                    f"topic config {name}={value!r} must be a positive integer")
     return ErrorCode.none, None
 
 

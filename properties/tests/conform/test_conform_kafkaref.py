@@ -1,5 +1,6 @@
-"""`kafkaref conform` judged on real brokers: it passes against a kafkaref cluster (3 broker
-processes, one of them killed and restarted through --kill-cmd / --restart-cmd), and it never
+"""`kafkaref conform` judged on real brokers: it passes against a kafkaref cluster (the shared
+`cluster` fixture: 3 broker processes, brokers killed and restarted through --kill-cmd /
+--restart-cmd), and it never
 stops on a bootstrap that does not answer, a server answering garbage, or a check that hangs."""
 
 from __future__ import annotations
@@ -12,27 +13,14 @@ import sys
 import threading
 import xml.etree.ElementTree as ET
 
-import pytest
-
 from kafkaref.chaos.conform.catalogue import ERROR, PASS, SKIP, Check
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.chaos.conform.runner import run, run_check, select
 from kafkaref.properties.cluster_faults import fault_commands
 
-try:
-    from kafkaref.impl.server.local_cluster import LocalCluster
-except ImportError:  # before the house-code split
-    from kafkaref.impl.cluster_cli import LocalCluster
-
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 # Checks that may skip against kafkaref: the chaos workload until chaos/workload.py is there.
 MAY_SKIP = {"chaos_workload"}
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    with LocalCluster(3, str(tmp_path_factory.mktemp("conform-cluster"))) as local:
-        yield local
 
 
 def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):

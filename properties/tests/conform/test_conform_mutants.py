@@ -2,7 +2,7 @@
 client-observable mutant switched on (impl/mutants.py): the suite sees the fault from outside,
 through the wire protocol and the --kill-cmd / --restart-cmd fault commands only.
 
-Each case starts a 3-broker LocalCluster with one mutant and runs the check that must catch it
+Each case starts a 3-broker cluster (the shared `cluster` fixture) with one mutant and runs the check that must catch it
 (CAUGHT_BY) plus a clean control check; the whole matrix is `slow`, one representative mutant
 per kind of fault runs by default. Client-observable mutants the suite cannot see are listed in
 NOT_SEEN with the reason (docs/conformance.md, "Mutants").
@@ -15,13 +15,9 @@ import pytest
 from kafkaref.chaos.conform.catalogue import FAIL, PASS
 from kafkaref.chaos.conform.runner import run, select
 from kafkaref.properties.cluster_faults import fault_commands
+from kafkaref.properties.servers import ClusterSetup
 
 mutants = pytest.importorskip("kafkaref.impl.mutants")
-
-try:
-    from kafkaref.impl.server.local_cluster import LocalCluster
-except ImportError:  # before the house-code split
-    from kafkaref.impl.cluster_cli import LocalCluster
 
 CAUGHT_BY = {
     "M1": "hw_waits_for_isr",
@@ -52,18 +48,21 @@ def test_every_client_observable_mutant_is_caught_or_explained():
     assert set(CAUGHT_BY.values()) <= {c.name for c in select()}
 
 
-@pytest.mark.parametrize("code", [
-    pytest.param(code, marks=() if code in DEFAULT_RUN else pytest.mark.slow)
-    for code in sorted(CAUGHT_BY, key=lambda c: int(c[1:]))])
-def test_conform_names_the_check_that_catches_the_mutant(code, tmp_path):
-    chosen = mutants.parse_mutants([code])
-    with LocalCluster(3, str(tmp_path), mutants=chosen) as cluster, \
-            fault_commands(cluster, str(tmp_path)) as (kill, restart):
-        result = run(cluster.bootstrap, select(only=(CAUGHT_BY[code], CONTROL)),
+def setups():
+    for code in sorted(CAUGHT_BY, key=lambda c: int(c[1:])):
+        setup = ClusterSetup(mutants=mutants.parse_mutants([code]))
+        yield pytest.param(setup, marks=() if code in DEFAULT_RUN else pytest.mark.slow)
+
+
+@pytest.mark.parametrize("cluster_setup", list(setups()), scope="module")
+def test_conform_names_the_check_that_catches_the_mutant(cluster_setup, cluster, tmp_path):
+    (mutant,) = cluster_setup.mutants
+    with fault_commands(cluster, str(tmp_path)) as (kill, restart):
+        result = run(cluster.bootstrap, select(only=(CAUGHT_BY[mutant.code], CONTROL)),
                      options={"kill_cmd": kill, "restart_cmd": restart})
     verdicts = {o.name: o for o in result.outcomes}
-    caught = verdicts[CAUGHT_BY[code]]
-    assert caught.status == FAIL, (code, caught.status, caught.summary)
+    caught = verdicts[CAUGHT_BY[mutant.code]]
+    assert caught.status == FAIL, (mutant.code, caught.status, caught.summary)
     assert caught.evidence, "a failure carries its evidence"
     assert verdicts[CONTROL].status == PASS, verdicts[CONTROL].summary
     assert result.exit_code == 1

@@ -8,13 +8,6 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.core.topic_rules import check_assignment, legal_topic_name
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.properties.servers import memory_broker
-
-
-@pytest.fixture(scope="module")
-def broker():
-    with memory_broker() as server:
-        yield server
 
 
 @pytest.fixture
