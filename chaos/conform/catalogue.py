@@ -60,6 +60,10 @@ class Skip(Exception):  # noqa: N818 -- a verdict, not an error
     """The behaviour does not apply to this broker (the message says why)."""
 
 
+class CouldNotRun(Exception):  # noqa: N818 -- a verdict, not an error
+    """The check could not reach a verdict (the message says why)."""
+
+
 class CheckFailed(AssertionError):
     """The broker broke the behaviour; evidence says how."""
 

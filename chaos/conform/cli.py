@@ -39,7 +39,14 @@ def _list_checks() -> str:
               "it may return at once, the checks wait for the broker to serve.")
 @click.option("--fuzz", type=click.IntRange(0, 10**7), default=300, show_default=True,
               help="Frames the protocol fuzzer sends (0 skips it).")
-@click.option("--seed", type=int, default=20261122, show_default=True, help="Fuzzer seed.")
+@click.option("--seed", type=int, default=20261122, show_default=True,
+              help="Seed of the fuzzer and the chaos workload.")
+@click.option("--chaos-seconds", type=click.FloatRange(0, 86400), default=30, show_default=True,
+              help="How long the chaos workload runs (0 skips it).")
+@click.option("--chaos-checker", type=click.Choice(["spark", "twin"]), default="spark",
+              show_default=True, help="Judge the chaos history with Spark or its Python twin.")
+@click.option("--runs-dir", type=click.Path(file_okay=False),
+              help="Where the chaos workload keeps its run (default: a temporary directory).")
 @click.option("--replication-factor", type=click.IntRange(1, 32),
               help="Replication factor of the topics the checks create (default min(3, "
                    "brokers)).")
@@ -49,8 +56,8 @@ def _list_checks() -> str:
               show_default=True, help="Multiply every check's deadline (slow machines).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill_cmd,
-            restart_cmd, fuzz, seed, replication_factor, timeout_s, deadline_scale,
-            list_checks):
+            restart_cmd, fuzz, seed, chaos_seconds, chaos_checker, runs_dir, replication_factor,
+            timeout_s, deadline_scale, list_checks):
     """Run the conformance checks against the broker at --bootstrap.
 
     Each check is a small, named semantic test of one Kafka behaviour (its docstring cites the
@@ -82,7 +89,8 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
     options = {"fuzz": fuzz, "seed": seed, "kill_cmd": kill_cmd, "restart_cmd": restart_cmd,
-               "deadline_scale": deadline_scale}
+               "deadline_scale": deadline_scale, "chaos_seconds": chaos_seconds,
+               "chaos_checker": chaos_checker, "runs_dir": runs_dir}
 
     def progress(index, total, outcome):
         click.echo(f"[{index + 1}/{total}] {outcome.name}: {outcome.status} "

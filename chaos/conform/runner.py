@@ -18,6 +18,7 @@ from kafkaref.chaos.conform.catalogue import (
     SKIP,
     Check,
     CheckFailed,
+    CouldNotRun,
     Evidence,
     Outcome,
     Skip,
@@ -110,6 +111,8 @@ def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
             box["status"] = FAIL
             box["summary"] = "; ".join(str(p) for p in [*earlier, exc])
             box["evidence"] = (*(p.evidence[0] for p in earlier), *exc.evidence)
+        except CouldNotRun as exc:
+            box["status"], box["summary"] = ERROR, f"could not run: {exc}"
         except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError,
                 StopIteration) as exc:
             # the broker closed, timed out or answered something undecodable
