@@ -19,7 +19,7 @@ from kafkaref.chaos.conform.runner import run, run_check, select
 from kafkaref.properties.cluster_faults import fault_commands
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
-# Checks that may skip against kafkaref: the chaos workload until chaos/workload.py is there.
+# Checks that may skip against kafkaref: the chaos workload until chaos/run.py is installed.
 MAY_SKIP = {"chaos_workload"}
 
 
@@ -29,6 +29,7 @@ def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):
         done = subprocess.run(
             [KAFKAREF, "conform", "--bootstrap", cluster.bootstrap, "--label", "kafkaref",
              "--fuzz", "300", "--kill-cmd", kill, "--restart-cmd", restart,
+             "--chaos-seconds", "10", "--chaos-checker", "twin", "--runs-dir", str(tmp_path),
              "--junit", str(junit), "--report", str(report)],
             capture_output=True, text=True, timeout=300)
     results = json.loads((report / "results.json").read_text())
