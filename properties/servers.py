@@ -82,7 +82,7 @@ class ClusterSetup:
 @contextlib.contextmanager
 def running_cluster(setup: ClusterSetup, directory: str):
     """Start the cluster `setup` describes under `directory`; stop every process after."""
-    from kafkaref.impl.cluster_cli import LocalCluster
+    from kafkaref.impl.server.local_cluster import LocalCluster
 
     local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
                          unclean_election=setup.unclean_election)

@@ -1,4 +1,4 @@
-"""spec/history.py: the Parquet writer/reader and the JSON-lines form round-trip, memory stays
+"""chaos/history_store.py (format: spec/history.py): the Parquet writer/reader and the JSON-lines form round-trip, memory stays
 bounded by row groups, and bad input is a clear HistoryError."""
 
 import json
@@ -7,14 +7,9 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 
-from kafkaref.properties.history_strategies import histories
-from kafkaref.spec.history import (
-    SCHEMA_VERSION,
-    CheckConfig,
-    HistoryError,
+from kafkaref.chaos.history_store import (
     HistoryWriter,
     WriterLimits,
-    allowed_anomalies,
     export_jsonl,
     history_config,
     import_jsonl,
@@ -22,6 +17,8 @@ from kafkaref.spec.history import (
     read_table,
     write_ops,
 )
+from kafkaref.properties.history_strategies import histories
+from kafkaref.spec.history import SCHEMA_VERSION, CheckConfig, HistoryError, allowed_anomalies
 
 
 def _strip(ops):

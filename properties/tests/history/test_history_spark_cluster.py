@@ -22,3 +22,21 @@ def test_standalone_cluster_reports_what_local_mode_reports(tmp_path):
     remote = json.loads((tmp_path / "report.json").read_text())
     assert remote == json.loads(local.dumps())
     assert remote["valid"] is False
+
+
+@pytest.mark.cluster
+@pytest.mark.timeout(600)
+def test_a_master_port_taken_meanwhile_is_retried_on_new_ports(tmp_path, monkeypatch):
+    """The master's port is picked before the master binds it; if another socket holds it by
+    then, the master fails to start and the cluster starts again on new ports."""
+    import socket
+
+    taken = socket.create_server(("127.0.0.1", 0))
+    picks = iter([taken.getsockname()[1]])
+    real = cluster.free_port
+    monkeypatch.setattr(cluster, "free_port", lambda: next(picks, None) or real())
+    try:
+        with cluster.standalone_cluster(tmp_path / "spark") as master:
+            assert master != f"spark://127.0.0.1:{taken.getsockname()[1]}"
+    finally:
+        taken.close()

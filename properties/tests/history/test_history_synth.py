@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from kafkaref.chaos.history_store import read_table
 from kafkaref.impl.cli import main
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.scoring import load_truth, score
 from kafkaref.spark_checks.session import shared_test_session
 from kafkaref.spark_checks.synth import INJECTIONS, SIDE_EFFECTS, SynthSpec, generate
-from kafkaref.spec.history import read_table
 
 
 def test_a_clean_synthetic_history_is_valid(tmp_path):

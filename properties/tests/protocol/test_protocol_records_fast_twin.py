@@ -10,12 +10,14 @@ import struct
 import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.client.connection import produce_prefix
 from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.compression import Compression, compress
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import HEADER, NewRecord, build_batch
+from kafkaref.impl.protocol.records.encode import as_tuple
 
 values = st.none() | st.binary(max_size=20) | st.integers(0, 9000).map(lambda n: b"v" * n)
 keys = st.none() | st.binary(max_size=70) | st.integers(0, 9000).map(lambda n: b"k" * n)
@@ -28,7 +30,7 @@ codecs = st.sampled_from(list(Compression))
 
 def reference_batch(items, compression, base_timestamp, deltas) -> bytes:
     """build_batch as it was written before the fast path: naive body, header, CRC stamped."""
-    tuples = [records._as_tuple(i) for i in items]
+    tuples = [as_tuple(i) for i in items]
     stamps = [base_timestamp if t[3] is None else t[3] for t in tuples]
     first = stamps[0]
     body = compress(compression, records.encode_records_naive(tuples, deltas, stamps, first))
@@ -45,7 +47,7 @@ def reference_batch(items, compression, base_timestamp, deltas) -> bytes:
 def test_fast_encoder_is_byte_identical(items, base_timestamp, data):
     deltas = sorted(data.draw(st.lists(st.integers(0, 100_000), min_size=len(items),
                                        max_size=len(items), unique=True)))
-    tuples = [records._as_tuple(i) for i in items]
+    tuples = [as_tuple(i) for i in items]
     stamps = [base_timestamp if t[3] is None else t[3] for t in tuples]
     fast = records.encode_records(tuples, deltas, stamps, stamps[0])
     assert fast == records.encode_records_naive(tuples, deltas, stamps, stamps[0])
@@ -62,7 +64,7 @@ def test_build_batch_matches_reference_for_every_codec(items, codec, base_timest
     if codec in (Compression.none, Compression.zstd, Compression.lz4, Compression.snappy):
         assert built == reference_batch(items, codec, base_timestamp, deltas)
     decoded = records.decode_batch(built)
-    assert decoded.error == records.ErrorCode.none
+    assert decoded.error == ErrorCode.none
     assert [(r.key, r.value, r.headers) for r in decoded.records] == [
         (i.key, i.value, tuple((k, v) for k, v in i.headers)) for i in items]
 
@@ -111,7 +113,7 @@ def test_decode_fields_log_append_time_and_errors():
     agree(bytes(batch))
     batch[-1] ^= 0xFF  # CRC now wrong
     agree(bytes(batch))
-    assert records.decode_batch_fields(bytes(batch))[0] == records.ErrorCode.corrupt_message
+    assert records.decode_batch_fields(bytes(batch))[0] == ErrorCode.corrupt_message
 
 
 @settings(max_examples=50)

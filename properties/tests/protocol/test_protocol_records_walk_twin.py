@@ -1,11 +1,11 @@
-"""The record walker's fast path (records._walk_records) against its naive twin
-(records._walk_records_naive): the same answer on valid bodies and on corrupted ones."""
+"""The record walker's fast path (records/walk.py walk_records) against its naive twin
+(walk_records_naive): the same answer on valid bodies and on corrupted ones."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.protocol import records
-from kafkaref.impl.protocol.records import HEADER_SIZE, NewRecord, build_batch
+from kafkaref.impl.protocol.records import HEADER_SIZE, NewRecord, build_batch, walk
 
 values = st.none() | st.binary(max_size=20) | st.integers(0, 2100).map(lambda n: b"v" * n)
 keys = st.none() | st.binary(max_size=70)
@@ -20,8 +20,8 @@ def body_of(batch: bytes) -> bytes:
 
 
 def both(body, count, sequential):
-    fast = records._walk_records(memoryview(body), count, sequential)
-    naive = records._walk_records_naive(memoryview(body), count, sequential)
+    fast = walk.walk_records(memoryview(body), count, sequential)
+    naive = walk.walk_records_naive(memoryview(body), count, sequential)
     return fast, naive
 
 
@@ -30,7 +30,7 @@ def both(body, count, sequential):
 def test_same_answer_on_valid_batches(items, sequential):
     body = body_of(build_batch(items))
     fast, naive = both(body, len(items), sequential)
-    assert fast == naive == records.ErrorCode.none
+    assert fast == naive == ErrorCode.none
 
 
 @settings(max_examples=300)
@@ -59,7 +59,7 @@ def test_non_canonical_two_byte_null_value_agrees():
     # check, which accepts it as Java's varint reader does
     record = bytes([0, 0, 0, 1]) + bytes([0x81, 0x00]) + bytes([0])
     body = bytes([len(record) * 2]) + record
-    assert both(body, 1, True) == (records.ErrorCode.none, records.ErrorCode.none)
+    assert both(body, 1, True) == (ErrorCode.none, ErrorCode.none)
 
 
 @st.composite
@@ -85,8 +85,8 @@ def test_same_answer_on_uniform_bodies_and_their_mutations(made, data):
     body, count, sequential_ok = made
     fast, naive = both(body, count, True)
     assert fast == naive
-    assert (fast == records.ErrorCode.none) == sequential_ok
-    assert both(body, count, False) == (records.ErrorCode.none, records.ErrorCode.none)
+    assert (fast == ErrorCode.none) == sequential_ok
+    assert both(body, count, False) == (ErrorCode.none, ErrorCode.none)
     body = bytearray(body)
     for _ in range(data.draw(st.integers(1, 3))):
         at = data.draw(st.integers(0, len(body) - 1))

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.protocol import crc
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import (
     INT32_MAX,
@@ -400,7 +401,7 @@ def test_recovery_cuts_a_torn_tail_and_deletes_later_segments(tmp_path, clock):
 
 def test_recovery_streams_batches_larger_than_its_buffer(tmp_path, clock, monkeypatch):
     monkeypatch.setattr(segment, "RECOVERY_WINDOW_BYTES", 8192)
-    monkeypatch.setattr(segment, "CRC_CHUNK_BYTES", 1000)
+    monkeypatch.setattr(crc, "FILE_CHUNK_BYTES", 1000)
     log = open_log(tmp_path, clock)
     stored = fill(log, 3, value_bytes=20_000)
     stored += fill(log, 3)[3:]

@@ -1,12 +1,13 @@
-"""Acceptor and network threads: sockets, framing, muting, backpressure.
+"""Network threads: sockets, framing, muting, backpressure.
 
-Each network thread owns its connections and a selector. After a whole request frame is read
-the connection is MUTED (no further reads) until its response has been written (or, for acks=0,
-until the request was handled), so a client has at most one request inside the broker and its
-responses leave in request order. Requests go to the one bounded request queue; a full queue
-blocks the network thread (backpressure on every connection it owns). Responses come back on
-the thread's own response queue. A malformed frame (bad size, undecodable, unsupported API)
-closes that connection only.
+Each network thread owns its connections (handed over by the Acceptor, acceptor.py) and a
+selector. After a whole request frame is read the connection is MUTED (no further reads) until
+its response has been written (or, for acks=0, until the request was handled): per-connection
+ordering, response_queue.py. Requests go to the one bounded request queue (request_queue.py); a
+full queue blocks the network thread (backpressure on every connection it owns). Responses come
+back on the thread's own ResponseQueue (response_queue.py), which only this thread drains and
+writes to the sockets. A malformed frame (bad size, undecodable, unsupported API) closes that
+connection only.
 """
 
 from __future__ import annotations
@@ -20,37 +21,27 @@ import struct
 import threading
 import time
 
-import attrs
-
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.request_queue import QueuedRequest, RequestQueue
+from kafkaref.impl.server.response_queue import (
+    CLOSE,
+    ResponseQueue,
+    discard,
+    mutes_until_answered,
+    queue_parts,
+    release_unsent,
+    write_pending,
+)
 
 log = logging.getLogger(__name__)
 SIZE = struct.Struct(">i")
-CLOSE = object()  # response sentinel: the handler failed; close the connection
 # A frame at least this big is received straight into a buffer of its own (recv_into), not
 # appended to the connection's input buffer and copied out of it. Such buffers are allocated for
 # the size a client announces before the bytes arrive, so their total per network thread is
 # capped; past the cap frames take the ordinary path (which only grows as bytes arrive).
 LARGE_FRAME_BYTES = 64 * 1024
 FRAME_BUFFERS_MAX_BYTES = 64 * 1024 * 1024
-
-
-@attrs.frozen
-class QueuedRequest:
-    network_thread: int
-    connection_id: int
-    request: wire.Request
-    received_ms: int
-
-
-class FilePart:
-    """A file range of a response still to be sent with os.sendfile()."""
-
-    __slots__ = ("slice", "done")
-
-    def __init__(self, fetch_slice):
-        self.slice, self.done = fetch_slice, 0
 
 
 class Connection:
@@ -78,13 +69,13 @@ class Connection:
 
 
 class NetworkThread(threading.Thread):
-    def __init__(self, index: int, config: ServerConfig, requests: queue.Queue,
+    def __init__(self, index: int, config: ServerConfig, requests: RequestQueue,
                  stopping: threading.Event):
         super().__init__(name=f"kafkaref-network-{index}", daemon=True)
         self.index, self.config, self.requests, self.stopping = index, config, requests, stopping
         self.selector = selectors.DefaultSelector()
         self.new_connections: queue.SimpleQueue = queue.SimpleQueue()
-        self.responses: queue.SimpleQueue = queue.SimpleQueue()
+        self.responses = ResponseQueue(self.wake)
         self._wake_r, self._wake_w = socket.socketpair()
         self._wake_r.setblocking(False)
         self._wake_w.setblocking(False)
@@ -100,9 +91,8 @@ class NetworkThread(threading.Thread):
         self.wake()
 
     def send_response(self, connection_id: int, frame) -> None:
-        """frame: bytes to write, None (nothing to send: unmute), or CLOSE."""
-        self.responses.put((connection_id, frame))
-        self.wake()
+        """frame: bytes to write, a list of parts, None (nothing to send: unmute), or CLOSE."""
+        self.responses.put(connection_id, frame)
 
     def wake(self) -> None:
         try:
@@ -273,15 +263,10 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = "M9" not in self.config.mutants
+        connection.muted = mutes_until_answered(self.config.on)
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
-        while not self.stopping.is_set():  # blocks when full: backpressure, bounded by stop
-            try:
-                self.requests.put(item, timeout=0.1)
-                break
-            except queue.Full:
-                continue
+        self.requests.put(item, self.stopping)  # blocks when full: backpressure, bounded by stop
         if not connection.muted:
             self._after_input(connection)  # mutant M9: the next frame goes in at once
 
@@ -291,16 +276,10 @@ class NetworkThread(threading.Thread):
         self._close(connection)
 
     def _process_responses(self) -> None:
-        while True:
-            try:
-                connection_id, frame = self.responses.get_nowait()
-            except queue.Empty:
-                return
+        for connection_id, frame in self.responses.drain():
             connection = self.connections.get(connection_id)
             if connection is None:  # closed meanwhile; the response is dropped
-                for part in frame if isinstance(frame, list) else ():
-                    if hasattr(part, "close"):
-                        part.close()
+                discard(frame)
                 continue
             try:
                 self._deliver(connection, frame)
@@ -315,34 +294,13 @@ class NetworkThread(threading.Thread):
         elif frame is None:
             self._unmute(connection)
         else:
-            for part in frame if isinstance(frame, list) else [frame]:
-                connection.outbuf.append(
-                    memoryview(part) if isinstance(part, bytes | bytearray | memoryview)
-                    else FilePart(part))
+            queue_parts(connection.outbuf, frame)
             self._write(connection)
 
     def _write(self, connection: Connection) -> None:
         outbuf = connection.outbuf
         try:
-            while outbuf:
-                part = outbuf[0]
-                if isinstance(part, FilePart):
-                    remaining = part.slice.size - part.done
-                    sent = part.slice.sendfile(connection.sock.fileno(), part.done, remaining)
-                    if sent == 0 and remaining > 0:  # the file was truncated under us
-                        raise OSError("segment truncated while sending")
-                    part.done += sent
-                    if part.done < part.slice.size:
-                        break
-                    part.slice.close()
-                else:
-                    sent = connection.sock.send(part)
-                    if sent < len(part):
-                        outbuf[0] = part[sent:]
-                        break
-                outbuf.popleft()
-        except (BlockingIOError, InterruptedError):
-            pass
+            write_pending(connection.sock, outbuf)
         except OSError:
             self._close(connection)
             return
@@ -392,10 +350,7 @@ class NetworkThread(threading.Thread):
             if held is not None:
                 self._frame_bytes -= len(held)
         connection.frame = connection.frame_buffer = connection.lent_buffer = None
-        for part in connection.outbuf:  # unsent file ranges hold file descriptors
-            if isinstance(part, FilePart):
-                part.slice.close()
-        connection.outbuf.clear()
+        release_unsent(connection.outbuf)
         if connection.events:
             try:
                 self.selector.unregister(connection.sock)
@@ -406,33 +361,3 @@ class NetworkThread(threading.Thread):
             connection.sock.close()
         except OSError:
             pass
-
-
-class Acceptor(threading.Thread):
-    """Accepts connections and hands them to network threads round-robin."""
-
-    def __init__(self, config: ServerConfig, network_threads: list[NetworkThread],
-                 stopping: threading.Event):
-        super().__init__(name="kafkaref-acceptor", daemon=True)
-        self.config, self.network_threads, self.stopping = config, network_threads, stopping
-        self.sock = socket.create_server((config.host, config.port), backlog=128)
-        self.sock.settimeout(config.select_timeout_ms / 1000)
-        self.port = self.sock.getsockname()[1]
-        self._next = 0
-
-    def run(self) -> None:
-        try:
-            while not self.stopping.is_set():
-                try:
-                    sock, _ = self.sock.accept()
-                except TimeoutError:
-                    continue
-                except OSError:
-                    if self.stopping.is_set():
-                        return
-                    continue
-                thread = self.network_threads[self._next % len(self.network_threads)]
-                self._next += 1
-                thread.add_connection(sock)
-        finally:
-            self.sock.close()
