@@ -1,4 +1,4 @@
-"""Each bug variant of the model (BUG_CATALOG.md) is caught with a shortest counterexample by
+"""Each bug variant of the model (docs/bugs.md) is caught with a shortest counterexample by
 exhaustive breadth-first exploration, and the same bounds hold for the correct model.
 
 Bounds are chosen per variant as the smallest event alphabet that exposes it; the counterexample
