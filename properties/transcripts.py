@@ -23,6 +23,8 @@ Targets (the first command of a block of commands picks one; a file may use seve
 - `core brokers=N [min_insync=N] [lag_ms=N] [mutants=M5,...]`: a CoreCluster (impl/core
   brokers, the controller's logic, MemoryLogs), driven by its own operations;
 - `model [brokers=N] [min_insync=N] [bugs=truncate-to-hw,...]`: the ReferenceModel (model/);
+- `log [segment_bytes=N] [index_interval_bytes=N] [mutants=M6,...]`: one impl/storage Log;
+- `broker [mutants=M9,...]`: `check NAME` runs a threaded-broker check (broker_checks.py);
 - `explore variant=V replicas=N invariant=I`: the spec explorer's shortest counterexample;
 - `model-explore bugs=B replicas=N ... [invariant=I]`: the model explorer's (model/
   explore_target.py options), for the model's bug variants.
@@ -274,6 +276,100 @@ def effect_text(effect) -> str:
     return f"{type(effect).__name__} " + " ".join(fields)
 
 
+# -- the storage target -------------------------------------------------------------------------
+class LogTarget:
+    """One impl/storage Log in a scratch directory (removed with the target)."""
+
+    def __init__(self, named: dict[str, str]):
+        import tempfile
+
+        from kafkaref.impl.storage.config import LogConfig
+
+        self.named = named
+        self.scratch = tempfile.TemporaryDirectory(prefix="kafkaref-transcript-")
+        self.config = LogConfig(
+            segment_bytes=int(named.get("segment_bytes", 1 << 20)),
+            index_interval_bytes=int(named.get("index_interval_bytes", 4096)),
+            retention_ms=-1, mutants=named.get("mutants", ""))
+        self.now_ms = 0
+        self.log = self._open()
+
+    def _open(self):
+        from kafkaref.impl.storage.log import Log
+
+        return Log(self.scratch.name, self.config, lambda: self.now_ms)
+
+    def run(self, positional: list[str], named: dict[str, str]) -> str:
+        from kafkaref.impl.protocol.records import build_batch
+
+        name, log = positional[0], self.log
+        if name in ("append", "append-corrupt"):
+            count, size = int(named.get("count", 1)), int(named.get("value_bytes", 10))
+            batch = bytearray(build_batch([(None, b"v" * size, (), 1000)] * count))
+            if name == "append-corrupt":
+                batch[len(batch) - 1] ^= 1  # a bit of the last record: covered by the CRC
+            info = log.append_as_leader(bytes(batch), 0)
+            if info.error != ErrorCode.none:
+                return f"refused: {info.error.name}"
+            return f"appended {info.first_offset}-{info.last_offset}"
+        if name == "read":
+            data = log.read(int(named.get("offset", 0)), int(named.get("max_bytes", 1 << 20)))
+            return "batches " + (" ".join(_batch_ranges(data)) or "none")
+        if name == "roll":
+            log.roll()
+            return "ok"
+        if name == "crash":
+            return self._crash(int(named.get("cut", 0)))
+        if name in ("state", "check"):
+            problems = log.verify()
+            verdict = "problems: " + ("; ".join(p.split("/")[-1] for p in problems) or "none")
+            if name == "check":
+                return verdict
+            bases = [s.base_offset for s in log.segments]
+            return f"leo {log.log_end_offset} segments at {bases}\n{verdict}"
+        raise ValueError(f"unknown log command {name!r}")
+
+    def _crash(self, cut: int) -> str:
+        """Process crash, then `cut` bytes torn off the newest segment (a write cut short by a
+        power loss), then recovery on reopening."""
+        import os
+
+        durable = self.log.crash()
+        newest = max(durable, key=lambda path: os.path.basename(path))
+        if cut:
+            os.truncate(newest, max(0, os.path.getsize(newest) - cut))
+        self.log = self._open()
+        return f"recovered: leo {self.log.log_end_offset}"
+
+
+def _batch_ranges(data: bytes) -> list[str]:
+    from kafkaref.impl.protocol.records import parse_header, split_batches
+
+    _, views = split_batches(data)
+    return [f"{h.base_offset}-{h.last_offset}" for h in map(parse_header, views)]
+
+
+# -- the threaded broker target -----------------------------------------------------------------
+class BrokerTarget:
+    """Client-level checks of threaded brokers (properties/broker_checks.py) by name."""
+
+    def __init__(self, named: dict[str, str]):
+        from kafkaref.impl.mutants import parse_mutants
+
+        self.named = named
+        self.mutants = parse_mutants(named.get("mutants", ""))
+
+    def run(self, positional: list[str], named: dict[str, str]) -> str:
+        from kafkaref.properties import broker_checks
+
+        if positional[0] in ("state", "check") and len(positional) == 1:
+            return ""  # the checks' own outputs are the state
+        checks = {c.function.__name__.replace("_", "-"): c for c in broker_checks.CHECKS}
+        if positional[0] != "check" or positional[1] not in checks:
+            raise ValueError(f"broker commands: check {{{', '.join(sorted(checks))}}}")
+        return checks[positional[1]].function(self.mutants) or "ok"
+
+
 # -- the spec target ----------------------------------------------------------------------------
 def explore_text(named: dict[str, str]) -> str:
     from kafkaref.spec.cli import run_spec
@@ -320,7 +416,8 @@ def _option(value: str):
 
 
 # -- running a file -----------------------------------------------------------------------------
-TARGETS: dict[str, Callable[[dict[str, str]], object]] = {"core": CoreTarget, "model": ModelTarget}
+TARGETS: dict[str, Callable[[dict[str, str]], object]] = {
+    "core": CoreTarget, "model": ModelTarget, "log": LogTarget, "broker": BrokerTarget}
 
 
 @attrs.frozen
@@ -356,7 +453,7 @@ def replay(path: str, rewrite: bool | None = None) -> list[Mismatch]:
             raise ValueError(f"{path}:{block.line}: {block.command!r} before a target")
         else:
             actual = target.run(positional, named)
-            if kind not in ("state", "violations", "check"):
+            if kind not in ("state", "violations") and block.command != "check":
                 history.append((block.command, actual))
         outputs.append((block.command, actual))
         if actual.strip() != block.expected.strip():
@@ -390,7 +487,8 @@ def _rerun(kind: str | None, original, named: dict[str, str],
         lines += [f"  + {line}" for line in new if line not in old]
     verdict = (violations_text(target.violations()) if kind == "core"
                else target.run(["check"], {}))
-    return "\n".join([*lines, verdict]) if lines else f"nothing changed\n{verdict}"
+    lines = lines or ["nothing changed"]
+    return "\n".join([*lines, verdict] if verdict else lines)
 
 
 def is_slow(path: str) -> bool:
