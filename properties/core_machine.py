@@ -35,6 +35,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch
 from kafkaref.impl.replication.apply import apply_fetch_response
+from kafkaref.properties.clock import Clock
 from kafkaref.spec.invariants import INVARIANTS
 from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
 
@@ -48,14 +49,6 @@ def note(text: str) -> None:
         hypothesis_note(text)
     except InvalidArgument:
         pass
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now_ms = 0
-
-    def __call__(self) -> int:
-        return self.now_ms
 
 
 class CoreCluster:

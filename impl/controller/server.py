@@ -7,17 +7,13 @@ import logging
 import os
 import socket
 import threading
-import time
 
+from kafkaref.impl.clock import monotonic_ms
 from kafkaref.impl.controller.channel import recv_message, send_message
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
 
 log = logging.getLogger(__name__)
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class ControllerServer:

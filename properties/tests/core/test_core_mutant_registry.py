@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.cluster_cli import broker_command
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
@@ -22,6 +21,7 @@ from kafkaref.impl.mutants import (
     switches,
 )
 from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.local_cluster import broker_command
 from kafkaref.impl.storage.config import LogConfig
 
 
