@@ -251,9 +251,10 @@ def _finding_json(f: Finding) -> dict:
 def run_matrix(levels=("core",), budget: Budget = BUDGETS["small"], mutants=None,
                progress: Callable[[str], None] = lambda line: None) -> Matrix:
     """Run the chosen mutants (default: every possible one) against the checks of levels."""
-    chosen = [c for c in checks() if c.level in levels]
     wanted = sorted(parse_mutants(mutants) if mutants else
                     [m for m in Mutant if m.possible], key=lambda m: int(m.code[1:]))
+    # only checks some chosen mutant's layer can reach (their baselines are not free)
+    chosen = [c for c in checks() if c.level in levels and any(map(c.applies_to, wanted))]
     start = time.perf_counter()
     baseline = []
     for check in chosen:
