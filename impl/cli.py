@@ -24,6 +24,8 @@ COMMANDS = {
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
     "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
                 "Run every deliberate fault against the checks: a detection matrix."),
+    "scenarios": ("kafkaref.properties.mutants_cli:scenarios_command",
+                  "Replay the bug transcripts in properties/scenarios/ (--rewrite)."),
 }
 
 

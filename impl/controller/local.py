@@ -7,7 +7,13 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.metadata import (
+    BrokerEndpoint,
+    ClusterMetadata,
+    PartitionMeta,
+    TopicMeta,
+    check_topic_configs,
+)
 
 
 class LocalController:
@@ -35,6 +41,9 @@ class LocalController:
         ids = sorted(b.broker_id for b in self.metadata.brokers)
         if self.metadata.topic(name) is not None:
             done(ErrorCode.topic_already_exists, "topic exists")
+            return
+        if (why := check_topic_configs(configs)) is not None:
+            done(ErrorCode.invalid_config, why)
             return
         if replication_factor > len(ids) or replication_factor < 1:
             done(ErrorCode.invalid_replication_factor,

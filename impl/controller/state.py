@@ -16,7 +16,13 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.metadata import (
+    BrokerEndpoint,
+    ClusterMetadata,
+    PartitionMeta,
+    TopicMeta,
+    check_topic_configs,
+)
 from kafkaref.impl.mutants import parse_mutants, switches
 
 
@@ -160,6 +166,8 @@ class ControllerState:
             return ErrorCode.invalid_topic_exception, f"invalid topic name {name!r}"
         if partitions < 1:
             return ErrorCode.invalid_partitions, "partitions must be >= 1"
+        if (why := check_topic_configs(configs)) is not None:
+            return ErrorCode.invalid_config, why
         if not 1 <= replication_factor <= len(ids):
             return (ErrorCode.invalid_replication_factor,
                     f"replication factor {replication_factor} with {len(ids)} live brokers")

@@ -54,7 +54,8 @@ def check_topic_configs(configs: dict[str, str | None]) -> str | None:
         if name.startswith(RESERVED_CONFIG_PREFIX):
             return (f"topic config {name!r} is not accepted: names under "
                     f"{RESERVED_CONFIG_PREFIX!r} are reserved, and deliberate faults are "
-                    "switched on only when a broker is started (kafkaref broker --mutant)")
+                    "switched on only when a broker is started (kafkaref broker --mutant; "
+                    "in tests BrokerConfig(mutants=...), impl/mutants.py)")
         if name in _POSITIVE_INT_CONFIGS:
             try:
                 ok = value is not None and int(value) > 0
