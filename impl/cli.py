@@ -25,6 +25,8 @@ COMMANDS = {
     "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),
     "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
                 "Run every deliberate fault against the checks: a detection matrix."),
+    "scenarios": ("kafkaref.properties.mutants_cli:scenarios_command",
+                  "Replay the bug transcripts in properties/scenarios/ (--rewrite)."),
 }
 
 

@@ -73,12 +73,12 @@ class ClusterSetup:
     brokers: int = 3
     session_timeout_ms: int = 1000
     unclean_election: bool = False
-    mutants: frozenset = frozenset()  # deliberate faults (impl/mutants.py), for checks of checks
+    mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
 
     @property
     def id(self) -> str:
-        faults = "".join(f"+{m.code}" for m in sorted(self.mutants, key=lambda m: m.code))
-        return f"{self.brokers}-brokers{faults}"
+        mutants = "".join(f"-{m}" for m in sorted(map(str, self.mutants)))
+        return f"{self.brokers}-brokers{mutants}"
 
 
 @contextlib.contextmanager

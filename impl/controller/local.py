@@ -8,6 +8,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.topic_rules import check_configs
 
 
 class LocalController:
@@ -36,6 +37,10 @@ class LocalController:
         ids = sorted(b.broker_id for b in self.metadata.brokers)
         if self.metadata.topic(name) is not None:
             done(ErrorCode.topic_already_exists, "topic exists")
+            return
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            done(error, why)
             return
         if assignment:  # validated by the broker (topic_rules.check_assignment)
             metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))

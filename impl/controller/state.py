@@ -17,7 +17,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
-from kafkaref.impl.core.topic_rules import check_assignment, legal_topic_name
+from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.mutants import parse_mutants, switches
 
 
@@ -173,6 +173,9 @@ class ControllerState:
             return ErrorCode.none, None
         if partitions < 1:
             return ErrorCode.invalid_partitions, "partitions must be >= 1"
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            return error, why
         if not 1 <= replication_factor <= len(ids):
             return (ErrorCode.invalid_replication_factor,
                     f"replication factor {replication_factor} with {len(ids)} live brokers")

@@ -1,6 +1,6 @@
 """One partition replica on one broker: leader append, follower fetch state, hw, ISR, epochs.
 
-Single-threaded; the clock is injected. What it follows (KAFKA_SEMANTICS.md):
+Single-threaded; the clock is injected. What it follows (docs/semantics.md):
 - hw = min log end offset over the MAXIMAL ISR (committed ISR plus the members of an ISR change
   still in flight), never moves backwards, and (KIP-966) does not advance while the ISR is below
   min.insync.replicas;

@@ -53,7 +53,8 @@ def check_configs(configs: dict[str, str | None]) -> tuple[ErrorCode, str | None
         if name.startswith(RESERVED_CONFIG_PREFIX):
             return (ErrorCode.invalid_config, f"topic config {name!r} is not accepted: names "
                     f"under {RESERVED_CONFIG_PREFIX!r} are reserved, and deliberate faults are "
-                    "switched on only when a broker is started (kafkaref broker --mutant)")
+                    "switched on only when a broker is started (kafkaref broker --mutant; in tests "
+                    "BrokerConfig(mutants=...), impl/mutants.py)")
     unknown = sorted(k for k in configs if k not in TOPIC_CONFIGS)
     if unknown:
         return ErrorCode.invalid_config, f"unknown topic config {', '.join(unknown)}"
