@@ -5,7 +5,7 @@ from __future__ import annotations
 from kafkaref.impl.clock import SYSTEM_CLOCK, Clock
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import BrokerConfig
-from kafkaref.impl.core.metadata import RESERVED_CONFIG_PREFIX
+from kafkaref.impl.core.topic_rules import RESERVED_CONFIG_PREFIX
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
 
