@@ -78,10 +78,13 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()
             if partition.check_leader_epoch(fetch.current_leader_epoch) != ErrorCode.none:
                 return self.force_complete()
+            if fetch.fetch_offset > partition.log_end_offset:
+                return self.force_complete()  # truncated below our position: say so now
+            # A consumer above the hw (and within the leo) waits for the hw to pass it, as in
+            # Kafka's DelayedFetch (the read above the hw is empty; bytes accumulate only once
+            # the fetch offset is below the hw).
             end = (partition.log_end_offset if self.replica_id >= 0
                    else partition.high_watermark)
-            if fetch.fetch_offset > end:
-                return self.force_complete()  # truncated below our position: say so now
             if fetch.fetch_offset < end:
                 # A readable offset holds at least one whole batch (> 1 byte), so when at most
                 # one more byte is wanted the byte count (a walk of batch headers) is skipped.
