@@ -77,7 +77,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.client.connection import KafkaConnection
-from kafkaref.impl.controller.client import ControllerClient
+from kafkaref.impl.clock import Clock
 from kafkaref.impl.controller.server import ControllerServer
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.protocol.records import (
@@ -86,8 +86,9 @@ from kafkaref.impl.protocol.records import (
     split_batches,
 )
 from kafkaref.impl.replication.fetcher import FetcherManager, ReplicaFetcher
+from kafkaref.impl.server.clustered import clustered_broker
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
+from kafkaref.impl.server.server import KafkaServer
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import (
@@ -275,19 +276,20 @@ class CuttableFetcherManager(FetcherManager):
 
 def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalClock,
                  links: Links, config: ClusterConfig) -> KafkaServer:
-    """impl/server/clustered.py's wiring with the adapter's clock, cuttable fetchers that poll
-    (max wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that
-    never comes), and an ISR check at every clock advance."""
-    server = KafkaServer(
+    """impl/server/clustered.py's broker on the adapter's clock (both readings: record
+    timestamps are 0, so retention never sees them old), with cuttable fetchers that poll (max
+    wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
+    comes), and an ISR check at every clock advance."""
+    server = clustered_broker(
+        data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2),
         BrokerConfig(broker_id=broker_id, auto_create_topics=False,
                      replica_lag_time_max_ms=config.replica_lag_time_max_ms),
-        ServerConfig(num_network_threads=1, num_io_threads=2),
-        storage_log_factory(data_dir), clock=clock, producer_id_file=producer_id_file(data_dir))
+        clock=Clock(monotonic_ms=clock, wall_ms=clock))
     server.links = links
     server.broker.replica_manager.isr_check_interval_ms = 1
-    server.controller_client = ControllerClient(server, controller)
+    server.extra_threads.remove(server.fetchers)
     server.fetchers = CuttableFetcherManager(server, max_wait_ms=0)
-    server.extra_threads += [server.controller_client, server.fetchers]
+    server.extra_threads.append(server.fetchers)
     return server.start()
 
 
@@ -538,9 +540,7 @@ class ThreadedCluster:
         self._receive_ready(0.0)  # whatever it answered before it died is an answer
         server.stopping.set()
         server._tick_wake.set()
-        for _ in server.io_threads:
-            with contextlib.suppress(Exception):
-                server.requests.put_nowait(None)
+        server.requests.wake_idle(len(server.io_threads))
         for thread in (*server.extra_threads, server.acceptor, *server.network_threads,
                        *server.io_threads, server.ticker):
             thread.join(10)
