@@ -192,7 +192,11 @@ class Settle:
 def client_view(effect: Effect) -> tuple:
     """What a client can see of a response: no `via`, no record ids, no batch epochs."""
     if isinstance(effect, ProduceResponse):
-        return ("produce", effect.request_id, effect.error, effect.base_offset)
+        # After an append, Kafka answers every error (timeout, lost leadership, ISR below the
+        # minimum) with the base offset the records got; the model states it only with
+        # NOT_ENOUGH_REPLICAS_AFTER_APPEND (-1 otherwise), so elsewhere it is not compared.
+        shown = effect.error in (ErrorCode.none, ErrorCode.not_enough_replicas_after_append)
+        return ("produce", effect.request_id, effect.error, effect.base_offset if shown else None)
     if isinstance(effect, FetchResponse):
         first = effect.first_offset if effect.records else -1
         records = tuple((first + i, e.value, e.base) for i, e in enumerate(effect.records))

@@ -7,7 +7,6 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.partition import AppendResult
 from kafkaref.impl.core.purgatory import DelayedOperation
 
 
@@ -46,8 +45,8 @@ class DelayedProduce(DelayedOperation):
         return None
 
     def on_complete(self) -> None:
-        for key in self.waiting:
-            self.results[key] = AppendResult(ErrorCode.request_timed_out)
+        for key in self.waiting:  # Kafka keeps the append's base offset in the answer
+            self.results[key] = attrs.evolve(self.results[key], error=ErrorCode.request_timed_out)
         self.respond(self.results)
 
 
