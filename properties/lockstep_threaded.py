@@ -161,10 +161,11 @@ class PartitionView:
     leader's hw (ListOffsets LATEST; -1 without a reachable leader); then what only says the
     broker is quiescent: (leo, hw) of each broker's replica, None when the broker is down,
     paused or holds none, and the followers' log end offsets as the leader knows them (-1:
-    unknown; None for a follower that is down: the model forgets a crashed follower's position,
-    as KIP-903's broker epochs make Kafka ignore its stale fetches, the broker keeps it and has
-    it overwritten by the restarted follower's first fetch; it is in no ISR meanwhile, so
-    neither hw nor ISR depends on it; () without a running leader). Without the last, a follower that had not yet
+    unknown; None for a follower outside the ISR: only ISR members' positions move the hw or
+    shrink the ISR, and an outsider's is overwritten by its next fetch before it can join. The
+    two sides do differ there: the model forgets a crashed follower's position, as KIP-903's
+    broker epochs make Kafka ignore its stale fetches; the broker keeps it, as Kafka's leader
+    keeps a replica's state until a new leader epoch; () without a running leader). Without it, a follower that had not yet
     fetched from a new leader looked settled, and a later cut left the leader believing it
     behind (the ISR shrank on the broker, not in the model)."""
 
@@ -226,7 +227,7 @@ def observe_model(state: ModelState, hidden: frozenset[int] = frozenset()) -> Ob
             (r.leo, r.hw) if r is not None and state.alive[b] and b not in hidden else None
             for b, r in enumerate(part.replicas))
         known = () if not visible or lead is None else tuple(
-            lead.follower_offsets[b] if state.alive[b] else None
+            lead.follower_offsets[b] if b in control.isr else None
             for b in part_followers(state, part, leader))
         views.append(PartitionView(leader, tuple(sorted(control.isr)),
                                    lead.hw if visible and lead is not None else -1, replicas,
@@ -638,7 +639,7 @@ class ThreadedCluster:
             partition = server.broker.replica_manager.partition((TOPIC, p))
             if partition is None or not partition.is_leader:
                 return ()
-            return tuple(None if self.servers.get(b) is None
+            return tuple(None if b not in partition.isr
                          else partition.followers[b].log_end_offset
                          if b in partition.followers else -2
                          for b in sorted(partition.replicas) if b != leader)

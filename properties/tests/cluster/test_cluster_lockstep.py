@@ -20,8 +20,8 @@ DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
 ThreadedLockstep = make_model_machine(CONFIG, sut_factory=ThreadedCluster, rules="threaded")
 ThreadedLockstep.TestCase.settings = settings(
     settings(),  # the active profile (ci: derandomized, no database)
-    max_examples=40 if DEEP else 3,
-    stateful_step_count=80 if DEEP else 12,
+    max_examples=60 if DEEP else 6,
+    stateful_step_count=100 if DEEP else 25,
 )
 TestThreadedLockstep = ThreadedLockstep.TestCase
 
