@@ -813,13 +813,31 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             self.step(Tick(ms))
 
         # -- faults ---------------------------------------------------------------------------
-        @precondition(lambda self: sum(self.model.state.alive) > 1 and not self.paused)
+        def crashable(self) -> list[int]:
+            """Live brokers whose crash leaves every partition a live ISR member (module doc)."""
+            if self.paused or sum(self.model.state.alive) < 2:
+                return []
+            return [b for b in range(config.brokers)
+                    if self.model.state.alive[b] and not self.would_strand(b)]
+
+        def running(self) -> list[int]:
+            return [b for b in range(config.brokers)
+                    if self.model.state.alive[b] and b not in self.paused]
+
+        def pausable(self) -> list[int]:
+            """Running brokers with nothing parked (a paused broker's expirations would happen
+            at resume, not at the tick), as long as another keeps running."""
+            running = self.running()
+            if len(running) < 2:
+                return []
+            return [b for b in running
+                    if not any(op.broker == b for op in self.model.state.purgatory)]
+
+        @precondition(lambda self: bool(self.crashable()))
         @rule(broker=brokers)
         def crash(self, broker):
-            alive = [b for b in range(config.brokers) if self.model.state.alive[b]]
-            broker = alive[broker % len(alive)]
-            if self.would_strand(broker):
-                return  # kept out of the alphabet (module docstring); Hypothesis moves on
+            candidates = self.crashable()
+            broker = candidates[broker % len(candidates)]
             model = self.model
             expected = list(model.feed(CrashBroker(broker)))
             for p in range(config.partitions):  # the controller's election, mirrored
@@ -837,12 +855,11 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             dead = [b for b in range(config.brokers) if not self.model.state.alive[b]]
             self.step(RestartBroker(dead[broker % len(dead)]))
 
+        @precondition(lambda self: bool(self.running()))
         @rule(broker=brokers)
         def flush(self, broker):
-            running = [b for b in range(config.brokers)
-                       if self.model.state.alive[b] and b not in self.paused]
-            if running:
-                self.step(Flush(running[broker % len(running)]))
+            running = self.running()
+            self.step(Flush(running[broker % len(running)]))
 
         @precondition(lambda self: not self.paused)
         @rule(p=partitions, index=st.integers(0, config.replication_factor - 1))
@@ -862,17 +879,13 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             self.isolated.discard(broker)
             self.step(Heal(broker))
 
-        @precondition(lambda self: sum(self.model.state.alive) - len(self.paused) > 1)
+        @precondition(lambda self: bool(self.pausable()))
         @rule(broker=brokers)
         def pause(self, broker):
-            """(At least one broker keeps running: the settle point is seen through one.)"""
-            running = [b for b in range(config.brokers) if self.model.state.alive[b]
-                       and b not in self.paused
-                       and not any(op.broker == b for op in self.model.state.purgatory)]
-            if running:
-                broker = running[broker % len(running)]
-                self.paused.add(broker)
-                self.step(Pause(broker))
+            candidates = self.pausable()
+            broker = candidates[broker % len(candidates)]
+            self.paused.add(broker)
+            self.step(Pause(broker))
 
         @precondition(lambda self: bool(self.paused))
         @rule(broker=brokers)
