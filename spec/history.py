@@ -22,14 +22,29 @@ them); checks rely on it. Record kinds:
                 after healing; these define "the final log"
     hw          a high watermark observed in a fetch response: offset holds the hw, value is null
 
+How the final phase marks a partition as read (covered): an ok final_read op holds, for every
+partition it read, an hw record whose offset is the end offset it read up to (the high watermark
+its last fetch of that partition answered, exclusive), besides the final_read records of what it
+returned. A partition the final phase read and found empty is therefore an hw record and no
+final_read records; a partition absent from every ok final_read op was not read, and records
+polled from it cannot be judged (not dirty, not lost: unknown). Older histories without these hw
+records count a partition as read only when a final_read record came from it. The final log of
+a covered partition ends at max(its highest final_read offset + 1, the highest such hw).
+
+Offsets need not be dense (transaction markers, aborted batches and compaction take offsets), so
+the checks judge order and gaps on the log's values: a poll skipped something only if some value
+is known (from an ok send or any read) at an offset strictly between two successive ones it read.
+
 The anomaly catalogue (names, what each means, what each configuration allows) is defined here
 too, once, and imported by both checkers.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -79,6 +94,10 @@ RECORDS_SCHEMA = pa.schema(
 TABLES = {"ops": OPS_SCHEMA, "records": RECORDS_SCHEMA}
 
 
+# Kafka spells acks=all as -1 on the wire and in client configs: both mean the same.
+_ACKS_SPELLINGS = {"-1": "all"}
+
+
 class HistoryError(ValueError):
     """A history that does not follow this schema (wrong version, bad rows, corrupt files)."""
 
@@ -90,7 +109,8 @@ class HistoryError(ValueError):
 class CheckConfig:
     """The client/broker configuration a history was recorded under; it decides what is allowed."""
 
-    acks: str = attrs.field(default="all", validator=attrs.validators.in_(("0", "1", "all")))
+    acks: str = attrs.field(default="all", converter=lambda v: _ACKS_SPELLINGS.get(str(v), str(v)),
+                            validator=attrs.validators.in_(("0", "1", "all")))
     idempotence: bool = True
     unclean_election: bool = False
     mode: str = attrs.field(default="assign", validator=attrs.validators.in_(("assign", "subscribe")))
@@ -100,7 +120,10 @@ class CheckConfig:
         unknown = set(raw) - {a.name for a in attrs.fields(cls)}
         if unknown:
             raise HistoryError(f"unknown config keys: {sorted(unknown)}")
-        return cls(**{k: (str(v) if k == "acks" else v) for k, v in raw.items()})
+        try:
+            return cls(**raw)
+        except (TypeError, ValueError) as error:
+            raise HistoryError(f"bad config {raw!r}: {error}") from None
 
     def as_dict(self) -> dict:
         return attrs.asdict(self)
@@ -138,7 +161,8 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("process", "topic", "partition", "prev_value", "prev_offset", "value", "offset"),
     ),
     "poll_skip": (
-        "a process's successive polls of one partition skip offsets (no assign/seek between)",
+        "a process's successive polls of one partition skip a value of the log (a record known at "
+        "an offset between; no assign/seek between)",
         ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
     ),
     "nonmonotonic_poll": (
@@ -146,7 +170,7 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
     ),
     "int_poll_skip": (
-        "inside one poll, successive records of a partition skip offsets",
+        "inside one poll, successive records of a partition skip a value of the log",
         ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset"),
     ),
     "int_nonmonotonic_poll": (
@@ -158,7 +182,8 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         ("topic", "partition", "offset", "value"),
     ),
     "dirty_read": (
-        "a poll returned a record that the final log does not hold at that offset",
+        "a poll returned a record that the final log does not hold at that offset, in a "
+        "partition the final phase read (also one it found empty or shorter)",
         ("topic", "partition", "offset", "value"),
     ),
     "hw_regression": (
@@ -438,14 +463,21 @@ def _meta_without_counts(meta: dict) -> dict:
 
 
 def import_jsonl(source: str | os.PathLike, path: str | os.PathLike) -> int:
-    """Read JSON lines (as export_jsonl writes, header line optional) into a history at path."""
-    with open(source) as handle:
-        lines = [(n, line) for n, line in enumerate(handle, 1) if line.strip()]
-    return write_ops(path, _parse_lines(lines))
+    """Read JSON lines (as export_jsonl writes, header line optional) into a history at path.
+    All or nothing (see write_ops); errors name the line."""
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return write_ops(path, _parse_lines(enumerate(handle, 1)))
+    except UnicodeDecodeError as error:
+        raise HistoryError(f"{source}: not UTF-8 text: {error}") from None
+    except OSError as error:
+        raise HistoryError(f"{source}: {error.strerror or error}") from None
 
 
-def _parse_lines(lines: list[tuple[int, str]]) -> Iterable[dict]:
+def _parse_lines(lines: Iterable[tuple[int, str]]) -> Iterable[dict]:
     for number, line in lines:
+        if not line.strip():
+            continue
         try:
             op = json.loads(line)
         except json.JSONDecodeError as error:
@@ -457,7 +489,33 @@ def _parse_lines(lines: list[tuple[int, str]]) -> Iterable[dict]:
 
 
 def write_ops(path: str | os.PathLike, ops: Iterable[dict]) -> int:
-    """Write op dicts (JSON-lines form; a leading {"kafkaref_history": v, ...} is the header)."""
+    """Write op dicts (JSON-lines form; a leading {"kafkaref_history": v, ...} is the header).
+
+    All or nothing: the history is written to a sibling directory and renamed to path only once
+    every op was accepted, so an import that fails part-way leaves nothing behind (a partial
+    history would check as valid) and can simply be run again."""
+    target = Path(path)
+    _check_free(target)
+    staging = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        count = _write_ops_to(staging, ops)
+        if target.is_dir():
+            target.rmdir()  # empty (checked above); rename cannot replace a non-empty one
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return count
+
+
+def _check_free(target: Path) -> None:
+    if (target / "meta.json").exists():
+        raise HistoryError(f"{target} already holds a history")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise HistoryError(f"{target} exists and is not an empty directory")
+
+
+def _write_ops_to(path: Path, ops: Iterable[dict]) -> int:
     ops = iter(ops)
     first = next(ops, None)
     meta: dict = {}
@@ -468,31 +526,58 @@ def write_ops(path: str | os.PathLike, ops: Iterable[dict]) -> int:
         meta = {k: v for k, v in first.items() if k not in ("kafkaref_history", "_line")}
         first = None
     config = CheckConfig.from_dict(meta.pop("config")) if "config" in meta else None
-    invocations: dict[int, dict] = {}
+    seen = _SeenOps()
     count = 0
     with HistoryWriter(path, config=config, meta=meta) as writer:
-        for op in ([first] if first is not None else []) + list(ops):
-            _write_json_op(writer, op, invocations)
+        for op in itertools.chain([first] if first is not None else [], ops):
+            _write_json_op(writer, op, seen)
             count += 1
     return count
 
 
-def _write_json_op(writer: HistoryWriter, op: dict, invocations: dict[int, dict]) -> None:
+class _SeenOps:
+    """What import checks across lines: op indexes are unique, and each completion names an
+    earlier invocation and is not timed before it."""
+
+    def __init__(self):
+        self.indexes: dict[int, object] = {}
+        self.invoke_times: dict[int, int] = {}
+
+    def add(self, where: str, index: int, time: int, type_: str, invoke_index) -> int:
+        """The invocation's time (the op's own for an invocation)."""
+        if index in self.indexes:
+            raise HistoryError(f"{where}: op index {index} already used at {self.indexes[index]}")
+        self.indexes[index] = where
+        if type_ == "invoke":
+            self.invoke_times[index] = time
+            return time
+        if invoke_index is None or invoke_index not in self.invoke_times:
+            raise HistoryError(f"{where}: completion without a known invoke_index")
+        invoke_time = self.invoke_times[invoke_index]
+        if time < invoke_time:
+            raise HistoryError(f"{where}: completion at time {time} before its invocation "
+                               f"(op {invoke_index} at time {invoke_time})")
+        return invoke_time
+
+
+def _write_json_op(writer: HistoryWriter, op: dict, seen: _SeenOps) -> None:
     where = f"line {op.get('_line', '?')}"
     try:
         index, time, process = int(op["index"]), int(op["time"]), int(op["process"])
         type_, f = str(op["type"]), str(op["f"])
+        invoke_index = _optional_int(op.get("invoke_index"))
     except (KeyError, TypeError, ValueError) as error:
         raise HistoryError(f"{where}: op needs index, time, process, type, f ({error})") from None
-    invoke_index = op.get("invoke_index")
-    if type_ == "invoke":
-        invocations[index] = op
-    elif invoke_index is None or invoke_index not in invocations:
-        raise HistoryError(f"{where}: completion without a known invoke_index")
-    writer.op(index, time, process, type_, f, invoke_index=invoke_index,
-              error=op.get("error"), value=op.get("value"))
-    invoke_time = int(invocations[invoke_index]["time"]) if type_ != "invoke" else time
-    for position, record in enumerate(op.get("records", ())):
+    invoke_time = seen.add(where, index, time, type_, invoke_index)
+    try:
+        writer.op(index, time, process, type_, f, invoke_index=invoke_index,
+                  error=op.get("error"), value=op.get("value"))
+    except HistoryError as error:
+        raise HistoryError(f"{where}: {error}") from None
+    records = op.get("records", ())
+    if not isinstance(records, list | tuple):
+        raise HistoryError(f"{where}: records must be a list")
+    for position, record in enumerate(records):
         try:
             writer.record(index, position, record.get("kind", f), process, type_, invoke_time,
                           time, str(record["topic"]), int(record["partition"]),
