@@ -24,7 +24,8 @@ def history():
 @click.argument("directory", type=click.Path(file_okay=False))
 def import_command(source, directory):
     """Read the JSON-lines history SOURCE into a new history DIRECTORY (all or nothing)."""
-    from kafkaref.spec.history import HistoryError, import_jsonl
+    from kafkaref.chaos.history_store import import_jsonl
+    from kafkaref.spec.history import HistoryError
 
     try:
         count = import_jsonl(source, directory)
@@ -38,7 +39,8 @@ def import_command(source, directory):
 @click.argument("out", type=click.Path(dir_okay=False, writable=True))
 def export_command(directory, out):
     """Write the history at DIRECTORY as JSON lines to OUT (a header line, then one op a line)."""
-    from kafkaref.spec.history import HistoryError, export_jsonl
+    from kafkaref.chaos.history_store import export_jsonl
+    from kafkaref.spec.history import HistoryError
 
     try:
         count = export_jsonl(directory, out)

@@ -19,7 +19,8 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkaref.spec.history import NEMESIS_PROCESS, iter_batches
+from kafkaref.chaos.history_store import iter_batches
+from kafkaref.spec.history import NEMESIS_PROCESS
 
 LATENCY_POINTS = 1500  # per (f, type) series
 LAG_POINTS = 3000

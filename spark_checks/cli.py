@@ -139,8 +139,8 @@ def check(paths, master, config_items, examples, report_path, html, twin):
 
 
 def _twin_runner(config, examples):
+    from kafkaref.chaos.history_store import history_config
     from kafkaref.spark_checks import twin as twin_checker
-    from kafkaref.spec.history import history_config
 
     def run(path, where):
         own = config
