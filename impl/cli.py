@@ -16,6 +16,8 @@ COMMANDS = {
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
+    "history": ("kafkaref.chaos.history_cli:history", "Import / export histories as JSON lines."),
+    "report": ("kafkaref.chaos.report:report_command", "Write report.html for a checked run."),
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
