@@ -61,6 +61,17 @@ def _is_address(text: str) -> bool:
     return bool(host) and port.isdigit()
 
 
+def _parse_peers(peers: tuple[str, ...]) -> dict[int, tuple[str, int]]:
+    parsed = {}
+    for peer in peers:
+        broker_id, _, address = peer.partition("=")
+        if not broker_id.isdigit() or not _is_address(address):
+            raise click.BadParameter(f"{peer!r} is not ID=HOST:PORT", param_hint="--peer")
+        host, _, port = address.rpartition(":")
+        parsed[int(broker_id)] = (host, int(port))
+    return parsed
+
+
 def install_stop_handlers() -> threading.Event:
     """SIGTERM / SIGINT set the returned event. Install before announcing readiness, so a
     signal sent right after the ready line is never the default (abrupt) exit."""
@@ -87,9 +98,14 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--io-threads", type=click.IntRange(1, 256), default=None)
 @click.option("--controller", "controller_address", default=None, metavar="HOST:PORT",
               help="Join the cluster run by this controller (see `kafkaref cluster`).")
+@click.option("--advertised-port", type=click.IntRange(1, 65535), default=None,
+              help="Port registered with the controller instead of the bound one (a proxy).")
+@click.option("--peer", "peers", multiple=True, metavar="ID=HOST:PORT",
+              help="Replica-fetch from broker ID at this address instead of its registered "
+                   "one (repeatable; chaos/ routes each broker pair through a proxy).")
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, verbose):
+           controller_address, advertised_port, peers, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.single import single_broker
@@ -99,7 +115,8 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     properties = read_properties(config_file) if config_file else {}
     config = server_config_from(properties, {
         "host": host, "port": port, "num_network_threads": network_threads,
-        "num_io_threads": io_threads})
+        "num_io_threads": io_threads, "advertised_port": advertised_port,
+        "peer_addresses": _parse_peers(peers) or None})
     data_dir = data_dir or properties.get("log.dirs") or "kafkaref-data"
     os.makedirs(data_dir, exist_ok=True)
     if controller_address is not None and not _is_address(controller_address):
