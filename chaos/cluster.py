@@ -104,6 +104,9 @@ class ProxiedCluster:
 
     def start_broker(self, broker_id: int, timeout_s: float = READY_TIMEOUT_S) -> None:
         """Start (or restart) a broker, learn its port and point every link to it there."""
+        previous = self.processes.get(broker_id)
+        if previous is not None and previous.stdout is not None:
+            previous.stdout.close()
         log_path = os.path.join(self.directory, f"broker-{broker_id}.log")
         with open(log_path, "a") as log_file:
             process = subprocess.Popen(self.command(broker_id), stdout=subprocess.PIPE,

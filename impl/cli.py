@@ -15,6 +15,7 @@ COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+    "chaos": ("kafkaref.chaos.cli:chaos", "Inject faults into a cluster; record and check the history."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
