@@ -138,10 +138,9 @@ def run_command(seed, **kw):
 @common_options
 def soak_command(runs, seed, **kw):
     """RUNS seeded runs in a row; a closing note of runs, acked writes, faults and losses."""
-    from kafkaref.chaos.run import run
-    from kafkaref.spark_checks.session import get_session
+    from kafkaref.chaos.run import chaos_session, run
 
-    spark = get_session(kw["master"]) if kw["checker"] == "spark" else None
+    spark = chaos_session(kw["master"]) if kw["checker"] == "spark" else None
     totals = SoakTotals()
     for i in range(runs):
         options = run_options(seed=seed + i, **kw)

@@ -47,6 +47,7 @@ class RunOptions:
     spark_master: str = "local[2]"
     settle_s: float = 3.0  # healed cluster under load before the writes stop
     record: bool = True  # False: the workload runs but nothing is written (bench baseline)
+    schedule: tuple | None = None  # explicit nemesis steps instead of drawing them from the seed
 
 
 @attrs.define
@@ -64,7 +65,8 @@ def new_run_id(seed: int) -> str:
 def run(options: RunOptions, log: Callable[[str], None] = print, spark=None) -> RunResult:
     run_dir = Path(options.runs_dir) / (options.run_id or new_run_id(options.seed))
     run_dir.mkdir(parents=True, exist_ok=False)
-    schedule = draw_schedule(options.seed, options.nemesis, options.time_limit_s)
+    schedule = list(options.schedule) if options.schedule is not None else draw_schedule(
+        options.seed, options.nemesis, options.time_limit_s)
     schedule_text = "\n".join(step.describe() for step in schedule) or "(no faults)"
     (run_dir / "schedule.txt").write_text(schedule_text + "\n")
     log(f"run {run_dir} seed {options.seed}: {len(schedule)} faults scheduled")
@@ -168,10 +170,9 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
         report = twin.check(str(history)).to_json()
     else:
         from kafkaref.spark_checks import job
-        from kafkaref.spark_checks.session import get_session
 
         log("Spark check")
-        spark = spark or get_session(options.spark_master)
+        spark = spark or chaos_session(options.spark_master)
         report = job.check(spark, str(history)).to_json()
     summary["check_s"] = round(time.monotonic() - started, 1)
     report["run"] = summary
@@ -181,6 +182,14 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
     valid = report.get("valid")
     code = {True: EXIT_VALID, False: EXIT_INVALID}.get(valid, EXIT_UNKNOWN)
     return RunResult(run_dir, code, report, summary)
+
+
+def chaos_session(master: str = "local[2]"):
+    """A Spark session for chaos histories: few shuffle partitions (a run's history is small;
+    eight partitions only multiply the tasks of every check)."""
+    from kafkaref.spark_checks.session import get_session
+
+    return get_session(master, "kafkaref-chaos", shuffle_partitions=2)
 
 
 def _write_html(run_dir: Path, history: Path, report_path: Path, log) -> None:

@@ -16,7 +16,7 @@ producer id, so no sequence state is guessed).
   not say whether a failed message may have been persisted, so its errors are all info.
 - consumers: assign + seek with kafkaref's consumer (every partition, from offset 0, an
   occasional seek back), recording the high watermark of every fetch response; or subscribe in a
-  group with confluent-kafka (its cached watermarks are the fetch responses' high watermarks).
+  group with confluent-kafka (records only: its watermarks carry no leader epoch).
 - final_reads(): after the nemesis healed everything, every partition is read from offset 0 to
   its end by a fresh process: the final log.
 """
@@ -39,10 +39,12 @@ from kafkaref.impl.client.consumer import LATEST, Consumer
 from kafkaref.impl.client.producer import ProduceError, Producer
 from kafkaref.spec.history import CheckConfig
 
-# Answers meaning the broker did not append the batch (Kafka's producer treats the same as safe
-# to retry because nothing was written). Every other code is ambiguous: info.
+# Answers that only come before the batch is appended: the send certainly did not happen. Every
+# other code is ambiguous (info). NOT_LEADER_OR_FOLLOWER is ambiguous: a leader that loses its
+# leadership answers the produce requests waiting in its purgatory with it, although their
+# batches are in its log and the new leader may have them (a chaos run found one such send
+# recorded as fail and then read: an aborted read that was not one).
 DEFINITE_FAILURES = frozenset({
-    ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
     ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
     ErrorCode.fenced_leader_epoch, ErrorCode.unknown_leader_epoch,
     ErrorCode.corrupt_message, ErrorCode.message_too_large, ErrorCode.invalid_record,
@@ -92,15 +94,18 @@ def decode_value(raw: bytes | None) -> int:
 
 
 class ObservingConsumer(Consumer):
-    """kafkaref's consumer, keeping the high watermark of every fetch response it takes."""
+    """kafkaref's consumer, keeping the high watermark of every fetch response it takes, with
+    the leader epoch the fetch named (the broker answers a fetch naming another epoch with an
+    error, so the hw is that epoch's leader's)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.hws: dict[tuple[str, int], int] = {}
+        self.hws: dict[tuple[str, int], tuple[int, int]] = {}  # key -> (hw, leader epoch)
 
     def _take(self, key, part):
-        if part.error_code == ErrorCode.none:
-            self.hws[key] = part.high_watermark
+        known = self.cluster.leaders.get(key)
+        if part.error_code == ErrorCode.none and known is not None:
+            self.hws[key] = (part.high_watermark, known[1])
         return super()._take(key, part)
 
 
@@ -275,27 +280,38 @@ class Workload:
 
     # -- consumers ----------------------------------------------------------------------------
     def _assign_consumer(self, rng: random.Random) -> None:
+        """Polls by one process until an op ends in info or a partition's leader changes.
+
+        A new leader's high watermark can be below what the old one reported (it learns the
+        hw from fetch responses, one round behind): Kafka's hw moves back across a leader
+        change, which the design allows (docs/histories.md, hw_regression). A history row
+        has no leader epoch, so a leader change ends the observing process; its successor
+        assigns and seeks to where the first stopped (no reread, no gap in what is polled)."""
         c = self.config
+        positions = dict.fromkeys(self.keys, 0)
         while not self._stopping.is_set():
             process = self._new_process()
             consumer = ObservingConsumer(self.bootstrap, fetch_ahead=False,
                                          client_id=f"chaos-{process}")
             consumer.cluster.timeout_s = c.socket_timeout_s
             try:
-                invocation = self.recorder.invoke(process, "assign",
-                                                  {"partitions": [p for _, p in self.keys]})
+                invocation = self.recorder.invoke(process, "assign", {
+                    "partitions": [p for _, p in self.keys],
+                    "offsets": [positions[k] for k in self.keys]})
                 consumer.assign(self.keys)
-                for topic, partition in self.keys:
-                    consumer.seek(topic, partition, 0)
+                for key, offset in positions.items():
+                    consumer.seek(*key, offset)
                 self.recorder.complete(invocation, "ok")
+                epochs: dict[tuple[str, int], int] = {}
                 while not self._stopping.is_set():
                     if not self._resolve_positions(consumer, process):
                         break
                     if rng.random() < 0.02 and not self._seek_back(consumer, process, rng):
                         break
-                    if not self._poll_ours(consumer, process):
+                    if not self._poll_ours(consumer, process, epochs):
                         break
             finally:
+                positions.update({k: v for k, v in consumer.positions.items() if v is not None})
                 consumer.close()
 
     def _resolve_positions(self, consumer: ObservingConsumer, process: int) -> bool:
@@ -323,7 +339,10 @@ class Workload:
         self.recorder.complete(invocation, "ok")
         return True
 
-    def _poll_ours(self, consumer: ObservingConsumer, process: int) -> bool:
+    def _poll_ours(self, consumer: ObservingConsumer, process: int,
+                   epochs: dict[tuple[str, int], int]) -> bool:
+        """One poll op; False when the process must end (info, or a leader epoch changed:
+        that poll's hw of the new epoch is left out, the next process records it)."""
         invocation = self.recorder.invoke(process, "poll")
         consumer.hws.clear()
         try:
@@ -333,9 +352,16 @@ class Workload:
             return False
         records = [("poll", r.topic, r.partition, r.offset, decode_value(r.value))
                    for r in polled]
-        records += [("hw", t, p, hw, None) for (t, p), hw in sorted(consumer.hws.items())]
-        self.recorder.complete(invocation, "ok", records=records)
-        return True
+        changed = False
+        for (topic, partition), (hw, epoch) in sorted(consumer.hws.items()):
+            if epochs.setdefault((topic, partition), epoch) != epoch:
+                changed = True
+                continue
+            records.append(("hw", topic, partition, hw, None))
+        self.recorder.complete(invocation, "ok", records=records,
+                               value={"leader_epochs": {p: e for (_, p), e in epochs.items()}}
+                               if changed else None)
+        return not changed
 
     def _subscribe_consumer(self, rng: random.Random) -> None:
         import confluent_kafka
@@ -358,24 +384,14 @@ class Workload:
                 consumer.close()
 
     def _poll_confluent(self, consumer, process: int) -> bool:
-        import confluent_kafka
-
+        """Records only: librdkafka's cached watermarks do not say which leader epoch they
+        are from, so a leader change would look like an hw regression (see _assign_consumer)."""
         invocation = self.recorder.invoke(process, "poll")
         try:
             messages = consumer.consume(num_messages=200,
                                         timeout=self.config.poll_wait_ms / 1000)
-            records, seen = [], set()
-            for message in messages:
-                if message.error() is not None:
-                    continue
-                records.append(("poll", message.topic(), message.partition(), message.offset(),
-                                decode_value(message.value())))
-                seen.add((message.topic(), message.partition()))
-            for topic, partition in sorted(seen):
-                _, high = consumer.get_watermark_offsets(
-                    confluent_kafka.TopicPartition(topic, partition), cached=True)
-                if high is not None and high >= 0:
-                    records.append(("hw", topic, partition, high, None))
+            records = [("poll", m.topic(), m.partition(), m.offset(), decode_value(m.value()))
+                       for m in messages if m.error() is None]
         except Exception as exc:  # noqa: BLE001 -- unknown: crash the process
             self.recorder.complete(invocation, "info", error=type(exc).__name__)
             return False
