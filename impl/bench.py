@@ -22,6 +22,7 @@ BENCHMARKS = {
     "model": "kafkaref.model.bench:bench_model",
     "storage": "kafkaref.impl.storage.bench:bench_storage",
     "spark": "kafkaref.spark_checks.bench:bench_spark",
+    "chaos": "kafkaref.chaos.bench:bench_chaos",
 }
 
 
