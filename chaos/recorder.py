@@ -2,8 +2,8 @@
 
 Threads of the workload and the nemesis call invoke() and complete(); the recorder gives each op
 its index and its time (monotonic ns since the run started, one clock) under one lock and streams
-the rows to the history writer, whose memory is bounded by its row groups (spec/history.py), so
-a run of any length records in bounded memory. With writer=None nothing is written (the
+the rows to the history writer, whose memory is bounded by its row groups
+(chaos/history_store.py), so a run of any length records in bounded memory. With writer=None nothing is written (the
 benchmark's "without recording" baseline) but counts are kept the same way.
 """
 

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import attrs
 
+from kafkaref.chaos.history_store import HistoryWriter, WriterLimits
 from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, Nemesis, draw_schedule
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
-from kafkaref.spec.history import HistoryWriter, WriterLimits
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASHED = 0, 1, 2, 3
 # Row groups small enough that a recorder's buffer stays a few MB whatever the run length.

@@ -3,6 +3,9 @@
 Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral). A config file
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
 queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs); flags win.
+
+Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
+mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
 """
 
 from __future__ import annotations
@@ -16,7 +19,10 @@ import threading
 import click
 
 from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.mutants import Mutant, parse_mutants
 from kafkaref.impl.server.config import ServerConfig
+
+ACKNOWLEDGE_FLAG = "--allow-deliberate-bugs"
 
 _SERVER_KEYS = {
     "num.network.threads": "num_network_threads",
@@ -72,6 +78,32 @@ def _parse_peers(peers: tuple[str, ...]) -> dict[int, tuple[str, int]]:
     return parsed
 
 
+def mutants_from_flags(codes: tuple[str, ...], acknowledged: bool) -> frozenset[Mutant]:
+    """--mutant values -> Mutants; a usage error unless the deliberate bugs are acknowledged."""
+    try:
+        mutants = parse_mutants(codes)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--mutant") from None
+    if mutants and not acknowledged:
+        names = ", ".join(sorted(m.code for m in mutants))
+        raise click.UsageError(
+            f"--mutant {names} switches on deliberate bugs (docs/bugs.md) that lose or corrupt "
+            f"data; they exist to test the checks. Add {ACKNOWLEDGE_FLAG} to start anyway.")
+    return mutants
+
+
+def mutant_options(command):
+    """The --mutant / --allow-deliberate-bugs pair shared by `broker` and `cluster`."""
+    codes = ", ".join(m.code for m in Mutant if m.possible)
+    command = click.option(
+        ACKNOWLEDGE_FLAG, "allow_deliberate_bugs", is_flag=True,
+        help="Acknowledge that --mutant makes this broker lose or corrupt data.")(command)
+    return click.option(
+        "--mutant", "mutants", multiple=True, metavar="CODE",
+        help=f"Switch on a deliberate bug for testing the checks ({codes}; repeatable; "
+             f"see `kafkaref mutants`). Needs {ACKNOWLEDGE_FLAG}.")(command)
+
+
 def install_stop_handlers() -> threading.Event:
     """SIGTERM / SIGINT set the returned event. Install before announcing readiness, so a
     signal sent right after the ready line is never the default (abrupt) exit."""
@@ -103,26 +135,31 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--peer", "peers", multiple=True, metavar="ID=HOST:PORT",
               help="Replica-fetch from broker ID at this address instead of its registered "
                    "one (repeatable; chaos/ routes each broker pair through a proxy).")
+@mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, advertised_port, peers, verbose):
+           controller_address, advertised_port, peers, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.single import single_broker
 
+    mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s %(message)s")
     properties = read_properties(config_file) if config_file else {}
     config = server_config_from(properties, {
         "host": host, "port": port, "num_network_threads": network_threads,
-        "num_io_threads": io_threads, "advertised_port": advertised_port,
-        "peer_addresses": _parse_peers(peers) or None})
+        "num_io_threads": io_threads, "mutants": mutants or None,
+        "advertised_port": advertised_port, "peer_addresses": _parse_peers(peers) or None})
     data_dir = data_dir or properties.get("log.dirs") or "kafkaref-data"
     os.makedirs(data_dir, exist_ok=True)
     if controller_address is not None and not _is_address(controller_address):
         raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
                                  param_hint="--controller")
-    broker_config = BrokerConfig(broker_id=broker_id)
+    broker_config = BrokerConfig(broker_id=broker_id, mutants=mutants)
+    if mutants:
+        logging.getLogger(__name__).warning(
+            "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))
     stop = install_stop_handlers()
     try:
         if controller_address:

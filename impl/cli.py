@@ -23,6 +23,8 @@ COMMANDS = {
     "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
+    "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
+                "Run every deliberate fault against the checks: a detection matrix."),
 }
 
 

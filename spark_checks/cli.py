@@ -93,8 +93,8 @@ def check(path, master, config_items, examples, report_path, twin):
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         if twin:
+            from kafkaref.chaos.history_store import history_config
             from kafkaref.spark_checks import twin as twin_checker
-            from kafkaref.spec.history import history_config
 
             task = progress.add_task("checking in memory (twin)", total=None)
             try:

@@ -13,8 +13,9 @@ from collections.abc import Callable, Iterable
 
 import networkx as nx
 
+from kafkaref.chaos.history_store import read_table
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
-from kafkaref.spec.history import POSITION_RESET_FS, CheckConfig, read_table
+from kafkaref.spec.history import POSITION_RESET_FS, CheckConfig
 
 READ_KINDS = ("poll", "final_read")
 

@@ -17,6 +17,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.mutants import parse_mutants, switches
 
 
 class ControllerState:
@@ -25,7 +26,9 @@ class ControllerState:
                  on_change: Callable[[ClusterMetadata], None] | None = None,
                  mutants=frozenset()):
         self.clock = clock
-        self.mutants = frozenset(mutants)  # "M14": leader epoch not bumped on leader change
+        self.mutants = parse_mutants(mutants)
+        # mutant M14: the leader epoch is not bumped on a leader change
+        self._epoch_bump = 0 if switches(self.mutants).M14 else 1
         self.session_timeout_ms = session_timeout_ms
         self.unclean_election = unclean_election
         self.metadata = metadata or ClusterMetadata()
@@ -92,7 +95,7 @@ class ControllerState:
 
     def _elect(self, p: PartitionMeta, exclude=frozenset()) -> PartitionMeta:
         alive = self.alive - set(exclude)
-        bump = 0 if "M14" in self.mutants else 1
+        bump = self._epoch_bump
         for replica in p.replicas:
             if replica in p.isr and replica in alive:
                 isr = tuple(r for r in p.isr if r in alive or r == replica) or (replica,)
@@ -121,7 +124,7 @@ class ControllerState:
         p = meta.partitions[index]
         if broker_id not in p.isr or broker_id not in self.alive or broker_id == p.leader:
             return ErrorCode.ineligible_replica
-        bump = 0 if "M14" in self.mutants else 1
+        bump = self._epoch_bump
         new = PartitionMeta(broker_id, p.leader_epoch + bump, p.replicas, p.isr,
                             p.partition_epoch + 1)
         partitions = tuple(new if i == index else q for i, q in enumerate(meta.partitions))

@@ -17,10 +17,11 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.groups import GroupCoordinator
-from kafkaref.impl.core.metadata import ClusterMetadata
+from kafkaref.impl.core.metadata import ClusterMetadata, check_topic_configs
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
+from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
@@ -35,6 +36,9 @@ class BrokerConfig:
     default_partitions: int = 1
     default_replication_factor: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
+    # every partition of this broker gets them (core and replication ones act there).
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
 
 
 class Broker:
@@ -93,7 +97,8 @@ class Broker:
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()
-        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms)
+        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+                            mutants=self.config.mutants)
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, request: wire.Request, respond: Callable[[object | None], None]) -> None:
@@ -191,6 +196,8 @@ class Broker:
                 results[topic.name] = (ErrorCode.not_controller, "no control plane")
             elif not topic.name or len(topic.name) > 249:
                 results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
+            elif (why := check_topic_configs({c.name: c.value for c in topic.configs})):
+                results[topic.name] = (ErrorCode.invalid_config, why)
             else:
                 pending.append(topic)
 

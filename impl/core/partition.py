@@ -25,6 +25,7 @@ from kafkaref.impl.core.batches import last_sequence, positioned_headers
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
 from kafkaref.impl.core.zero_copy import SliceRecords
+from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
 from kafkaref.impl.protocol import records
 
 
@@ -35,12 +36,14 @@ class PartitionConfig:
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
-    # Deliberate faults from BUG_CATALOG.md, for showing that the checks catch them:
-    # M1 hw from the leader's leo alone, M2 acks=all answered at append, M3 min ISR not
-    # enforced, M4 consumer fetches served up to the leo, M5 follower truncates to its hw
-    # (impl/replication/apply.py), M10 produce purgatory never expires, M11 fetch purgatory
-    # ignores min_bytes, M15 ISR expanded with a follower below the hw.
-    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
+    # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
+    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
+
+    @on.default
+    def _switches(self) -> Switches:
+        return switches(self.mutants)
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
@@ -156,7 +159,7 @@ class Partition:
         if not self.is_leader:
             return AppendResult(ErrorCode.not_leader_or_follower)
         if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)) and (
-                "M3" not in self.config.mutants):
+                not self.config.on.M3):
             return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
         error, views = records.split_batches(data)
         if error == ErrorCode.none and not views:
@@ -294,7 +297,7 @@ class Partition:
                                    diverging_epoch=(epoch, end))
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
-        max_offset = leo if is_follower or "M4" in self.config.mutants else self.high_watermark
+        max_offset = leo if is_follower or self.config.on.M4 else self.high_watermark
         records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
             fetch_offset < max_offset) else b""
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
@@ -344,10 +347,10 @@ class Partition:
         if not self.is_leader:
             return False
         minimum = self.config.minimum_isr(len(self.replicas))
-        mutants = self.config.mutants
-        if self.config.hw_requires_min_isr and len(self.isr) < minimum and "M3" not in mutants:
+        on = self.config.on
+        if self.config.hw_requires_min_isr and len(self.isr) < minimum and not on.M3:
             return False
-        members = {self.broker_id} if "M1" in mutants else self.maximal_isr | {self.broker_id}
+        members = {self.broker_id} if on.M1 else self.maximal_isr | {self.broker_id}
         candidate = min(self.replica_leo(r) for r in members)
         if candidate > self.high_watermark:
             self._set_hw(candidate)
@@ -367,7 +370,7 @@ class Partition:
             return
         leo = self.replica_leo(replica_id)
         epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
-        below_hw = leo < self.high_watermark and "M15" not in self.config.mutants
+        below_hw = leo < self.high_watermark and not self.config.on.M15
         if epoch_start is None or below_hw or leo < epoch_start:
             return
         self._propose(self.isr | {replica_id})

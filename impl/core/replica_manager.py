@@ -18,6 +18,7 @@ from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartit
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.zero_copy import close_records
+from kafkaref.impl.mutants import Mutant
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1
@@ -41,6 +42,9 @@ class ReplicaManager:
         self.fetch_purgatory = Purgatory("fetch", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = clock()
+        # True once any partition has a deliberate fault on: the per-request mutant checks
+        # below are skipped entirely otherwise (zero cost when off).
+        self._mutants_on = False
 
     # -- partitions -------------------------------------------------------------------------
     def partition(self, key: Key) -> Partition | None:
@@ -54,6 +58,7 @@ class ReplicaManager:
             self.partitions[key] = partition
         else:
             partition.config = config
+        self._mutants_on = self._mutants_on or config.on.any
         return partition
 
     def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
@@ -109,17 +114,20 @@ class ReplicaManager:
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
         waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
-        if waiting and any("M2" in self.partitions[k].config.mutants for k in results
-                           if k in self.partitions):
+        if waiting and self._mutants_on and self._any_on(results, Mutant.M2):
             waiting = False  # mutant M2: acks=all answered at append
         if waiting:
-            if any("M10" in self.partitions[k].config.mutants for k in results
-                   if k in self.partitions):
+            if self._mutants_on and self._any_on(results, Mutant.M10):
                 timeout_ms = 2**62  # mutant M10: produce purgatory never expires
             op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)
+
+    def _any_on(self, keys, mutant: Mutant) -> bool:
+        """Is `mutant` on for any of these partitions (only asked when some mutant is)?"""
+        return any(getattr(p.config.on, mutant.code) for k in keys
+                   if (p := self.partitions.get(k)) is not None)
 
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
@@ -133,8 +141,7 @@ class ReplicaManager:
         results = read()
         readable = sum(len(r.records) for r in results.values())
         errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
-        ignore_min_bytes = any("M11" in p.config.mutants for k in fetches
-                               if (p := self.partitions.get(k)) is not None)
+        ignore_min_bytes = self._mutants_on and self._any_on(fetches, Mutant.M11)
         if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors or (
                 ignore_min_bytes):
             respond(results)

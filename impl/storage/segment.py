@@ -9,10 +9,8 @@ import bisect
 import mmap
 import os
 
-import crc32c
-
+from kafkaref.impl.protocol.crc import crc_matches, crc_matches_in_file
 from kafkaref.impl.protocol.records import (
-    ATTRIBUTES_POS,
     HEADER,
     HEADER_SIZE,
     INT32_MAX,
@@ -28,7 +26,6 @@ from kafkaref.impl.storage.timeindex import TimeIndex
 NO_TIMESTAMP = -1
 SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
 RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
-CRC_CHUNK_BYTES = 1024 * 1024
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -45,7 +42,7 @@ class LogSegment:
             os.path.join(directory, file_name(base_offset, ".index")),
             base_offset,
             config.index_entries_max,
-            off_by_one="M6" in config.mutants,
+            off_by_one=config.on.M6,
         )
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
@@ -334,10 +331,10 @@ class LogSegment:
                 view = window.covering(position, size)
                 if view is not None:
                     start = position - window.start
-                    actual = crc32c.crc32c(view[start + ATTRIBUTES_POS : start + size])
+                    good = crc_matches(view[start : start + size], crc)
                 else:
-                    actual = self._crc_from_file(position + ATTRIBUTES_POS, position + size)
-                if actual != crc:
+                    good = crc_matches_in_file(self.fd, position, size, crc)
+                if not good:
                     break
                 self._account(base_offset, last_offset, fields[8], position, size)
                 if epoch > last_epoch:
@@ -347,18 +344,6 @@ class LogSegment:
         finally:
             window.close()
         return position
-
-    def _crc_from_file(self, start: int, end: int) -> int:
-        """CRC-32C of file bytes [start, end) read in bounded chunks (batches larger than the
-        recovery buffer)."""
-        value = 0
-        while start < end:
-            chunk = os.pread(self.fd, min(CRC_CHUNK_BYTES, end - start), start)
-            if not chunk:
-                return -1
-            value = crc32c.crc32c(chunk, value)
-            start += len(chunk)
-        return value
 
     # -- durability and lifetime --------------------------------------------------------------
     def flush(self) -> None:
