@@ -248,8 +248,11 @@ class Workload:
                         break
                     self._pace(started)
             finally:
-                producer.purge()
-                producer.flush(0)
+                try:
+                    producer.purge()
+                    producer.flush(0)
+                except Exception:  # noqa: BLE001, S110 -- a producer in a fatal state: dropped
+                    pass
 
     def _send_confluent(self, producer, process: int, sequence: int, rng: random.Random) -> str:
         topic, partition = rng.choice(self.keys)
@@ -265,9 +268,14 @@ class Workload:
             type_, error = "fail", type(exc).__name__
         else:
             deadline = time.monotonic() + 4 * self.config.request_timeout_ms / 1000 + 5
-            while "err" not in outcome and time.monotonic() < deadline:
-                producer.poll(0.05)
-            if "err" not in outcome:
+            try:
+                while "err" not in outcome and time.monotonic() < deadline:
+                    producer.poll(0.05)
+            except Exception as exc:  # noqa: BLE001 -- a fatal librdkafka error: unknown
+                outcome.setdefault("fatal", exc)
+            if "fatal" in outcome:
+                type_, error = "info", f"fatal: {outcome['fatal']}"[:200]
+            elif "err" not in outcome:
                 type_, error = "info", "no delivery report"
             elif outcome["err"] is not None:
                 type_, error = "info", outcome["err"].name()
