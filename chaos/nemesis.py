@@ -84,6 +84,22 @@ def draw_schedule(seed: int, kinds: tuple[str, ...], time_limit_s: float,
     return steps
 
 
+def hunting_schedule(time_limit_s: float, corrupt: bool = False) -> list[Step]:
+    """A fixed schedule for catching broker bugs fast: a leader cut from the other brokers and
+    the controller (a deposed leader keeps answering clients), then a killed leader, then a
+    paused follower, in turn; with corrupt, also a follower's segment cut short at rest."""
+    cycle = [("partition", "isolate-all", 4.0), ("kill", "leader", 2.0),
+             ("pause", "follower", 3.0)] + ([("corrupt", "truncate", 2.0)] if corrupt else [])
+    steps, at, turn = [], 2.0, 0
+    while True:
+        kind, target, duration = cycle[turn % len(cycle)]
+        if at + duration > time_limit_s:
+            return steps
+        steps.append(Step(at, kind, target, duration))
+        at += duration + 2.0
+        turn += 1
+
+
 @attrs.define
 class ExternalCommands:
     """Process faults against a broker we did not start (--bootstrap): shell commands."""

@@ -33,25 +33,13 @@ def demo(spec, time_limit, seed, runs_dir) -> None:
     raise SystemExit(run_chaos_demo(time_limit, seed, runs_dir))
 
 
-def mutant_schedule():
-    """Isolate a leader from the other brokers and the controller, then kill a leader, in
-    turn: a broker that acknowledges before replication (M2) loses what it acked meanwhile."""
-    from kafkaref.chaos.nemesis import Step
-
-    steps, at = [], 2.0
-    while at + 4 < MUTANT_RUN_S:
-        steps.append(Step(at, "partition", "isolate-all", 4.0))
-        steps.append(Step(at + 6, "kill", "leader", 2.0))
-        at += 11
-    return tuple(steps)
-
-
 def run_chaos_demo(time_limit: float, seed: int, runs_dir: str) -> int:
     import time
 
     import attrs
 
     from kafkaref.chaos.cli import print_summary
+    from kafkaref.chaos.nemesis import hunting_schedule
     from kafkaref.chaos.run import RunOptions, chaos_session, run
 
     started = time.monotonic()
@@ -68,7 +56,8 @@ def run_chaos_demo(time_limit: float, seed: int, runs_dir: str) -> int:
     print_summary(main)
     log(f"then the same workload with mutant M2 for {MUTANT_RUN_S}s: it must be caught")
     mutant = run(attrs.evolve(options, time_limit_s=MUTANT_RUN_S, mutants=("M2",),
-                              schedule=mutant_schedule()), log=log, spark=_Later(spark_ready))
+                              schedule=tuple(hunting_schedule(MUTANT_RUN_S))),
+                 log=log, spark=_Later(spark_ready))
     print_summary(mutant)
     lost = (mutant.report.get("anomalies") or {}).get("lost_write", {})
     caught = mutant.exit_code == 1 and lost.get("count", 0) > 0
