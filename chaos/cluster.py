@@ -79,13 +79,18 @@ class ProxiedCluster:
     def data_dir(self, broker_id: int) -> str:
         return os.path.join(self.directory, f"broker-{broker_id}")
 
+    def clock_path(self, broker_id: int) -> str:
+        """The broker's --clock-skew-file (impl/clock.py): the nemesis rewrites it."""
+        return os.path.join(self.directory, f"broker-{broker_id}.clock.json")
+
     def command(self, broker_id: int) -> list[str]:
         exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
         links = self.mesh.links
         command = [exe, "broker", "--broker-id", str(broker_id), "--port", "0",
                    "--data-dir", self.data_dir(broker_id),
                    "--controller", links[controller_link(broker_id)].address,
-                   "--advertised-port", str(links[client_link(broker_id)].port)]
+                   "--advertised-port", str(links[client_link(broker_id)].port),
+                   "--clock-skew-file", self.clock_path(broker_id)]
         for j in self.broker_ids:
             if j != broker_id:
                 command += ["--peer", f"{j}={links[peer_link(broker_id, j)].address}"]

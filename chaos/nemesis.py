@@ -12,6 +12,10 @@ Fault kinds (Jepsen's names where they exist):
     partition   cut links of the proxy mesh (chaos/proxy.py): isolate a broker from the other
                 brokers (or from them and the controller), split the brokers in two halves,
                 cut clients from a broker, one-way cuts between brokers, or delay every link
+    clock       jump a broker's clock (impl/clock.py SkewFile): its wall clock (record time,
+                retention, segment.ms) forward or back by up to an hour, or its monotonic clock
+                (timeouts, ISR lag, sessions) forward by up to a minute; undone by setting the
+                wall clock back (a monotonic clock never goes back)
     corrupt     SIGKILL a follower, flip bits in / truncate the tail of one of its segment
                 files at rest, restart it (outside the safety phase: no replicated log
                 survives every corruption of a replica that recovery cannot see)
@@ -23,6 +27,7 @@ must survive: one broker (a minority of 3) at a time, always healed before the n
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shlex
@@ -39,11 +44,12 @@ from kafkaref.chaos.proxy import Fault
 from kafkaref.chaos.recorder import Recorder
 
 SAFE_KINDS = ("kill", "pause", "partition")
-ALL_KINDS = ("kill", "pause", "partition", "corrupt")
+ALL_KINDS = ("kill", "pause", "partition", "clock", "corrupt")
 TARGETS = {
     "kill": ("leader", "follower", "random", "minority"),
     "pause": ("leader", "follower", "random"),
     "partition": ("isolate", "isolate-all", "halves", "clients", "one-way", "delay"),
+    "clock": ("wall-forward", "wall-back", "monotonic-forward"),
     "corrupt": ("bitflip", "truncate"),
 }
 
@@ -124,6 +130,7 @@ class Nemesis:
         self.rng = random.Random(f"targets:{seed}")
         self.injected: dict[str, int] = {}
         self.skipped: dict[str, str] = {}  # kind -> why
+        self._monotonic: dict[int, int] = {}  # broker -> its clock's monotonic jump so far
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
@@ -252,6 +259,25 @@ class Nemesis:
         delay = Fault(delay_ms=self.rng.choice((20, 50, 100, 250)))
         return dict.fromkeys(self.cluster.mesh.links, delay)
 
+    def _clock(self, step: Step):
+        broker = self.rng.choice(self.cluster.broker_ids)
+        minutes = self.rng.choice((1, 10, 60))
+        if step.target == "monotonic-forward":
+            self._monotonic[broker] = self._monotonic.get(broker, 0) + minutes * 1000
+        wall = {"wall-forward": 1, "wall-back": -1}.get(step.target, 0) * minutes * 60_000
+        target = {"mode": step.target, "broker": broker, "wall_ms": wall,
+                  "monotonic_ms": self._monotonic.get(broker, 0)}
+        self.recorder.nemesis("clock", target, lambda: self._write_skew(broker, wall))
+        return lambda: self.recorder.nemesis("clock-reset", {"broker": broker},
+                                             lambda: self._write_skew(broker, 0))
+
+    def _write_skew(self, broker: int, wall_ms: int) -> None:
+        path = self.cluster.clock_path(broker)
+        with open(path + ".tmp", "w") as handle:
+            json.dump({"wall_ms": wall_ms, "monotonic_ms": self._monotonic.get(broker, 0)},
+                      handle)
+        os.replace(path + ".tmp", path)
+
     def _corrupt(self, step: Step):
         brokers = self._resolve("follower")
         target = {"mode": step.target, "brokers": brokers}
@@ -277,6 +303,9 @@ class Nemesis:
 
         def heal():
             self.cluster.mesh.heal()
+            for broker in self.cluster.broker_ids:
+                if os.path.exists(self.cluster.clock_path(broker)):
+                    self._write_skew(broker, 0)
             restarted = []
             for broker in self.cluster.broker_ids:
                 process = self.cluster.processes.get(broker)

@@ -18,6 +18,7 @@ import threading
 
 import click
 
+from kafkaref.impl.clock import SYSTEM_CLOCK, skewed_clock
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.mutants import Mutant, parse_mutants
 from kafkaref.impl.server.config import ServerConfig
@@ -135,10 +136,14 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--peer", "peers", multiple=True, metavar="ID=HOST:PORT",
               help="Replica-fetch from broker ID at this address instead of its registered "
                    "one (repeatable; chaos/ routes each broker pair through a proxy).")
+@click.option("--clock-skew-file", type=click.Path(dir_okay=False), default=None,
+              help="JSON {\"wall_ms\": W, \"monotonic_ms\": M} added to this broker's clock, "
+                   "re-read while running (chaos/ makes the clock jump by rewriting it).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, advertised_port, peers, mutants, allow_deliberate_bugs, verbose):
+           controller_address, advertised_port, peers, clock_skew_file, mutants,
+           allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.single import single_broker
@@ -162,10 +167,12 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))
     stop = install_stop_handlers()
     try:
+        clock = skewed_clock(clock_skew_file) if clock_skew_file else SYSTEM_CLOCK
         if controller_address:
-            server = clustered_broker(data_dir, controller_address, config, broker_config)
+            server = clustered_broker(data_dir, controller_address, config, broker_config,
+                                      clock=clock)
         else:
-            server = single_broker(data_dir, config, broker_config)
+            server = single_broker(data_dir, config, broker_config, clock=clock)
         server.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {config.host}:{config.port}: {exc}", err=True)
