@@ -73,8 +73,8 @@ def common_options(function):
         click.option("--time-limit", type=click.FloatRange(1, 86_400), default=60,
                      show_default=True, help="Seconds of workload under faults."),
         click.option("--nemesis", default=",".join(SAFE_KINDS), show_default=True,
-                     callback=_kinds, help="Fault kinds: kill, pause, partition, corrupt "
-                     "(corrupt is outside what acks=all survives)."),
+                     callback=_kinds, help="Fault kinds: kill, pause, partition (the safety "
+                     "phase), clock, lose-unfsynced, corrupt (see chaos/nemesis.py)."),
         click.option("--acks", type=click.Choice(["all", "-1", "1", "0"]), default="all",
                      show_default=True),
         click.option("--idempotence/--no-idempotence", default=True, show_default=True,

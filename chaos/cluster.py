@@ -51,13 +51,15 @@ class ProxiedCluster:
     """Brokers 0..n-1 and a controller, every link through self.mesh. A context manager."""
 
     def __init__(self, brokers: int, directory: str, *, session_timeout_ms: int = 1500,
-                 unclean_election: bool = False, mutants: tuple[str, ...] = ()):
+                 unclean_election: bool = False, mutants: tuple[str, ...] = (),
+                 power_loss: bool = False):
         from kafkaref.impl.controller.server import ControllerServer
 
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
         self.broker_ids = list(range(brokers))
         self.mutants = tuple(mutants)
+        self.power_loss = power_loss  # brokers lose what was not fsynced when killed
         self.controller = ControllerServer(
             session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
             snapshot_path=os.path.join(self.directory, "controller.json")).start()
@@ -94,6 +96,8 @@ class ProxiedCluster:
         for j in self.broker_ids:
             if j != broker_id:
                 command += ["--peer", f"{j}={links[peer_link(broker_id, j)].address}"]
+        if self.power_loss:
+            command.append("--lose-unflushed-on-crash")
         for mutant in self.mutants:
             command += ["--mutant", mutant]
         if self.mutants:

@@ -16,6 +16,11 @@ Fault kinds (Jepsen's names where they exist):
                 retention, segment.ms) forward or back by up to an hour, or its monotonic clock
                 (timeouts, ISR lag, sessions) forward by up to a minute; undone by setting the
                 wall clock back (a monotonic clock never goes back)
+    lose-unfsynced  SIGKILL brokers that run in power-loss mode (impl/storage
+                LogConfig.lose_unflushed_on_crash): what they had not fsynced is gone when they
+                restart. With this kind in a run every broker runs in that mode, so every kill
+                is a power loss. Outside the safety phase: a restarted broker still in the ISR
+                can lead without what it lost (what Kafka's KIP-966 addresses)
     corrupt     SIGKILL a follower, flip bits in / truncate the tail of one of its segment
                 files at rest, restart it (outside the safety phase: no replicated log
                 survives every corruption of a replica that recovery cannot see)
@@ -44,12 +49,13 @@ from kafkaref.chaos.proxy import Fault
 from kafkaref.chaos.recorder import Recorder
 
 SAFE_KINDS = ("kill", "pause", "partition")
-ALL_KINDS = ("kill", "pause", "partition", "clock", "corrupt")
+ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt")
 TARGETS = {
     "kill": ("leader", "follower", "random", "minority"),
     "pause": ("leader", "follower", "random"),
     "partition": ("isolate", "isolate-all", "halves", "clients", "one-way", "delay"),
     "clock": ("wall-forward", "wall-back", "monotonic-forward"),
+    "lose-unfsynced": ("leader", "follower", "random"),
     "corrupt": ("bitflip", "truncate"),
 }
 
@@ -170,7 +176,7 @@ class Nemesis:
             self.skipped[step.kind] = why
             return None
         self.log(f"nemesis: {step.kind} {step.target} for {step.duration_s}s")
-        undo = getattr(self, f"_{step.kind}")(step)
+        undo = getattr(self, "_" + step.kind.replace("-", "_"))(step)
         if undo is not None:
             self.injected[step.kind] = self.injected.get(step.kind, 0) + 1
         return undo
@@ -214,6 +220,14 @@ class Nemesis:
         brokers = self._resolve(step.target)
         target = {"role": step.target, "brokers": brokers}
         self.recorder.nemesis("kill", target, lambda: [
+            self.cluster.signal(b, signal.SIGKILL) for b in brokers])
+        return lambda: self.recorder.nemesis("restart", target, lambda: [
+            self.cluster.start_broker(b) for b in brokers])
+
+    def _lose_unfsynced(self, step: Step):
+        brokers = self._resolve(step.target)
+        target = {"role": step.target, "brokers": brokers, "power_loss": True}
+        self.recorder.nemesis("lose-unfsynced", target, lambda: [
             self.cluster.signal(b, signal.SIGKILL) for b in brokers])
         return lambda: self.recorder.nemesis("restart", target, lambda: [
             self.cluster.start_broker(b) for b in brokers])

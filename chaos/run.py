@@ -101,7 +101,8 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
 
             log(f"starting {options.brokers} brokers (through the proxy mesh)")
             cluster = ProxiedCluster(options.brokers, str(run_dir / "cluster"),
-                                     mutants=options.mutants).start()
+                                     mutants=options.mutants,
+                                     power_loss="lose-unfsynced" in options.nemesis).start()
         bootstrap = options.bootstrap or cluster.bootstrap
         create_topic(bootstrap, options.workload)
         workload = Workload(bootstrap, recorder, options.workload, options.seed)

@@ -139,14 +139,19 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--clock-skew-file", type=click.Path(dir_okay=False), default=None,
               help="JSON {\"wall_ms\": W, \"monotonic_ms\": M} added to this broker's clock, "
                    "re-read while running (chaos/ makes the clock jump by rewriting it).")
+@click.option("--lose-unflushed-on-crash", is_flag=True,
+              help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
+                   "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, advertised_port, peers, clock_skew_file, mutants,
-           allow_deliberate_bugs, verbose):
+           controller_address, advertised_port, peers, clock_skew_file, lose_unflushed_on_crash,
+           mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
+    from kafkaref.impl.server.server import storage_log_factory
     from kafkaref.impl.server.single import single_broker
+    from kafkaref.impl.storage.config import LogConfig
 
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
@@ -168,11 +173,15 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     stop = install_stop_handlers()
     try:
         clock = skewed_clock(clock_skew_file) if clock_skew_file else SYSTEM_CLOCK
+        logs = storage_log_factory(data_dir, LogConfig(
+            validate_records=False, mutants=mutants, lose_unflushed_on_crash=True),
+            clock=clock, mutants=mutants) if lose_unflushed_on_crash else None
         if controller_address:
             server = clustered_broker(data_dir, controller_address, config, broker_config,
-                                      clock=clock)
+                                      log_factory=logs, clock=clock)
         else:
-            server = single_broker(data_dir, config, broker_config, clock=clock)
+            server = single_broker(data_dir, config, broker_config, log_factory=logs,
+                                   clock=clock)
         server.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {config.host}:{config.port}: {exc}", err=True)
