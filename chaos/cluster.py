@@ -60,9 +60,10 @@ class ProxiedCluster:
         self.broker_ids = list(range(brokers))
         self.mutants = tuple(mutants)
         self.power_loss = power_loss  # brokers lose what was not fsynced when killed
-        self.controller = ControllerServer(
-            session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
-            snapshot_path=os.path.join(self.directory, "controller.json")).start()
+        self._controller_args = {
+            "session_timeout_ms": session_timeout_ms, "unclean_election": unclean_election,
+            "snapshot_path": os.path.join(self.directory, "controller.json")}
+        self.controller = ControllerServer(**self._controller_args).start()
         self.mesh = ProxyMesh()
         controller = _address(self.controller.address)
         for i in self.broker_ids:
@@ -128,6 +129,19 @@ class ProxiedCluster:
         for i in self.broker_ids:
             if i != broker_id:
                 self.mesh.retarget(peer_link(i, broker_id), target)
+
+    def stop_controller(self) -> None:
+        """The controller dies (it runs in this process: its threads stop, its sockets close;
+        what it persisted in its snapshot is all a successor knows)."""
+        self.controller.shutdown()
+
+    def start_controller(self) -> None:
+        """A new controller from the snapshot; the brokers' controller links now lead to it."""
+        from kafkaref.impl.controller.server import ControllerServer
+
+        self.controller = ControllerServer(**self._controller_args).start()
+        for i in self.broker_ids:
+            self.mesh.retarget(controller_link(i), _address(self.controller.address))
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -25,7 +25,9 @@ Fault kinds (Jepsen's names where they exist):
                 files at rest, restart it (outside the safety phase: no replicated log
                 survives every corruption of a replica that recovery cannot see)
 
-Targets: the leader of a partition, a follower of one, a random broker, a minority. The safety
+Targets: the leader of a partition, a follower of one, a random broker, a minority, or the
+controller (it runs in the runner's process: it is stopped and a successor started from its
+snapshot, the brokers' controller links retargeted to it). The safety
 phase (the default kinds) injects only faults acks=all, RF 3, min ISR 2, unclean election off
 must survive: one broker (a minority of 3) at a time, always healed before the next.
 """
@@ -51,7 +53,7 @@ from kafkaref.chaos.recorder import Recorder
 SAFE_KINDS = ("kill", "pause", "partition")
 ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt")
 TARGETS = {
-    "kill": ("leader", "follower", "random", "minority"),
+    "kill": ("leader", "follower", "random", "minority", "controller"),
     "pause": ("leader", "follower", "random"),
     "partition": ("isolate", "isolate-all", "halves", "clients", "one-way", "delay"),
     "clock": ("wall-forward", "wall-back", "monotonic-forward"),
@@ -217,6 +219,11 @@ class Nemesis:
                 self.external.kill_cmd))
             return lambda: self.recorder.nemesis("restart", target, lambda: self.external.run(
                 self.external.restart_cmd))
+        if step.target == "controller":
+            target = {"role": "controller"}
+            self.recorder.nemesis("kill", target, self.cluster.stop_controller)
+            return lambda: self.recorder.nemesis("restart", target,
+                                                 self.cluster.start_controller)
         brokers = self._resolve(step.target)
         target = {"role": step.target, "brokers": brokers}
         self.recorder.nemesis("kill", target, lambda: [
@@ -316,6 +323,8 @@ class Nemesis:
             return
 
         def heal():
+            if self.cluster.controller.stopping.is_set():
+                self.cluster.start_controller()
             self.cluster.mesh.heal()
             for broker in self.cluster.broker_ids:
                 if os.path.exists(self.cluster.clock_path(broker)):
