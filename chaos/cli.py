@@ -94,7 +94,8 @@ def common_options(function):
         click.option("--kill-cmd", default=None,
                      help="With --bootstrap: a command that SIGKILLs the broker."),
         click.option("--restart-cmd", default=None,
-                     help="With --bootstrap: a command that starts it again."),
+                     help="With --bootstrap: a command that starts it again and returns "
+                     "(background the broker, e.g. sh -c 'kafkaref broker ... &')."),
         click.option("--mutant", "mutants", multiple=True, metavar="M",
                      help="Switch on a deliberate broker bug (docs/bugs.md), e.g. M2."),
         click.option("--allow-deliberate-bugs", is_flag=True,
