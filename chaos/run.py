@@ -166,9 +166,10 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
     if options.checker == "none" or not options.record:
         report = {"valid": "unknown", "error": "not checked"}
     elif options.checker == "twin":
+        from kafkaref.chaos.history_store import history_config
         from kafkaref.spark_checks import twin
 
-        report = twin.check(str(history)).to_json()
+        report = twin.check(str(history), history_config(history)).to_json()
     else:
         from kafkaref.spark_checks import job
 

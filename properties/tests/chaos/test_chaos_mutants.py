@@ -24,6 +24,9 @@ from kafkaref.impl.mutants import Mutant
 SECONDS = float(os.environ.get("CHAOS_MUTANT_SECONDS", "30"))
 # Why a client-observable mutant cannot show in this workload's history.
 UNOBSERVABLE = {
+    "M3": "with unclean election off an ISR of one loses nothing a broker acked; the fault is an "
+          "ok where NOT_ENOUGH_REPLICAS was due, which a history cannot tell without the ISR "
+          "(and with unclean election on, the loss it causes is allowed)",
     "M7": "our producers never send a batch with a bad CRC (the mutant needs a corrupting client)",
     "M9": "every client keeps one request in flight per connection, so nothing can reorder",
     "M10": "hanging produce requests end as info (timeouts): a liveness fault, no anomaly",
