@@ -23,6 +23,9 @@ import time
 from kafkaref.chaos.proxy import ProxyMesh
 
 READY_TIMEOUT_S = 60
+# Small segments, so a run of a minute rolls each partition's log a few times: rolls, indexes
+# of several segments and recovery across them are then under the faults too.
+SEGMENT_BYTES = 16 * 1024
 
 
 def _die_with_parent() -> None:
@@ -52,7 +55,7 @@ class ProxiedCluster:
 
     def __init__(self, brokers: int, directory: str, *, session_timeout_ms: int = 1500,
                  unclean_election: bool = False, mutants: tuple[str, ...] = (),
-                 power_loss: bool = False):
+                 power_loss: bool = False, segment_bytes: int | None = SEGMENT_BYTES):
         from kafkaref.impl.controller.server import ControllerServer
 
         self.directory = os.path.abspath(directory)
@@ -60,6 +63,7 @@ class ProxiedCluster:
         self.broker_ids = list(range(brokers))
         self.mutants = tuple(mutants)
         self.power_loss = power_loss  # brokers lose what was not fsynced when killed
+        self.segment_bytes = segment_bytes
         self._controller_args = {
             "session_timeout_ms": session_timeout_ms, "unclean_election": unclean_election,
             "snapshot_path": os.path.join(self.directory, "controller.json")}
@@ -99,6 +103,8 @@ class ProxiedCluster:
                 command += ["--peer", f"{j}={links[peer_link(broker_id, j)].address}"]
         if self.power_loss:
             command.append("--lose-unflushed-on-crash")
+        if self.segment_bytes:
+            command += ["--segment-bytes", str(self.segment_bytes)]
         for mutant in self.mutants:
             command += ["--mutant", mutant]
         if self.mutants:

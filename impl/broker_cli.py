@@ -139,14 +139,16 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--clock-skew-file", type=click.Path(dir_okay=False), default=None,
               help="JSON {\"wall_ms\": W, \"monotonic_ms\": M} added to this broker's clock, "
                    "re-read while running (chaos/ makes the clock jump by rewriting it).")
+@click.option("--segment-bytes", type=click.IntRange(1024, 2**31 - 1), default=None,
+              help="log.segment.bytes: roll segments at this size (default 1 GiB).")
 @click.option("--lose-unflushed-on-crash", is_flag=True,
               help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
                    "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, advertised_port, peers, clock_skew_file, lose_unflushed_on_crash,
-           mutants, allow_deliberate_bugs, verbose):
+           controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
+           lose_unflushed_on_crash, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -173,9 +175,12 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     stop = install_stop_handlers()
     try:
         clock = skewed_clock(clock_skew_file) if clock_skew_file else SYSTEM_CLOCK
+        storage = {"lose_unflushed_on_crash": lose_unflushed_on_crash or None,
+                   "segment_bytes": segment_bytes}
+        storage = {k: v for k, v in storage.items() if v is not None}
         logs = storage_log_factory(data_dir, LogConfig(
-            validate_records=False, mutants=mutants, lose_unflushed_on_crash=True),
-            clock=clock, mutants=mutants) if lose_unflushed_on_crash else None
+            validate_records=False, mutants=mutants, **storage),
+            clock=clock, mutants=mutants) if storage else None
         if controller_address:
             server = clustered_broker(data_dir, controller_address, config, broker_config,
                                       log_factory=logs, clock=clock)
