@@ -177,6 +177,7 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
         spark = spark or chaos_session(options.spark_master)
         report = job.check(spark, str(history)).to_json()
     summary["check_s"] = round(time.monotonic() - started, 1)
+    _judge_final_reads(options, summary, report)
     report["run"] = summary
     report_path = run_dir / "report.json"
     report_path.write_text(json.dumps(report, indent=2, default=str) + "\n")
@@ -184,6 +185,20 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
     valid = report.get("valid")
     code = {True: EXIT_VALID, False: EXIT_INVALID}.get(valid, EXIT_UNKNOWN)
     return RunResult(run_dir, code, report, summary)
+
+
+def _judge_final_reads(options: RunOptions, summary: dict, report: dict) -> None:
+    """A partition the final phase could not read back has no final log: loss in it cannot be
+    told from delay, so "valid" becomes "unknown" (anomalies found stay found)."""
+    read = {int(p) for p in summary.get("final_read", {})}
+    unread = sorted(set(range(options.workload.partitions)) - read)
+    if not unread:
+        return
+    summary["unread_partitions"] = unread
+    if report.get("valid") is True:
+        report["valid"] = "unknown"
+        report["error"] = (f"the final reads could not read partitions {unread} back after "
+                           f"healing: what they hold is unknown")
 
 
 def chaos_session(master: str = "local[2]"):

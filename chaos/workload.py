@@ -53,6 +53,7 @@ DEFINITE_FAILURES = frozenset({
     ErrorCode.topic_authorization_failed,
 })
 VALUE_BYTES = 8
+CRASH_BACKOFF_S = 0.25
 
 
 @attrs.frozen
@@ -177,7 +178,13 @@ class Workload:
         except Exception as error:  # noqa: BLE001 -- a workload bug must fail the run loudly
             self.errors.append(f"{threading.current_thread().name}: {error!r}")
 
-    def _new_process(self) -> int:
+    def _new_process(self, first: list) -> int:
+        """The next process number; after the first of a thread, a pause first: a process
+        that crashed (info) is replaced, but not in a tight loop against a broken cluster."""
+        if first:
+            first.clear()
+        else:
+            self._stopping.wait(CRASH_BACKOFF_S)
         return next(self._processes)
 
     def _pace(self, started: float) -> None:
@@ -186,8 +193,9 @@ class Workload:
     # -- producers ----------------------------------------------------------------------------
     def _our_producer(self, rng: random.Random) -> None:
         c = self.config
+        first = [True]
         while not self._stopping.is_set():
-            process = self._new_process()
+            process = self._new_process(first)
             producer = Producer(self.bootstrap, acks=c.acks, retries=0,
                                 enable_idempotence=c.idempotence,
                                 request_timeout_ms=c.request_timeout_ms,
@@ -231,8 +239,9 @@ class Workload:
         import confluent_kafka
 
         c = self.config
+        first = [True]
         while not self._stopping.is_set():
-            process = self._new_process()
+            process = self._new_process(first)
             producer = confluent_kafka.Producer({
                 "bootstrap.servers": self.bootstrap, "acks": c.acks, "linger.ms": 0,
                 "enable.idempotence": c.idempotence, "client.id": f"chaos-{process}",
@@ -297,8 +306,9 @@ class Workload:
         assigns and seeks to where the first stopped (no reread, no gap in what is polled)."""
         c = self.config
         positions = dict.fromkeys(self.keys, 0)
+        first = [True]
         while not self._stopping.is_set():
-            process = self._new_process()
+            process = self._new_process(first)
             consumer = ObservingConsumer(self.bootstrap, fetch_ahead=False,
                                          client_id=f"chaos-{process}")
             consumer.cluster.timeout_s = c.socket_timeout_s
@@ -375,8 +385,9 @@ class Workload:
         import confluent_kafka
 
         c = self.config
+        first = [True]
         while not self._stopping.is_set():
-            process = self._new_process()
+            process = self._new_process(first)
             consumer = confluent_kafka.Consumer({
                 "bootstrap.servers": self.bootstrap, "group.id": f"chaos-{self.seed}",
                 "auto.offset.reset": "earliest", "client.id": f"chaos-{process}",
@@ -413,7 +424,7 @@ class Workload:
         read: dict[int, int] = {}
         deadline = time.monotonic() + timeout_s
         for key in self.keys:
-            process = self._new_process()
+            process = next(self._processes)
             consumer = ObservingConsumer(self.bootstrap, fetch_ahead=False,
                                          client_id=f"chaos-final-{process}")
             consumer.cluster.timeout_s = self.config.socket_timeout_s
