@@ -26,3 +26,17 @@ def test_short_chaos_run_is_valid(tmp_path):
     assert summary["acknowledged"] > 500, summary
     assert sum(summary["final_read"].values()) >= summary["acknowledged"]
     assert (tmp_path / "default" / "schedule.txt").read_text().strip()
+
+
+def test_unread_partitions_make_a_valid_verdict_unknown():
+    from kafkaref.chaos.run import _judge_final_reads
+
+    options = RunOptions()
+    for valid, expected in ((True, "unknown"), (False, False)):
+        report, summary = {"valid": valid}, {"final_read": {"0": 10, "2": 4}}
+        _judge_final_reads(options, summary, report)
+        assert report["valid"] == expected
+        assert summary["unread_partitions"] == [1]
+    report = {"valid": True}
+    _judge_final_reads(options, {"final_read": {"0": 1, "1": 1, "2": 0}}, report)
+    assert report == {"valid": True}
