@@ -13,6 +13,7 @@ links to it retargeted, so a restarted broker is reached again wherever it now l
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import selectors
 import signal
@@ -78,6 +79,7 @@ class ProxiedCluster:
                     self.mesh.add(peer_link(i, j))
         self.processes: dict[int, subprocess.Popen] = {}
         self.ports: dict[int, int] = {}
+        self._launcher = concurrent.futures.ThreadPoolExecutor(1, "chaos-launcher")
 
     @property
     def bootstrap(self) -> str:
@@ -125,8 +127,13 @@ class ProxiedCluster:
             previous.stdout.close()
         log_path = os.path.join(self.directory, f"broker-{broker_id}.log")
         with open(log_path, "a") as log_file:
-            process = subprocess.Popen(self.command(broker_id), stdout=subprocess.PIPE,
-                                       stderr=log_file, preexec_fn=_die_with_parent)
+            # Started by the one launcher thread: PR_SET_PDEATHSIG fires when the *thread*
+            # that forked the broker exits, so a broker the nemesis thread restarted used to
+            # get SIGTERM when the nemesis finished (every partition then went offline at
+            # once, at the end of a run: found by the hunting schedule).
+            process = self._launcher.submit(
+                subprocess.Popen, self.command(broker_id), stdout=subprocess.PIPE,
+                stderr=log_file, preexec_fn=_die_with_parent).result()
         self.processes[broker_id] = process
         port = _read_port(process, timeout_s, log_path)
         self.ports[broker_id] = port
@@ -184,6 +191,7 @@ class ProxiedCluster:
                 process.stdout.close()
         self.controller.shutdown()
         self.mesh.close()
+        self._launcher.shutdown()
 
     def __enter__(self) -> ProxiedCluster:
         try:

@@ -20,13 +20,16 @@ from __future__ import annotations
 
 import collections
 import errno
+import logging
 import selectors
 import socket
 import threading
 import time
+import traceback
 
 import attrs
 
+log = logging.getLogger(__name__)
 HOST = "127.0.0.1"
 CHUNK = 256 * 1024
 # Bytes a direction holds (delayed or unsent) before the proxy stops reading it: a bound on the
@@ -103,6 +106,7 @@ class ProxyMesh:
         self._wake_r.setblocking(False)
         self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
         self._stopping = threading.Event()
+        self.errors: list[str] = []  # tracebacks of failed rounds (a bug to fix, not noise)
         self._thread = threading.Thread(target=self._loop, daemon=True, name="chaos-proxy")
         self._thread.start()
 
@@ -162,20 +166,27 @@ class ProxyMesh:
     # -- the loop -----------------------------------------------------------------------------
     def _loop(self) -> None:
         while not self._stopping.is_set():
-            with self._lock:
-                timeout = self._arm()
-            for key, events in self._selector.select(timeout):
-                kind, item = key.data
-                if kind == "wake":
-                    try:
-                        self._wake_r.recv(4096)
-                    except OSError:
-                        pass
-                elif kind == "accept":
-                    self._accept(item)
-                else:
-                    self._serve(item, key.fileobj, events)
-            self._release()
+            try:
+                self._round()
+            except Exception:  # noqa: BLE001 -- the mesh must outlive one bad connection
+                self.errors.append(traceback.format_exc())
+                log.exception("proxy mesh round failed")
+
+    def _round(self) -> None:
+        with self._lock:
+            timeout = self._arm()
+        for key, events in self._selector.select(timeout):
+            kind, item = key.data
+            if kind == "wake":
+                try:
+                    self._wake_r.recv(4096)
+                except OSError:
+                    pass
+            elif kind == "accept":
+                self._accept(item)
+            else:
+                self._serve(item, key.fileobj, events)
+        self._release()
 
     def _arm(self) -> float:
         """Set each socket's interest from its pair's state; the time to the next release."""

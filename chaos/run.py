@@ -124,6 +124,8 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
             raise RuntimeError(f"nemesis failed: {nemesis.error!r}") from nemesis.error
         log("final reads")
         read = workload.final_reads()
+        if cluster is not None and cluster.mesh.errors:
+            summary["proxy_errors"] = cluster.mesh.errors[:5]
         summary.update(
             ops=recorder.ops(), counts=dict(sorted(recorder.counts.items())),
             acknowledged=recorder.acked_sends, final_read=read,
