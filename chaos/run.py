@@ -104,7 +104,11 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
                                      mutants=options.mutants,
                                      power_loss="lose-unfsynced" in options.nemesis).start()
         bootstrap = options.bootstrap or cluster.bootstrap
-        create_topic(bootstrap, options.workload)
+        replicas, min_isr = create_topic(bootstrap, options.workload)
+        summary["topic"] = {"name": options.workload.topic, "replication_factor": replicas,
+                            "min_insync_replicas": min_isr}
+        if replicas < options.workload.replication_factor:
+            log(f"only {replicas} brokers: topic with RF {replicas}, min ISR {min_isr}")
         workload = Workload(bootstrap, recorder, options.workload, options.seed)
         nemesis = Nemesis(recorder, schedule, options.workload.topic, options.seed,
                           cluster=cluster, external=options.external, log=log)

@@ -110,24 +110,29 @@ class ObservingConsumer(Consumer):
         return super()._take(key, part)
 
 
-def create_topic(bootstrap: str, config: WorkloadConfig, timeout_s: float = 30.0) -> None:
-    """Create the workload's topic (an existing one is fine), retrying while brokers start."""
+def create_topic(bootstrap: str, config: WorkloadConfig,
+                 timeout_s: float = 30.0) -> tuple[int, int]:
+    """Create the workload's topic (an existing one is fine), retrying while brokers start;
+    returns the (replication factor, min ISR) asked for. A cluster of fewer brokers than the
+    replication factor gets one replica per broker (a single broker: RF 1, min ISR 1), so the
+    workload runs against any broker; the run's summary says what was used."""
     deadline = time.monotonic() + timeout_s
     last: Exception | None = None
     while time.monotonic() < deadline:
         view = ClusterView(bootstrap)
         try:
             view.refresh([])
+            replicas = min(config.replication_factor, len(view.brokers))
+            min_isr = min(config.min_insync_replicas, replicas)
             connection = view.connection(min(view.brokers))
             answer = connection.send(19, 4, {"topics": [{
                 "name": config.topic, "num_partitions": config.partitions,
-                "replication_factor": config.replication_factor, "assignments": [],
-                "configs": [{"name": "min.insync.replicas",
-                             "value": str(config.min_insync_replicas)}]}],
+                "replication_factor": replicas, "assignments": [],
+                "configs": [{"name": "min.insync.replicas", "value": str(min_isr)}]}],
                 "timeout": 30_000, "validate_only": False})
             code = answer.topics[0].error_code
             if code in (ErrorCode.none, ErrorCode.topic_already_exists):
-                return
+                return replicas, min_isr
             last = RuntimeError(f"CreateTopics: {ErrorCode(code).name}")
         except (OSError, ValueError, NoBrokerAvailable) as error:
             last = error
