@@ -23,8 +23,11 @@ COMMANDS = {
     "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
+    "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),
     "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
                 "Run every deliberate fault against the checks: a detection matrix."),
+    "scenarios": ("kafkaref.properties.mutants_cli:scenarios_command",
+                  "Replay the bug transcripts in properties/scenarios/ (--rewrite)."),
 }
 
 

@@ -74,3 +74,42 @@ def _print_registry(mutant_enum, as_json: bool) -> None:
         client = "yes" if row["client_observable"] else "no"
         click.echo(f"{row['code']:<5} {row['layer']:<11} {client:<6}  {row['breaks']}")
     click.echo(f"\n{M12_ABSENT}")
+
+
+@click.command("scenarios")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False))
+@click.option("--rewrite", is_flag=True,
+              help="Write the outputs the code printed back into the files (also "
+                   "KAFKAREF_REWRITE=1); review them with `git diff`.")
+@click.option("--slow/--no-slow", default=True, show_default=True,
+              help="Include transcripts marked `# slow` (spec explorations at 3 replicas).")
+def scenarios_command(files, rewrite, slow):
+    """Replay scenario transcripts (default: every file in properties/scenarios/) against the
+    model, the core and the explorers, and report the blocks whose output differs.
+
+    \b
+    Exit codes: 0 every block matched (or was rewritten); 1 some output differs; 2 bad
+    arguments or a malformed transcript.
+    """
+    import os
+
+    from kafkaref.properties.transcripts import is_slow, replay, scenario_files
+
+    rewrite = rewrite or os.environ.get("KAFKAREF_REWRITE") == "1"
+    paths = list(files) or [p for p in scenario_files() if slow or not is_slow(p)]
+    differing = 0
+    for path in paths:
+        click.echo(f"{os.path.basename(path)} ...", err=True, nl=False)
+        try:
+            mismatches = replay(path, rewrite=rewrite)
+        except ValueError as exc:
+            click.echo(f" malformed: {exc}", err=True)
+            sys.exit(2)
+        differing += 0 if rewrite else len(mismatches)
+        state = "rewritten" if rewrite and mismatches else (
+            f"{len(mismatches)} differ" if mismatches else "ok")
+        click.echo(f" {state}", err=True)
+        for m in [] if rewrite else mismatches:
+            click.echo(f"{path}:{m.line}: {m.command}\n--- expected\n{m.expected}\n"
+                       f"--- got\n{m.actual}\n")
+    sys.exit(1 if differing else 0)

@@ -73,10 +73,12 @@ class ClusterSetup:
     brokers: int = 3
     session_timeout_ms: int = 1000
     unclean_election: bool = False
+    mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
 
     @property
     def id(self) -> str:
-        return f"{self.brokers}-brokers"
+        mutants = "".join(f"-{m}" for m in sorted(map(str, self.mutants)))
+        return f"{self.brokers}-brokers{mutants}"
 
 
 @contextlib.contextmanager
@@ -85,7 +87,7 @@ def running_cluster(setup: ClusterSetup, directory: str):
     from kafkaref.impl.server.local_cluster import LocalCluster
 
     local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
-                         unclean_election=setup.unclean_election)
+                         unclean_election=setup.unclean_election, mutants=setup.mutants)
     local.start()
     try:
         yield local

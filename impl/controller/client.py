@@ -35,9 +35,13 @@ class ControllerClient(threading.Thread):
 
     # -- called under the core lock by the broker -----------------------------------------------
     def create_topic(self, name, partitions, replication_factor, configs,
-                     done: Callable[[ErrorCode, str | None], None]) -> None:
-        self.outbox.put(({"type": "create_topic", "name": name, "partitions": partitions,
-                          "replication_factor": replication_factor, "configs": configs}, done))
+                     done: Callable[[ErrorCode, str | None], None],
+                     assignment: dict[int, list[int]] | None = None) -> None:
+        message = {"type": "create_topic", "name": name, "partitions": partitions,
+                   "replication_factor": replication_factor, "configs": configs}
+        if assignment:
+            message["assignment"] = [assignment[i] for i in range(len(assignment))]
+        self.outbox.put((message, done))
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):

@@ -127,7 +127,8 @@ class ControllerServer:
                     error, text = state.create_topic(message["name"],
                                                      int(message["partitions"]),
                                                      int(message["replication_factor"]),
-                                                     dict(message.get("configs") or {}))
+                                                     dict(message.get("configs") or {}),
+                                                     message.get("assignment"))
                     answer = {"error": int(error), "message": text}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}

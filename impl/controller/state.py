@@ -17,6 +17,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.mutants import parse_mutants, switches
 
 
@@ -152,14 +153,29 @@ class ControllerState:
         return ErrorCode.none
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
-                     configs: dict) -> tuple[ErrorCode, str | None]:
+                     configs: dict, assignment: list[list[int]] | None = None,
+                     ) -> tuple[ErrorCode, str | None]:
+        """assignment: explicit replicas per partition (validated by the broker that took the
+        request; checked again here against the registered brokers)."""
         ids = sorted(self.alive)
         if self.metadata.topic(name) is not None:
             return ErrorCode.topic_already_exists, f"topic {name} exists"
-        if not name or len(name) > 249 or not all(c.isalnum() or c in "._-" for c in name):
+        if not legal_topic_name(name):
             return ErrorCode.invalid_topic_exception, f"invalid topic name {name!r}"
+        if assignment:
+            error, text = check_assignment(dict(enumerate(assignment)), set(self.alive), -1, -1)
+            if error != ErrorCode.none:
+                return error, text
+            metas = tuple(PartitionMeta(int(r[0]), 0, tuple(map(int, r)), tuple(map(int, r)))
+                          for r in assignment)
+            configs = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
+            self._commit(self.metadata.with_topic(TopicMeta(name, metas, configs)))
+            return ErrorCode.none, None
         if partitions < 1:
             return ErrorCode.invalid_partitions, "partitions must be >= 1"
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            return error, why
         if not 1 <= replication_factor <= len(ids):
             return (ErrorCode.invalid_replication_factor,
                     f"replication factor {replication_factor} with {len(ids)} live brokers")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from kafkaref.impl.core.partition import PartitionConfig
+from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 
 
 @attrs.frozen
@@ -38,31 +39,8 @@ class TopicMeta:
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
+            max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
         )  # never mutants: those come from the broker's own config (impl/mutants.py)
-
-
-# Topic configs whose value the core reads: they must parse, or applying the topic would fail.
-_POSITIVE_INT_CONFIGS = ("min.insync.replicas", "replica.lag.time.max.ms")
-# Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
-# (impl/mutants.py) are never a topic config, so no client request can switch one on.
-RESERVED_CONFIG_PREFIX = "kafkaref."
-
-
-def check_topic_configs(configs: dict[str, str | None]) -> str | None:
-    """Why a client's topic configs (CreateTopics) are refused (INVALID_CONFIG), or None."""
-    for name, value in configs.items():
-        if name.startswith(RESERVED_CONFIG_PREFIX):
-            return (f"topic config {name!r} is not accepted: names under "
-                    f"{RESERVED_CONFIG_PREFIX!r} are reserved, and deliberate faults are "
-                    "switched on only when a broker is started (kafkaref broker --mutant)")
-        if name in _POSITIVE_INT_CONFIGS:
-            try:
-                ok = value is not None and int(value) > 0
-            except ValueError:
-                ok = False
-            if not ok:
-                return f"topic config {name}={value!r} must be a positive integer"
-    return None
 
 
 @attrs.frozen

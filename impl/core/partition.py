@@ -1,6 +1,6 @@
 """One partition replica on one broker: leader append, follower fetch state, hw, ISR, epochs.
 
-Single-threaded; the clock is injected. What it follows (KAFKA_SEMANTICS.md):
+Single-threaded; the clock is injected. What it follows (docs/semantics.md):
 - hw = min log end offset over the MAXIMAL ISR (committed ISR plus the members of an ISR change
   still in flight), never moves backwards, and (KIP-966) does not advance while the ISR is below
   min.insync.replicas;
@@ -24,6 +24,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.batches import last_sequence, positioned_headers
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 from kafkaref.impl.core.zero_copy import SliceRecords
 from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
 from kafkaref.impl.protocol import records
@@ -33,6 +34,8 @@ from kafkaref.impl.protocol import records
 class PartitionConfig:
     min_insync_replicas: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
+    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
@@ -164,6 +167,9 @@ class Partition:
         error, views = records.split_batches(data)
         if error == ErrorCode.none and not views:
             error = ErrorCode.invalid_record
+        if error == ErrorCode.none and any(len(v) > self.config.max_message_bytes for v in views):
+            return AppendResult(ErrorCode.message_too_large, error_message=(
+                f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
         for view in views if error == ErrorCode.none else ():
             error = records.validate_batch(view, from_client=True)
             if error != ErrorCode.none:

@@ -19,6 +19,7 @@ from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, P
 from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.zero_copy import close_records
 from kafkaref.impl.mutants import Mutant
+from kafkaref.impl.protocol import records
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1
@@ -194,22 +195,29 @@ class ReplicaManager:
         elif timestamp == LATEST:
             offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
         else:
-            offset = self._offset_for_time(partition, timestamp)
+            offset, found = self._offset_for_time(partition, timestamp)
+            return OffsetAnswer(ErrorCode.none, offset, found, partition.leader_epoch)
         return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
 
     @staticmethod
-    def _offset_for_time(partition: Partition, timestamp: int) -> int:
-        """First batch below hw whose max timestamp >= timestamp (batch granularity)."""
+    def _offset_for_time(partition: Partition, timestamp: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record below the hw whose timestamp is >= the
+        target, or (-1, -1) when there is none -- Kafka's fetchOffsetByTimestamp (KIP-79). The
+        batch headers' max timestamps find the batch; its records find the record in it."""
         position, hw = partition.log.log_start_offset, partition.high_watermark
         while position < hw:
             data = partition.log.read(position, 1 << 20, hw)
             if not data:
                 break
-            for _, header in positioned_headers(data)[1]:
+            for where, header in positioned_headers(data)[1]:
                 if header.max_timestamp >= timestamp and header.last_offset >= position:
-                    return max(header.base_offset, position)
-                position = header.next_offset
-        return hw
+                    batch = records.decode_batch(data[where:where + header.size_bytes])
+                    for record in batch.records:
+                        if record.offset >= position and record.offset < hw and (
+                                record.timestamp >= timestamp):
+                            return record.offset, record.timestamp
+                position = max(position, header.next_offset)
+        return -1, -1
 
     def offset_for_leader_epoch(self, key: Key, leader_epoch: int,
                                 current_leader_epoch: int = -1) -> OffsetAnswer:

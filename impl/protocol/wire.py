@@ -41,7 +41,7 @@ API_VERSIONS = 18
 request_class = functools.cache(load_request_schema)
 response_class = functools.cache(load_response_schema)
 
-# api_key -> (name, min advertised, max advertised). KAFKA_SEMANTICS.md "Wire protocol for real
+# api_key -> (name, min advertised, max advertised). docs/semantics.md "Wire protocol for real
 # clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
 # librdkafka starts with it; answering it directly saves a round trip).
 SUPPORTED: dict[int, tuple[str, int, int]] = {

@@ -1,7 +1,7 @@
 """The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads,
 response queues.
 
-A request's path, file by file (KAFKA_SEMANTICS.md "Network layer"):
+A request's path, file by file (docs/semantics.md "Network layer"; docs/architecture.md):
 
     acceptor.py        Acceptor: accepts a socket, hands it to a network thread (round-robin)
     network_thread.py  NetworkThread (selector; owns the Connection): reads one size-prefixed

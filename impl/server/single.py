@@ -5,6 +5,7 @@ from __future__ import annotations
 from kafkaref.impl.clock import SYSTEM_CLOCK, Clock
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.core.topic_rules import RESERVED_CONFIG_PREFIX
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
 
@@ -85,4 +86,7 @@ def _saved_configs(data_dir, topic) -> dict:
     if not os.path.exists(path):
         return {}
     with open(path) as f:
-        return json.load(f).get(topic, {})
+        saved = json.load(f).get(topic, {})
+    # written before reserved names were refused (kafkaref.mutants): dropped, not refused, so
+    # the topic still reopens
+    return {k: v for k, v in saved.items() if not k.startswith(RESERVED_CONFIG_PREFIX)}

@@ -14,14 +14,18 @@ so a test file never imports another; shared helpers live in kafkaref.properties
 import pytest
 
 from kafkaref.properties.clock import Clock
-from kafkaref.properties.profiles import load_from_environment
+from kafkaref.properties.profiles import import_every_module, load_from_environment
 from kafkaref.properties.servers import BrokerSetup, ClusterSetup, running_broker, running_cluster
 
 PROFILE = load_from_environment()
+# Before any test: Hypothesis's pool of constants from imported modules must not depend on which
+# tests ran first (see kafkaref.properties.profiles).
+MODULES = import_every_module()
 
 
 def pytest_report_header(config):
-    return f"hypothesis profile: {PROFILE} (set HYPOTHESIS_PROFILE=ci|dev|deep)"
+    return (f"hypothesis profile: {PROFILE} (set HYPOTHESIS_PROFILE=ci|dev|deep); "
+            f"{MODULES} kafkaref modules imported up front")
 
 
 def pytest_make_parametrize_id(config, val, argname):

@@ -1,6 +1,6 @@
 """Record batch v2 (magic 2): the byte layout, the parsed header, and in-place stamping.
 
-Layout (big-endian, 61-byte header, see KAFKA_SEMANTICS.md):
+Layout (big-endian, 61-byte header, see docs/semantics.md):
 
     BaseOffset int64 | Length int32 | PartitionLeaderEpoch int32 | Magic int8 | CRC uint32 |
     Attributes int16 | LastOffsetDelta int32 | BaseTimestamp int64 | MaxTimestamp int64 |

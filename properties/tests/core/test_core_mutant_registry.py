@@ -6,7 +6,6 @@ import pytest
 from click.testing import CliRunner
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.cluster_cli import broker_command
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
@@ -22,6 +21,7 @@ from kafkaref.impl.mutants import (
     switches,
 )
 from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.local_cluster import broker_command
 from kafkaref.impl.storage.config import LogConfig
 
 
@@ -141,3 +141,28 @@ def test_cluster_passes_mutants_to_each_broker_with_the_acknowledgement():
     command = broker_command(1, 0, "/d", "127.0.0.1:1", parse_mutants(["M10", "M2"]))
     assert command[-5:] == ["--mutant", "M2", "--mutant", "M10", "--allow-deliberate-bugs"]
     assert "--mutant" not in broker_command(1, 0, "/d", "127.0.0.1:1")
+
+
+def test_the_controllers_refuse_the_old_mutant_config_too():
+    """Whoever creates a topic (a client's CreateTopics, a test calling the controller), the
+    old switch fails loudly instead of silently doing nothing."""
+    from kafkaref.impl.controller.local import LocalController
+
+    state = ControllerState(lambda: 0)
+    state.register(0, "127.0.0.1", 9092)
+    error, message = state.create_topic("t", 1, 1, {"kafkaref.mutants": "M1"})
+    assert error == ErrorCode.invalid_config and "BrokerConfig(mutants=" in message
+    answers = []
+    LocalController().create_topic("t", 1, 1, {"kafkaref.mutants": "M1"},
+                                   lambda error, message: answers.append(error))
+    assert answers == [ErrorCode.invalid_config]
+
+
+def test_a_single_broker_reopens_topics_saved_with_the_old_config(tmp_path):
+    import json
+
+    from kafkaref.impl.server.single import _saved_configs
+
+    (tmp_path / "topic-configs.json").write_text(json.dumps(
+        {"t": {"kafkaref.mutants": "M4", "min.insync.replicas": "1"}}))
+    assert _saved_configs(str(tmp_path), "t") == {"min.insync.replicas": "1"}

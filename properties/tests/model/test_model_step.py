@@ -1,4 +1,4 @@
-"""Unit tests of the model's step(), one (or a few) per semantic rule of KAFKA_SEMANTICS.md."""
+"""Unit tests of the model's step(), one (or a few) per semantic rule of docs/semantics.md."""
 
 from __future__ import annotations
 

@@ -1,99 +1,30 @@
 """A protocol fuzzer against a running broker: random and mutated frames, huge length prefixes,
 wrong API versions, truncated requests, batches with bad CRCs or wrong counts. The broker must
 keep serving, answer with error codes or close only the offending connection, and lose no data.
-Deterministic: every case comes from one seeded random.Random."""
+Deterministic: every case comes from one seeded random.Random. The frames and mutations are
+the conformance suite's fuzzer (chaos/conform/fuzz.py), which runs the same against any broker."""
 
 import random
-import socket
 import struct
 
 import pytest
-from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
+from kafkaref.chaos.conform.fuzz import SEED, mutate, produce_frame, send_and_settle, valid_frames
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.protocol import wire
-from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.properties.servers import BrokerSetup
 
-SEED = 20261122
 CASES = 300
 
 
 pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(
     storage="disk", server=ServerConfig(num_network_threads=2, num_io_threads=2,
                                         socket_request_max_bytes=1 << 20))])
-
-
-def produce_frame(records_bytes, version=8, acks=1, correlation_id=1):
-    request = build(load_request_schema(0, version), {
-        "transactional_id": None, "acks": acks, "timeout": 1000,
-        "topic_data": [{"name": "fz", "partition_data": [{"index": 0,
-                                                          "records": records_bytes}]}]})
-    return wire.encode_request(correlation_id, "fuzz", request)
-
-
-def valid_frames(rng):
-    batch = build_batch([(b"k", b"v" * rng.randrange(50), (), None)])
-    large = build_batch([(b"k", rng.randbytes(300_000 + rng.randrange(100_000)), (), None)])
-    return [
-        produce_frame(batch),
-        produce_frame(large),  # > one recv(): received into a frame buffer lent to the request
-        wire.encode_request(2, "f", build(load_request_schema(3, 8), {"topics": None})),
-        wire.encode_request(3, "f", build(load_request_schema(18, 3), {
-            "client_software_name": "f", "client_software_version": "1"})),
-        wire.encode_request(4, "f", build(load_request_schema(1, 11), {
-            "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 16,
-            "topics": [{"topic": "fz", "partitions": [{"partition": 0, "fetch_offset": 0,
-                                                       "partition_max_bytes": 1 << 16}]}]})),
-    ]
-
-
-def mutate(rng, frame: bytes) -> bytes:
-    data = bytearray(frame)
-    kind = rng.randrange(7)
-    if kind == 0:  # bit flips anywhere after the size prefix
-        for _ in range(rng.randrange(1, 6)):
-            i = rng.randrange(4, len(data))
-            data[i] ^= 1 << rng.randrange(8)
-    elif kind == 1:  # truncated body, size prefix fixed up
-        cut = rng.randrange(4, len(data))
-        data = data[:cut]
-        data[0:4] = struct.pack(">i", len(data) - 4)
-    elif kind == 2:  # huge or negative length prefix
-        data[0:4] = struct.pack(">i", rng.choice([1 << 30, 2**31 - 1, -1, -(2**31), 7]))
-    elif kind == 3:  # wrong API version
-        data[6:8] = struct.pack(">h", rng.choice([-1, 99, 1000, 12, 2]))
-    elif kind == 4:  # unknown API key
-        data[4:6] = struct.pack(">h", rng.choice([-5, 77, 1000, 32767]))
-    elif kind == 5:  # trailing garbage, size prefix fixed up
-        data += rng.randbytes(rng.randrange(1, 40))
-        data[0:4] = struct.pack(">i", len(data) - 4)
-    else:  # pure noise with a plausible size
-        body = rng.randbytes(rng.randrange(0, 200))
-        data = bytearray(struct.pack(">i", len(body)) + body)
-    return bytes(data)
-
-
-def send_and_settle(broker, frame: bytes) -> str:
-    """Send one frame on a new connection: 'answered', 'closed' or 'silent' (still open)."""
-    sock = socket.create_connection(("127.0.0.1", broker.port), timeout=5)
-    try:
-        sock.sendall(frame)
-        sock.settimeout(1.0)
-        try:
-            data = sock.recv(1 << 16)
-        except TimeoutError:
-            return "silent"  # e.g. a frame whose size promises more bytes than were sent
-        except ConnectionResetError:
-            return "closed"
-        return "answered" if data else "closed"
-    finally:
-        sock.close()
 
 
 def assert_serves(broker):
@@ -109,7 +40,7 @@ def test_fuzzed_frames_never_break_the_broker_or_its_data(broker):
     outcomes = {"answered": 0, "closed": 0, "silent": 0}
     for case in range(CASES):
         frame = mutate(rng, rng.choice(valid_frames(rng)))
-        outcomes[send_and_settle(broker, frame)] += 1
+        outcomes[send_and_settle(("127.0.0.1", broker.port), frame)] += 1
         if case % 50 == 0:
             assert_serves(broker)
     assert_serves(broker)

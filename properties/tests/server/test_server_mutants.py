@@ -12,7 +12,7 @@ from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.config import ServerConfig
-from kafkaref.properties.servers import memory_broker
+from kafkaref.properties.servers import BrokerSetup, running_broker
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
@@ -30,7 +30,7 @@ def test_concurrent_produces_get_unique_dense_offsets():
     threads on one partition; every batch gets its own offsets and together they leave no gap."""
     threads_n, batches_n, size = 4, 40, 3
     config = ServerConfig(num_network_threads=2, num_io_threads=4)
-    with memory_broker(config, BrokerConfig(auto_create_topics=True)) as server:
+    with running_broker(BrokerSetup(server=config, broker=BrokerConfig(auto_create_topics=True))) as server:
         with KafkaConnection("127.0.0.1", server.port) as connection:
             connection.send(3, 4, {"topics": [{"name": "race"}],
                                    "allow_auto_topic_creation": True})

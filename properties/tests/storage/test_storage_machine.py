@@ -1,5 +1,5 @@
 """The segmented Log against its naive twin (properties/storage_machine.py), and proof that the
-machine catches the storage mutants of BUG_CATALOG.md (M6, M7, M8, M13)."""
+machine catches the storage mutants of docs/bugs.md (M6, M7, M8, M13)."""
 
 import attrs
 import pytest
