@@ -143,16 +143,16 @@ def soak_command(runs, seed, **kw):
 
     spark = chaos_session(kw["master"]) if kw["checker"] == "spark" else None
     totals = SoakTotals()
+    # rewritten after every run, so a soak stopped early still leaves its totals
+    totals_path = Path(kw["runs_dir"], f"soak-{seed}-{runs}-{int(time.time())}.json")
     for i in range(runs):
         options = run_options(seed=seed + i, **kw)
         _log(f"=== soak run {i + 1}/{runs} (seed {seed + i})")
         result = run(options, log=_log, spark=spark)
         totals.add(result)
         print_summary(result)
-    note = totals.note()
-    click.echo(note)
-    Path(kw["runs_dir"], f"soak-{seed}-{runs}-{int(time.time())}.json").write_text(
-        json.dumps(attrs.asdict(totals), indent=2) + "\n")
+        totals_path.write_text(json.dumps(attrs.asdict(totals), indent=2) + "\n")
+    click.echo(totals.note())
     sys.exit(totals.exit_code())
 
 
