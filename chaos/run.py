@@ -102,7 +102,8 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
             log(f"starting {options.brokers} brokers (through the proxy mesh)")
             cluster = ProxiedCluster(options.brokers, str(run_dir / "cluster"),
                                      mutants=options.mutants,
-                                     power_loss="lose-unfsynced" in options.nemesis).start()
+                                     power_loss="lose-unfsynced" in options.nemesis)
+            cluster.start()  # apart: a broker that fails to start still gets cleaned up
         bootstrap = options.bootstrap or cluster.bootstrap
         replicas, min_isr = create_topic(bootstrap, options.workload)
         summary["topic"] = {"name": options.workload.topic, "replication_factor": replicas,
