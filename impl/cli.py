@@ -15,13 +15,21 @@ COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+    "chaos": ("kafkaref.chaos.cli:chaos", "Inject faults into a cluster; record and check the history."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
+    "history": ("kafkaref.chaos.history_cli:history", "Import / export histories as JSON lines."),
+    "report": ("kafkaref.chaos.report:report_command", "Write report.html for a checked run."),
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
     "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
+    "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),
+    "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
+                "Run every deliberate fault against the checks: a detection matrix."),
+    "scenarios": ("kafkaref.properties.mutants_cli:scenarios_command",
+                  "Replay the bug transcripts in properties/scenarios/ (--rewrite)."),
 }
 
 

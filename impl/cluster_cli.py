@@ -6,157 +6,18 @@ broker has registered, writes DIR/cluster.json (bootstrap, controller, each brok
 and command line, so a killed broker can be restarted with the same identity), and runs until
 SIGTERM / Ctrl-C, when it stops the brokers (SIGTERM, then SIGKILL after a bound).
 Broker ports are kept in cluster.json, so restarting the cluster on the same DIR reuses them.
+The cluster itself is the library class LocalCluster (impl/server/local_cluster.py); this
+module is only the click command around it.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 import sys
-import time
 
 import click
 
-READY_TIMEOUT_S = 60
-
-
-def _die_with_parent() -> None:
-    """Linux: children get SIGTERM if the launcher dies (even by SIGKILL)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
-
-
-def broker_command(broker_id: int, port: int, data_dir: str, controller: str) -> list[str]:
-    exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
-    return [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
-            "--data-dir", data_dir, "--controller", controller]
-
-
-def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
-    with open(log_path, "a") as log_file:
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file,
-                                preexec_fn=_die_with_parent)
-
-
-class LocalCluster:
-    """The launcher's state; usable from tests as a context manager too."""
-
-    def __init__(self, brokers: int, directory: str, session_timeout_ms: int = 1500,
-                 unclean_election: bool = False):
-        from kafkaref.impl.controller.server import ControllerServer
-
-        self.directory = os.path.abspath(directory)
-        os.makedirs(self.directory, exist_ok=True)
-        previous = self._previous_ports()
-        self.controller = ControllerServer(
-            session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
-            snapshot_path=os.path.join(self.directory, "controller.json")).start()
-        # 0: the broker binds an ephemeral port itself and registers it (learned in start()).
-        # Picking a free port here and handing it over raced with every other socket of the
-        # machine between our close and the broker's bind; a restarted broker keeps its port.
-        self.ports = {i: previous.get(i) or 0 for i in range(brokers)}
-        self.processes: dict[int, subprocess.Popen] = {}
-        self.commands = {
-            i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
-                              self.controller.address)
-            for i, port in self.ports.items()}
-
-    def _previous_ports(self) -> dict[int, int]:
-        path = os.path.join(self.directory, "cluster.json")
-        if not os.path.exists(path):
-            return {}
-        try:
-            with open(path) as f:
-                return {int(i): b["port"] for i, b in json.load(f)["brokers"].items()}
-        except (ValueError, KeyError, TypeError):
-            return {}
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(f"127.0.0.1:{port}" for port in self.ports.values())
-
-    def start_broker(self, broker_id: int) -> subprocess.Popen:
-        log_path = os.path.join(self.directory, f"broker-{broker_id}.log")
-        process = start_broker_process(self.commands[broker_id], log_path)
-        self.processes[broker_id] = process
-        self.write_state()
-        return process
-
-    def start(self, timeout_s: float = READY_TIMEOUT_S) -> LocalCluster:
-        for broker_id in self.ports:
-            self.start_broker(broker_id)
-        self.wait_registered(set(self.ports), timeout_s)
-        self._learn_ports()
-        return self
-
-    def _learn_ports(self) -> None:
-        """Take each broker's port from its registration, and keep it for restarts."""
-        for endpoint in self.controller.metadata().brokers:
-            broker_id = endpoint.broker_id
-            if broker_id in self.ports and self.ports[broker_id] != endpoint.port:
-                self.ports[broker_id] = endpoint.port
-                self.commands[broker_id] = broker_command(
-                    broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
-                    self.controller.address)
-        self.write_state()
-
-    def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            live = {b.broker_id for b in self.controller.metadata().brokers}
-            if broker_ids <= live:
-                return
-            for broker_id, process in self.processes.items():
-                if broker_id in broker_ids and process.poll() is not None:
-                    raise RuntimeError(f"broker {broker_id} exited with {process.returncode}; "
-                                       f"see {self.directory}/broker-{broker_id}.log")
-            time.sleep(0.05)
-        raise TimeoutError(f"brokers {sorted(broker_ids)} did not register in {timeout_s}s")
-
-    def write_state(self) -> None:
-        state = {
-            "bootstrap": self.bootstrap, "controller": self.controller.address,
-            "brokers": {i: {"port": self.ports[i], "pid": p.pid, "command": self.commands[i]}
-                        for i, p in self.processes.items()}}
-        tmp = os.path.join(self.directory, "cluster.json.tmp")
-        with open(tmp, "w") as f:
-            json.dump(state, f, indent=1)
-        os.replace(tmp, os.path.join(self.directory, "cluster.json"))
-
-    def kill(self, broker_id: int, sig: int = signal.SIGKILL) -> None:
-        process = self.processes[broker_id]
-        if process.poll() is None:
-            process.send_signal(sig)
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for process in self.processes.values():
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
-        self.controller.shutdown()
-
-    def __enter__(self):
-        return self.start()
-
-    def __exit__(self, *exc):
-        self.stop()
+from kafkaref.impl.broker_cli import mutant_options
+from kafkaref.impl.server.local_cluster import LocalCluster
 
 
 @click.command()
@@ -166,12 +27,18 @@ class LocalCluster:
 @click.option("--session-timeout-ms", type=click.IntRange(100, 600_000), default=1500,
               show_default=True, help="A broker silent this long is fenced.")
 @click.option("--unclean-election", is_flag=True, help="Allow leaders from outside the ISR.")
-def cluster(brokers, directory, session_timeout_ms, unclean_election):
-    """Run a local cluster of BROKERS broker processes until SIGTERM."""
-    from kafkaref.impl.broker_cli import install_stop_handlers, wait_for
+@mutant_options
+def cluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
+            allow_deliberate_bugs):
+    """Run a local cluster of BROKERS broker processes until SIGTERM.
 
+    Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
+    (including --mutant without --allow-deliberate-bugs)."""
+    from kafkaref.impl.broker_cli import install_stop_handlers, mutants_from_flags, wait_for
+
+    mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()
-    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election)
+    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants)
     try:
         local.start()
     except (RuntimeError, TimeoutError, OSError) as exc:

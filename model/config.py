@@ -12,7 +12,7 @@ import attrs
 
 
 class Bug(enum.Enum):
-    """Deliberate flaws from BUG_CATALOG.md, switched on one by one to show the checks catch them."""
+    """Deliberate flaws from docs/bugs.md, switched on one by one to show the checks catch them."""
 
     # B1: on becoming follower, truncate the log to the local high watermark (pre-KIP-101).
     TRUNCATE_TO_HW = "truncate-to-hw"

@@ -7,7 +7,7 @@ entries, the (short) tuple of chunk pointers.
 
 The representation is canonical (every chunk is full, the tail is shorter than CHUNK), so two
 logs with the same entries have the same chunks and tail: equality and hashing are structural.
-Its naive twin is a plain tuple; properties/tests/test_model_plog.py checks they agree.
+Its naive twin is a plain tuple; properties/tests/model/test_model_plog.py checks they agree.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ and one event and returns the next state and the effects (responses with Kafka e
 purgatory completions and expirations). Expected failures are error codes; impossible events
 (unknown broker or partition, a broker without a replica of the partition) raise ValueError.
 
-Semantics follow shared/design/KAFKA_SEMANTICS.md; MODEL.md lists every simplification.
+Semantics follow docs/semantics.md; MODEL.md lists every simplification.
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ from kafkaref.model.events import (
 from kafkaref.model.helpers import (
     UNDEFINED,
     assign_epoch,
+    batch_size,
     end_offset_for_epoch,
     follower_truncation,
-    batch_size,
     high_watermark,
     trim_epoch_cache,
 )

@@ -32,8 +32,10 @@ from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch
 from kafkaref.impl.replication.apply import apply_fetch_response
+from kafkaref.properties.clock import Clock
 from kafkaref.spec.invariants import INVARIANTS
 from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
 
@@ -49,14 +51,6 @@ def note(text: str) -> None:
         pass
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now_ms = 0
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-
 class CoreCluster:
     def __init__(self, brokers: int = 3, min_insync_replicas: int = 2,
                  replica_lag_time_max_ms: int = 1000, partition_mutants=(),
@@ -65,6 +59,7 @@ class CoreCluster:
         self.lag_ms = replica_lag_time_max_ms
         self.controller = ControllerState(self.clock, session_timeout_ms=2**62,
                                           mutants=controller_mutants)
+        self.mutants = parse_mutants(partition_mutants)  # every broker's (impl/mutants.py)
         # one log per broker; MemoryLog by default, impl/storage's Log to check them together
         self.logs = {b: (log_factory or (lambda _: MemoryLog()))(b) for b in range(brokers)}
         self.brokers: dict[int, Broker | None] = {}
@@ -78,8 +73,7 @@ class CoreCluster:
         for b in range(brokers):
             self.brokers[b] = self._new_broker(b)
             self.controller.register(b, "127.0.0.1", 9000 + b)
-        configs = {"min.insync.replicas": str(min_insync_replicas),
-                   "kafkaref.mutants": ",".join(sorted(partition_mutants))}
+        configs = {"min.insync.replicas": str(min_insync_replicas)}
         error, message = self.controller.create_topic(TOPIC, 1, brokers, configs)
         assert error == ErrorCode.none, message
         for b in range(brokers):
@@ -89,7 +83,8 @@ class CoreCluster:
         def alter_isr(partition, proposed):
             self.proposals.append((b, partition.leader_epoch, tuple(sorted(proposed))))
 
-        return Broker(BrokerConfig(broker_id=b, replica_lag_time_max_ms=self.lag_ms),
+        return Broker(BrokerConfig(broker_id=b, replica_lag_time_max_ms=self.lag_ms,
+                                   mutants=self.mutants),
                       self.clock, lambda key: self.logs[b], alter_isr=alter_isr)
 
     # -- views ----------------------------------------------------------------------------------
@@ -278,6 +273,15 @@ def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedState
             b = self._broker(index)
             for _ in range(times):
                 note(f"replicate {b}: {self.cluster.replicate(b)}")
+
+        @rule(index=st.integers(0, 7), short=st.booleans())
+        def replicate_partly(self, index, short):
+            """A fetch cut short by max_bytes (one batch), or whose response is lost in flight
+            (the leader saw the fetch, the follower never got the answer)."""
+            b = self._broker(index)
+            outcome = self.cluster.replicate(b, max_bytes=1) if short else (
+                self.cluster.replicate(b, drop=True))
+            note(f"replicate {b} {'max_bytes=1' if short else 'response lost'}: {outcome}")
 
         @precondition(lambda self: self.cluster.proposals)
         @rule()

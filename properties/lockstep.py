@@ -30,6 +30,7 @@ from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
 from kafkaref.impl.replication.apply import apply_fetch_response, response_is_current
 from kafkaref.model.config import ClusterConfig
@@ -70,25 +71,20 @@ from kafkaref.model.values import (
     PartitionState,
     Replica,
 )
+from kafkaref.properties.clock import Clock
 
 TOPIC = "t"
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now_ms = 0
-
-    def __call__(self) -> int:
-        return self.now_ms
-
-
 class CoreLockstep:
     """The core cluster driven by model events. `feed(event)` returns the model's effects."""
 
-    def __init__(self, config: ClusterConfig, partition_mutants: frozenset[str] = frozenset(),
-                 controller_mutants: frozenset[str] = frozenset()):
+    def __init__(self, config: ClusterConfig, mutants=frozenset(), controller_mutants=frozenset()):
+        """mutants: deliberate faults of every broker (impl/mutants.py); controller_mutants:
+        the controller's (M14)."""
         self.config = config
+        self.mutants = parse_mutants(mutants)
         self.clock = Clock()
         self.controller = ControllerState(
             self.clock, session_timeout_ms=2**62, unclean_election=config.unclean_leader_election,
@@ -105,8 +101,7 @@ class CoreLockstep:
         for b in range(config.brokers):
             self.brokers[b] = self._new_broker(b)
             self.controller.register(b, "127.0.0.1", 9000 + b)
-        topic_configs = {"min.insync.replicas": str(config.min_insync_replicas),
-                         "kafkaref.mutants": ",".join(sorted(partition_mutants))}
+        topic_configs = {"min.insync.replicas": str(config.min_insync_replicas)}
         error, message = self.controller.create_topic(
             TOPIC, config.partitions, config.replication_factor, topic_configs)
         assert error == ErrorCode.none, message
@@ -115,8 +110,10 @@ class CoreLockstep:
         self._propagate()
 
     def _new_broker(self, b: int) -> Broker:
-        return Broker(BrokerConfig(broker_id=b, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms),
-                      self.clock, lambda key: self.logs[(b, key[1])], alter_isr=lambda *_: None)
+        config = BrokerConfig(broker_id=b, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+                              mutants=self.mutants)
+        return Broker(config, self.clock, lambda key: self.logs[(b, key[1])],
+                      alter_isr=lambda *_: None)
 
     # -- plumbing -------------------------------------------------------------------------------
     def alive(self, b: int) -> bool:

@@ -1,9 +1,20 @@
-"""A broker for tests: one in-process kafkaref broker on 127.0.0.1 and an ephemeral port, with
-in-memory logs (nothing on disk), shut down when the block ends."""
+"""Brokers and clusters for tests, behind the shared `broker` and `cluster` fixtures
+(properties/tests/conftest.py).
+
+A test module that needs another setup parametrizes the fixture's setup rather than writing a
+fixture of its own:
+
+    pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(storage="disk")])
+
+Everything binds 127.0.0.1 and an ephemeral port and is shut down when the test ends.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+
+import attrs
 
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
@@ -11,12 +22,74 @@ from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.single import single_broker
 
 
+def _small_server() -> ServerConfig:
+    return ServerConfig(num_network_threads=1, num_io_threads=2)
+
+
+@dataclasses.dataclass(frozen=True)
+class BrokerSetup:
+    """One in-process kafkaref broker: where its logs live and how it is configured.
+
+    storage: "memory" (a MemoryLog per partition, nothing on disk) or "disk" (storage Logs
+    under the test's tmp_path, the broker `kafkaref broker` runs).
+    """
+
+    storage: str = "memory"
+    server: ServerConfig = dataclasses.field(default_factory=_small_server)
+    broker: BrokerConfig = dataclasses.field(default_factory=BrokerConfig)
+
+    def __post_init__(self):
+        if self.storage not in ("memory", "disk"):
+            raise ValueError(f"storage must be 'memory' or 'disk', not {self.storage!r}")
+
+    @property
+    def id(self) -> str:
+        """A short test id: the storage and what differs from the defaults."""
+        parts = [self.storage]
+        for config, default in ((self.server, _small_server()), (self.broker, BrokerConfig())):
+            parts += [f"{f.name}={getattr(config, f.name)}" for f in attrs.fields(type(config))
+                      if getattr(config, f.name) != getattr(default, f.name)]
+        return ",".join(parts)
+
+
 @contextlib.contextmanager
-def memory_broker(config: ServerConfig | None = None, broker_config: BrokerConfig | None = None):
-    config = config or ServerConfig(num_network_threads=1, num_io_threads=2)
-    server = single_broker("", config, broker_config or BrokerConfig(),
-                           log_factory=lambda key: MemoryLog()).start()
+def running_broker(setup: BrokerSetup = BrokerSetup(), directory: str = ""):  # noqa: B008
+    """Start the broker `setup` describes (disk logs under `directory`); shut it down after."""
+    if setup.storage == "disk" and not directory:
+        raise ValueError("a broker on disk needs a directory")
+    log_factory = (lambda key: MemoryLog()) if setup.storage == "memory" else None
+    server = single_broker(directory if setup.storage == "disk" else "", setup.server,
+                           setup.broker, log_factory=log_factory).start()
     try:
         yield server
     finally:
         server.shutdown()
+
+
+@dataclasses.dataclass(frozen=True)
+class ClusterSetup:
+    """A LocalCluster: `brokers` separate broker processes and an in-process controller."""
+
+    brokers: int = 3
+    session_timeout_ms: int = 1000
+    unclean_election: bool = False
+    mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
+
+    @property
+    def id(self) -> str:
+        mutants = "".join(f"-{m}" for m in sorted(map(str, self.mutants)))
+        return f"{self.brokers}-brokers{mutants}"
+
+
+@contextlib.contextmanager
+def running_cluster(setup: ClusterSetup, directory: str):
+    """Start the cluster `setup` describes under `directory`; stop every process after."""
+    from kafkaref.impl.server.local_cluster import LocalCluster
+
+    local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
+                         unclean_election=setup.unclean_election, mutants=setup.mutants)
+    local.start()
+    try:
+        yield local
+    finally:
+        local.stop()

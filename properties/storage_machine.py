@@ -241,11 +241,15 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
                     assert fetched.error == ErrorCode.offset_out_of_range
 
         # -- truncation, retention ------------------------------------------------------------
+        def _offset_in_log(self, where: int) -> int:
+            """An offset from the log start to the leo, both included, picked by `where`."""
+            start, leo = self.twin.log_start, self.twin.leo
+            return start + where % (leo - start + 1)
+
         @precondition(lambda self: self.twin.leo > self.twin.log_start)
         @rule(where=st.integers(0, 1 << 20))
         def truncate(self, where):
-            start, leo = self.twin.log_start, self.twin.leo
-            offset = start + where % (leo - start + 1)
+            offset = self._offset_in_log(where)
             note(f"truncate_to({offset})")
             self.log.truncate_to(offset)
             self.twin.truncate_to(offset, empty_leo=self.log.log_end_offset)
@@ -254,8 +258,7 @@ def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
         @precondition(lambda self: self.twin.leo > self.twin.log_start)
         @rule(where=st.integers(0, 1 << 20))
         def delete_records(self, where):
-            start, leo = self.twin.log_start, self.twin.leo
-            offset = start + where % (leo - start + 1)
+            offset, leo = self._offset_in_log(where), self.twin.leo
             note(f"increment_log_start_offset({offset})")
             self.log.set_high_watermark(leo)
             self.log.increment_log_start_offset(offset)

@@ -21,6 +21,7 @@ from kafkaref.spark_checks.session import quiet_environment
 
 STARTUP_TIMEOUT_S = 90
 STOP_TIMEOUT_S = 15
+STARTUP_ATTEMPTS = 3  # a master that exits while starting (a port taken) is retried
 
 
 def spark_home() -> Path:
@@ -39,7 +40,10 @@ def _environment(directory: Path) -> dict[str, str]:
     return {**os.environ, **quiet_environment(), "SPARK_HOME": str(spark_home()),
             "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(directory / "logs"),
             "SPARK_WORKER_DIR": str(directory / "work"), "PYSPARK_PYTHON": sys.executable,
-            "SPARK_NO_DAEMONIZE": "1"}
+            "SPARK_NO_DAEMONIZE": "1",
+            # A master whose port is taken must fail (and be retried on new ports), not move to
+            # the next port, where neither the worker nor the driver would look for it.
+            "SPARK_MASTER_OPTS": "-Dspark.port.maxRetries=0"}
 
 
 def _start(directory: Path, name: str, args: list[str]) -> subprocess.Popen:
@@ -70,27 +74,51 @@ def _stop(process: subprocess.Popen) -> None:
 
 @contextmanager
 def standalone_cluster(directory: Path, cores: int = 1, memory: str = "1g"):
-    """Yields the master URL once a worker has registered; stops both processes on exit."""
-    port, ui_port = free_port(), free_port()
-    processes = []
+    """Yields the master URL once a worker has registered; stops both processes on exit.
+
+    The master's two ports are picked here (the worker and the driver must know them), so
+    another socket may take one before the master binds it: a master that exits while
+    starting is started again on new ports (STARTUP_ATTEMPTS in all). The worker binds
+    ephemeral ports itself (0)."""
+    processes: list[subprocess.Popen] = []
     try:
-        processes.append(_start(directory, "master", [
-            "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
-            "--webui-port", str(ui_port)]))
-        url = f"spark://127.0.0.1:{port}"
-        processes.append(_start(directory, "worker", [
-            "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
-            "--port", str(free_port()), "--webui-port", str(free_port()), "--cores", str(cores),
-            "--memory", memory, "--work-dir", str(directory / "work")]))
-        deadline = time.monotonic() + STARTUP_TIMEOUT_S
-        while _alive_workers(ui_port) < 1:
-            if time.monotonic() > deadline or any(p.poll() is not None for p in processes):
-                raise RuntimeError(f"standalone cluster did not start; logs in {directory}/logs")
-            time.sleep(0.5)
+        for attempt in range(1, STARTUP_ATTEMPTS + 1):
+            url, outcome = _start_cluster(directory, cores, memory, processes)
+            if outcome == "ready":
+                break
+            for process in reversed(processes):
+                _stop(process)
+            processes.clear()
+            if outcome == "timeout" or attempt == STARTUP_ATTEMPTS:
+                raise RuntimeError(f"standalone cluster did not start ({outcome}); logs in "
+                                   f"{directory}/logs")
         yield url
     finally:
         for process in reversed(processes):
             _stop(process)
+
+
+def _start_cluster(directory: Path, cores: int, memory: str,
+                   processes: list) -> tuple[str, str]:
+    """Start a master and a worker (appended to processes); (master URL, "ready" once a worker
+    registered, "exited" if either process ended first, "timeout" after STARTUP_TIMEOUT_S)."""
+    port, ui_port = free_port(), free_port()
+    processes.append(_start(directory, "master", [
+        "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
+        "--webui-port", str(ui_port)]))
+    url = f"spark://127.0.0.1:{port}"
+    processes.append(_start(directory, "worker", [
+        "org.apache.spark.deploy.worker.Worker", url, "--host", "127.0.0.1",
+        "--port", "0", "--webui-port", "0", "--cores", str(cores),
+        "--memory", memory, "--work-dir", str(directory / "work")]))
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    while _alive_workers(ui_port) < 1:
+        if any(p.poll() is not None for p in processes):
+            return url, "exited"
+        if time.monotonic() > deadline:
+            return url, "timeout"
+        time.sleep(0.5)
+    return url, "ready"
 
 
 def submit(master: str, history: Path, report: Path, directory: Path,

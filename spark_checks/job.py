@@ -14,11 +14,10 @@ from kafkaref.spark_checks.checks import CHECKS, Frames
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
 from kafkaref.spec.history import (
     ANOMALIES,
-    OPS_SCHEMA,
-    RECORDS_SCHEMA,
-    SCHEMA_VERSION,
+    TABLE_COLUMNS,
     CheckConfig,
     HistoryError,
+    check_meta,
 )
 
 Progress = Callable[[str, int, int], None]  # (check name, checks done, checks in all)
@@ -31,21 +30,18 @@ def _is_local(path: str) -> bool:
 def read_meta(spark, path: str) -> dict:
     """meta.json, from the local disk or, for hdfs:// s3a:// ... paths, through Spark."""
     if _is_local(path):
-        from kafkaref.spec.history import read_meta as read_local
+        from kafkaref.chaos.history_store import read_meta as read_local
 
         return read_local(path.removeprefix("file://"))
     text = "\n".join(row.value for row in spark.read.text(f"{path}/meta.json").collect())
-    meta = json.loads(text)
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        raise HistoryError(f"{path}: schema version {meta.get('schema_version')!r}")
-    return meta
+    return check_meta(json.loads(text), path)
 
 
 def load_frames(spark, path: str) -> Frames:
     records = spark.read.parquet(f"{path}/records")
     ops = spark.read.parquet(f"{path}/ops")
-    for name, df, schema in (("records", records, RECORDS_SCHEMA), ("ops", ops, OPS_SCHEMA)):
-        missing = set(schema.names) - set(df.columns)
+    for name, df in (("records", records), ("ops", ops)):
+        missing = {c.name for c in TABLE_COLUMNS[name]} - set(df.columns)
         if missing:
             raise HistoryError(f"{path}/{name} lacks columns {sorted(missing)}")
     return Frames(records, ops)

@@ -30,13 +30,8 @@ from pathlib import Path
 import attrs
 import pyarrow as pa
 
-from kafkaref.spec.history import (
-    OPS_SCHEMA,
-    RECORDS_SCHEMA,
-    CheckConfig,
-    HistoryWriter,
-    WriterLimits,
-)
+from kafkaref.chaos.history_store import OPS_SCHEMA, RECORDS_SCHEMA, HistoryWriter, WriterLimits
+from kafkaref.spec.history import CheckConfig
 
 TOPIC = "t"
 ROUND_NS = 100

@@ -169,7 +169,7 @@ def _load_model_target(options: dict):
     "bugs",
     multiple=True,
     type=click.Choice(["truncate-to-hw", "hw-without-maximal-isr", "hw-under-min-isr", "read-above-hw"]),
-    help="Model target: switch on a deliberate flaw from BUG_CATALOG.md (repeatable).",
+    help="Model target: switch on a deliberate flaw from docs/bugs.md (repeatable).",
 )
 @click.option("--refinement", is_flag=True, help="Model target: also check every step maps onto spec steps (slower).")
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text", show_default=True)

@@ -35,9 +35,13 @@ class ControllerClient(threading.Thread):
 
     # -- called under the core lock by the broker -----------------------------------------------
     def create_topic(self, name, partitions, replication_factor, configs,
-                     done: Callable[[ErrorCode, str | None], None]) -> None:
-        self.outbox.put(({"type": "create_topic", "name": name, "partitions": partitions,
-                          "replication_factor": replication_factor, "configs": configs}, done))
+                     done: Callable[[ErrorCode, str | None], None],
+                     assignment: dict[int, list[int]] | None = None) -> None:
+        message = {"type": "create_topic", "name": name, "partitions": partitions,
+                   "replication_factor": replication_factor, "configs": configs}
+        if assignment:
+            message["assignment"] = [assignment[i] for i in range(len(assignment))]
+        self.outbox.put((message, done))
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):
@@ -63,7 +67,7 @@ class ControllerClient(threading.Thread):
 
     def _session(self, sock, stopping) -> None:
         self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
-                          "host": self.server.config.host, "port": self.server.port})
+                          "host": self.server.config.host, "port": self._advertised_port()})
         self.registered.set()
         while not stopping.is_set():
             try:
@@ -74,12 +78,15 @@ class ControllerClient(threading.Thread):
             answer = self._call(sock, message)
             if answer.get("reregister"):
                 self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
-                                  "host": self.server.config.host, "port": self.server.port})
+                                  "host": self.server.config.host, "port": self._advertised_port()})
             if done is not None:
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
                 with self.server.lock:
                     done(error, answer.get("message"))
+
+    def _advertised_port(self) -> int:
+        return self.server.config.advertised_port or self.server.port
 
     def _call(self, sock, message: dict) -> dict:
         message["metadata_epoch"] = self.metadata_epoch

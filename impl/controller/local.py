@@ -8,6 +8,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.topic_rules import check_configs
 
 
 class LocalController:
@@ -31,10 +32,23 @@ class LocalController:
             broker.apply_metadata(self.metadata)
 
     def create_topic(self, name: str, partitions: int, replication_factor: int, configs: dict,
-                     done: Callable[[ErrorCode, str | None], None]) -> None:
+                     done: Callable[[ErrorCode, str | None], None],
+                     assignment: dict[int, list[int]] | None = None) -> None:
         ids = sorted(b.broker_id for b in self.metadata.brokers)
         if self.metadata.topic(name) is not None:
             done(ErrorCode.topic_already_exists, "topic exists")
+            return
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            done(error, why)
+            return
+        if assignment:  # validated by the broker (topic_rules.check_assignment)
+            metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))
+                          for r in (assignment[i] for i in range(len(assignment))))
+            self.metadata = self.metadata.with_topic(
+                TopicMeta(name, metas, tuple(sorted(configs.items()))))
+            self._push()
+            done(ErrorCode.none, None)
             return
         if replication_factor > len(ids) or replication_factor < 1:
             done(ErrorCode.invalid_replication_factor,

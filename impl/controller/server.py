@@ -7,8 +7,8 @@ import logging
 import os
 import socket
 import threading
-import time
 
+from kafkaref.impl.clock import monotonic_ms
 from kafkaref.impl.controller.channel import recv_message, send_message
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
@@ -16,18 +16,15 @@ from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, met
 log = logging.getLogger(__name__)
 
 
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
-
-
 class ControllerServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
                  unclean_election: bool = False, snapshot_path: str | None = None,
-                 tick_ms: int = 50):
+                 tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path
         self.lock = threading.Lock()
         self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
-                                     self._load_snapshot(), on_change=self._save_snapshot)
+                                     self._load_snapshot(), on_change=self._save_snapshot,
+                                     mutants=mutants)  # M14 acts here (impl/mutants.py)
         self.stopping = threading.Event()
         self.sock = socket.create_server((host, port))
         self.sock.settimeout(0.1)
@@ -130,7 +127,8 @@ class ControllerServer:
                     error, text = state.create_topic(message["name"],
                                                      int(message["partitions"]),
                                                      int(message["replication_factor"]),
-                                                     dict(message.get("configs") or {}))
+                                                     dict(message.get("configs") or {}),
+                                                     message.get("assignment"))
                     answer = {"error": int(error), "message": text}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}

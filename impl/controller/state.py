@@ -27,6 +27,8 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
+from kafkaref.impl.mutants import parse_mutants, switches
 
 
 class ControllerState:
@@ -36,7 +38,9 @@ class ControllerState:
                  mutants=frozenset(), automatic_elections: bool = True):
         self.clock = clock
         self.automatic_elections = automatic_elections
-        self.mutants = frozenset(mutants)  # "M14": leader epoch not bumped on leader change
+        self.mutants = parse_mutants(mutants)
+        # mutant M14: the leader epoch is not bumped on a leader change
+        self._epoch_bump = 0 if switches(self.mutants).M14 else 1
         self.session_timeout_ms = session_timeout_ms
         self.unclean_election = unclean_election
         self.metadata = metadata or ClusterMetadata()
@@ -134,7 +138,7 @@ class ControllerState:
 
     def _elect(self, p: PartitionMeta, exclude=frozenset()) -> PartitionMeta:
         alive = self.alive - set(exclude)
-        bump = 0 if "M14" in self.mutants else 1
+        bump = self._epoch_bump
         for replica in p.replicas:
             if replica in p.isr and replica in alive:
                 isr = tuple(r for r in p.isr if r in alive or r == replica) or (replica,)
@@ -188,7 +192,7 @@ class ControllerState:
             isr, elr = (candidate,), tuple(r for r in p.elr if r != candidate)
         else:
             return ErrorCode.ineligible_replica, -1
-        bump = 0 if "M14" in self.mutants else 1
+        bump = self._epoch_bump
         new = PartitionMeta(candidate, p.leader_epoch + bump, p.replicas, isr,
                             p.partition_epoch + 1, elr)
         partitions = tuple(new if i == index else q for i, q in enumerate(meta.partitions))
@@ -225,14 +229,29 @@ class ControllerState:
         return ErrorCode.none
 
     def create_topic(self, name: str, partitions: int, replication_factor: int,
-                     configs: dict) -> tuple[ErrorCode, str | None]:
+                     configs: dict, assignment: list[list[int]] | None = None,
+                     ) -> tuple[ErrorCode, str | None]:
+        """assignment: explicit replicas per partition (validated by the broker that took the
+        request; checked again here against the registered brokers)."""
         ids = sorted(self.alive)
         if self.metadata.topic(name) is not None:
             return ErrorCode.topic_already_exists, f"topic {name} exists"
-        if not name or len(name) > 249 or not all(c.isalnum() or c in "._-" for c in name):
+        if not legal_topic_name(name):
             return ErrorCode.invalid_topic_exception, f"invalid topic name {name!r}"
+        if assignment:
+            error, text = check_assignment(dict(enumerate(assignment)), set(self.alive), -1, -1)
+            if error != ErrorCode.none:
+                return error, text
+            metas = tuple(PartitionMeta(int(r[0]), 0, tuple(map(int, r)), tuple(map(int, r)))
+                          for r in assignment)
+            configs = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
+            self._commit(self.metadata.with_topic(TopicMeta(name, metas, configs)))
+            return ErrorCode.none, None
         if partitions < 1:
             return ErrorCode.invalid_partitions, "partitions must be >= 1"
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            return error, why
         if not 1 <= replication_factor <= len(ids):
             return (ErrorCode.invalid_replication_factor,
                     f"replication factor {replication_factor} with {len(ids)} live brokers")

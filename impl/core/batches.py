@@ -1,4 +1,4 @@
-"""Small helpers over impl/protocol/records.py for the core: batch positions and sequences."""
+"""Small helpers over impl/protocol/records/ for the core: batch positions and sequences."""
 
 from __future__ import annotations
 

@@ -20,7 +20,9 @@ from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
+from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
@@ -35,6 +37,9 @@ class BrokerConfig:
     default_partitions: int = 1
     default_replication_factor: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
+    # every partition of this broker gets them (core and replication ones act there).
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
 
 
 class Broker:
@@ -103,7 +108,8 @@ class Broker:
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()
-        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms)
+        return attrs.evolve(config, replica_lag_time_max_ms=self.config.replica_lag_time_max_ms,
+                            mutants=self.config.mutants)
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, request: wire.Request, respond: Callable[[object | None], None]) -> None:
@@ -124,7 +130,8 @@ class Broker:
     def _metadata(self, request, respond):
         body = request.body
         names = None if body.topics is None else [t.name for t in body.topics]
-        missing = [n for n in names or () if self.metadata.topic(n) is None]
+        missing = [n for n in names or () if self.metadata.topic(n) is None
+                   and legal_topic_name(n)]
         allow = getattr(body, "allow_auto_topic_creation", True)
         if missing and allow and self.config.auto_create_topics and self.create_topic:
             pending = set(missing)
@@ -149,7 +156,9 @@ class Broker:
         for name in names if names is not None else [t.name for t in meta.topics]:
             topic = meta.topic(name)
             if topic is None:
-                topics.append({"name": name, "error_code": ErrorCode.unknown_topic_or_partition})
+                error = (ErrorCode.unknown_topic_or_partition if legal_topic_name(name)
+                         else ErrorCode.invalid_topic_exception)  # a client retries the first
+                topics.append({"name": name, "error_code": error})
                 continue
             partitions = []
             for index, p in enumerate(topic.partitions):
@@ -199,10 +208,14 @@ class Broker:
                 results[topic.name] = (ErrorCode.topic_already_exists, "topic exists")
             elif self.create_topic is None:
                 results[topic.name] = (ErrorCode.not_controller, "no control plane")
-            elif not topic.name or len(topic.name) > 249:
+            elif not legal_topic_name(topic.name):
                 results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
             else:
-                pending.append(topic)
+                refused = self._refused_topic(topic)
+                if refused is not None:
+                    results[topic.name] = refused
+                else:
+                    pending.append(topic)
 
         def finish():
             topics = [{"name": n, "error_code": e, "error_message": m}
@@ -215,10 +228,13 @@ class Broker:
         waiting = {t.name for t in pending}
         for topic in pending:
             configs = {c.name: c.value for c in topic.configs}
+            assignment = _assignment(topic)
             partitions = topic.num_partitions if topic.num_partitions > 0 else (
                 self.config.default_partitions)
             rf = topic.replication_factor if topic.replication_factor > 0 else (
                 self.config.default_replication_factor)
+            if assignment:
+                partitions, rf = len(assignment), len(assignment[0])
 
             def done(error, message, name=topic.name):
                 results[name] = (error, message)
@@ -226,7 +242,20 @@ class Broker:
                 if not waiting:
                     finish()
 
-            self.create_topic(topic.name, partitions, rf, configs, done)
+            if assignment:
+                self.create_topic(topic.name, partitions, rf, configs, done,
+                                  assignment=assignment)
+            else:
+                self.create_topic(topic.name, partitions, rf, configs, done)
+
+    def _refused_topic(self, topic) -> tuple[ErrorCode, str] | None:
+        """Why a CreateTopics entry is refused before reaching the controller, or None."""
+        error, message = check_configs({c.name: c.value for c in topic.configs})
+        if error == ErrorCode.none and topic.assignments:
+            error, message = check_assignment(
+                _assignment(topic), {b.broker_id for b in self.metadata.brokers},
+                topic.num_partitions, topic.replication_factor)
+        return None if error == ErrorCode.none else (error, message)
 
     # -- Produce ----------------------------------------------------------------------------
     def _produce(self, request, respond):
@@ -381,6 +410,11 @@ class Broker:
                     partitions.append({"partition_index": p.partition_index,
                                        "error_code": ErrorCode.not_coordinator})
                     continue
+                meta = self.metadata.topic(topic.name)
+                if meta is None or not 0 <= p.partition_index < len(meta.partitions):
+                    partitions.append({"partition_index": p.partition_index,  # as Kafka does
+                                       "error_code": ErrorCode.unknown_topic_or_partition})
+                    continue
                 epoch = getattr(p, "committed_leader_epoch", -1)
                 self.offsets[(body.group_id, topic.name, p.partition_index)] = (
                     p.committed_offset, epoch, p.committed_metadata)
@@ -469,3 +503,8 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _assignment(topic) -> dict[int, list[int]]:
+    """A CreateTopics entry's explicit replica assignment as {partition: [broker ids]}."""
+    return {a.partition_index: list(a.broker_ids) for a in topic.assignments}

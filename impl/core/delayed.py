@@ -7,7 +7,6 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.partition import AppendResult
 from kafkaref.impl.core.purgatory import DelayedOperation
 
 
@@ -46,7 +45,7 @@ class DelayedProduce(DelayedOperation):
         return None
 
     def on_complete(self) -> None:
-        for key in self.waiting:  # the records were appended: the answer keeps their offset
+        for key in self.waiting:  # Kafka keeps the append's base offset in the answer
             self.results[key] = attrs.evolve(self.results[key], error=ErrorCode.request_timed_out)
         self.respond(self.results)
 
@@ -80,16 +79,17 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()
             if fetch.fetch_offset > partition.log_end_offset:
                 return self.force_complete()  # truncated below our position: say so now
-            # (a consumer waiting above the hw but within the log just waits, as in Kafka)
+            # A consumer above the hw (and within the leo) waits for the hw to pass it, as in
+            # Kafka's DelayedFetch (the read above the hw is empty; bytes accumulate only once
+            # the fetch offset is below the hw).
             end = (partition.log_end_offset if self.replica_id >= 0
                    else partition.high_watermark)
             if fetch.fetch_offset < end:
                 # A readable offset holds at least one whole batch (> 1 byte), so when at most
                 # one more byte is wanted the byte count (a walk of batch headers) is skipped.
-                # Kafka counts min(available, the partition's max bytes).
                 wanted = self.min_bytes - accumulated
-                accumulated += 1 if wanted <= 1 else min(partition.readable_bytes(
-                    fetch.fetch_offset, self.replica_id), fetch.partition_max_bytes)
+                accumulated += 1 if wanted <= 1 else partition.readable_bytes(
+                    fetch.fetch_offset, self.replica_id)
                 if accumulated >= self.min_bytes:
                     # Kafka completes at the same point; partitions not looked at yet answer
                     # their own errors when the response is read.

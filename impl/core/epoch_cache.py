@@ -2,7 +2,7 @@
 
 One definition of the epoch lookups (Kafka's LeaderEpochFileCache) serves both logs, so the
 in-memory twin and the on-disk log answer OffsetForLeaderEpoch and diverging-epoch fetches alike;
-properties/tests/test_epoch_cache.py holds it equal to the model's contract-checked helper.
+properties/tests/storage/test_storage_epoch_cache.py holds it equal to the model's contract-checked helper.
 """
 
 from __future__ import annotations

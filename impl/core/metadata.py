@@ -9,6 +9,7 @@ from __future__ import annotations
 import attrs
 
 from kafkaref.impl.core.partition import PartitionConfig
+from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 
 
 @attrs.frozen
@@ -39,9 +40,8 @@ class TopicMeta:
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
-            # a kafkaref-only topic config switching on deliberate faults (BUG_CATALOG.md)
-            mutants=frozenset(m for m in values.get("kafkaref.mutants", "").split(",") if m),
-        )
+            max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
+        )  # never mutants: those come from the broker's own config (impl/mutants.py)
 
 
 @attrs.frozen

@@ -1,6 +1,6 @@
 """One partition replica on one broker: leader append, follower fetch state, hw, ISR, epochs.
 
-Single-threaded; the clock is injected. What it follows (KAFKA_SEMANTICS.md):
+Single-threaded; the clock is injected. What it follows (docs/semantics.md):
 - hw = min log end offset over the MAXIMAL ISR (committed ISR plus the members of an ISR change
   still in flight), never moves backwards, and (KIP-966) does not advance while the ISR is below
   min.insync.replicas;
@@ -24,7 +24,9 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.batches import last_sequence, positioned_headers
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 from kafkaref.impl.core.zero_copy import SliceRecords
+from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
 from kafkaref.impl.protocol import records
 
 
@@ -32,15 +34,19 @@ from kafkaref.impl.protocol import records
 class PartitionConfig:
     min_insync_replicas: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
+    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
-    # Deliberate faults from BUG_CATALOG.md, for showing that the checks catch them:
-    # M1 hw from the leader's leo alone, M2 acks=all answered at append, M3 min ISR not
-    # enforced, M4 consumer fetches served up to the leo, M5 follower truncates to its hw
-    # (impl/replication/apply.py), M10 produce purgatory never expires, M11 fetch purgatory
-    # ignores min_bytes, M15 ISR expanded with a follower below the hw.
-    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
+    # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
+    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
+
+    @on.default
+    def _switches(self) -> Switches:
+        return switches(self.mutants)
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
@@ -160,11 +166,14 @@ class Partition:
         if not self.is_leader:
             return AppendResult(ErrorCode.not_leader_or_follower)
         if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)) and (
-                "M3" not in self.config.mutants):
+                not self.config.on.M3):
             return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
         error, views = records.split_batches(data)
         if error == ErrorCode.none and not views:
             error = ErrorCode.invalid_record
+        if error == ErrorCode.none and any(len(v) > self.config.max_message_bytes for v in views):
+            return AppendResult(ErrorCode.message_too_large, error_message=(
+                f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
         for view in views if error == ErrorCode.none else ():
             error = records.validate_batch(view, from_client=True)
             if error != ErrorCode.none:
@@ -298,7 +307,7 @@ class Partition:
                                    diverging_epoch=(epoch, end))
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
-        max_offset = leo if is_follower or "M4" in self.config.mutants else self.high_watermark
+        max_offset = leo if is_follower or self.config.on.M4 else self.high_watermark
         records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
             fetch_offset < max_offset) else b""
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
@@ -348,10 +357,10 @@ class Partition:
         if not self.is_leader:
             return False
         minimum = self.config.minimum_isr(len(self.replicas))
-        mutants = self.config.mutants
-        if self.config.hw_requires_min_isr and len(self.isr) < minimum and "M3" not in mutants:
+        on = self.config.on
+        if self.config.hw_requires_min_isr and len(self.isr) < minimum and not on.M3:
             return False
-        members = {self.broker_id} if "M1" in mutants else self.maximal_isr | {self.broker_id}
+        members = {self.broker_id} if on.M1 else self.maximal_isr | {self.broker_id}
         candidate = min(self.replica_leo(r) for r in members)
         if candidate > self.high_watermark:
             self._set_hw(candidate)
@@ -371,7 +380,7 @@ class Partition:
             return
         leo = self.replica_leo(replica_id)
         epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
-        below_hw = leo < self.high_watermark and "M15" not in self.config.mutants
+        below_hw = leo < self.high_watermark and not self.config.on.M15
         if epoch_start is None or below_hw or leo < epoch_start:
             return
         self._propose(self.isr | {replica_id})

@@ -18,7 +18,8 @@ from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartit
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.zero_copy import close_records
-from kafkaref.impl.protocol.records import split_batches
+from kafkaref.impl.mutants import Mutant
+from kafkaref.impl.protocol import records
 
 Key = tuple[str, int]
 EARLIEST, LATEST = -2, -1
@@ -46,6 +47,9 @@ class ReplicaManager:
         self.fetch_purgatory = Purgatory("fetch", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
+        # True once any partition has a deliberate fault on: the per-request mutant checks
+        # below are skipped entirely otherwise (zero cost when off).
+        self._mutants_on = False
 
     # -- partitions -------------------------------------------------------------------------
     def partition(self, key: Key) -> Partition | None:
@@ -64,6 +68,7 @@ class ReplicaManager:
             self.partitions[key] = partition
         else:
             partition.config = config
+        self._mutants_on = self._mutants_on or config.on.any
         return partition
 
     def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
@@ -147,12 +152,10 @@ class ReplicaManager:
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
         waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
-        if waiting and any("M2" in self.partitions[k].config.mutants for k in results
-                           if k in self.partitions):
+        if waiting and self._mutants_on and self._any_on(results, Mutant.M2):
             waiting = False  # mutant M2: acks=all answered at append
         if waiting:
-            if any("M10" in self.partitions[k].config.mutants for k in results
-                   if k in self.partitions):
+            if self._mutants_on and self._any_on(results, Mutant.M10):
                 timeout_ms = 2**62  # mutant M10: produce purgatory never expires
             op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
@@ -164,10 +167,15 @@ class ReplicaManager:
         records are exactly one batch (Kafka's ProduceRequest.validateRecords, v3+)."""
         if key not in self.partitions and not self.known_partition(key):
             return ErrorCode.unknown_topic_or_partition
-        error, views = split_batches(data)
+        error, views = records.split_batches(data)
         if error == ErrorCode.none and len(views) != 1:
             return ErrorCode.invalid_record
         return ErrorCode.none
+
+    def _any_on(self, keys, mutant: Mutant) -> bool:
+        """Is `mutant` on for any of these partitions (only asked when some mutant is)?"""
+        return any(getattr(p.config.on, mutant.code) for k in keys
+                   if (p := self.partitions.get(k)) is not None)
 
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
@@ -181,8 +189,7 @@ class ReplicaManager:
         results = read()
         readable = sum(len(r.records) for r in results.values())
         errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
-        ignore_min_bytes = any("M11" in p.config.mutants for k in fetches
-                               if (p := self.partitions.get(k)) is not None)
+        ignore_min_bytes = self._mutants_on and self._any_on(fetches, Mutant.M11)
         if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors or (
                 ignore_min_bytes):
             respond(results)
@@ -235,22 +242,29 @@ class ReplicaManager:
         elif timestamp == LATEST:
             offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
         else:
-            offset = self._offset_for_time(partition, timestamp)
+            offset, found = self._offset_for_time(partition, timestamp)
+            return OffsetAnswer(ErrorCode.none, offset, found, partition.leader_epoch)
         return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
 
     @staticmethod
-    def _offset_for_time(partition: Partition, timestamp: int) -> int:
-        """First batch below hw whose max timestamp >= timestamp (batch granularity)."""
+    def _offset_for_time(partition: Partition, timestamp: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record below the hw whose timestamp is >= the
+        target, or (-1, -1) when there is none -- Kafka's fetchOffsetByTimestamp (KIP-79). The
+        batch headers' max timestamps find the batch; its records find the record in it."""
         position, hw = partition.log.log_start_offset, partition.high_watermark
         while position < hw:
             data = partition.log.read(position, 1 << 20, hw)
             if not data:
                 break
-            for _, header in positioned_headers(data)[1]:
+            for where, header in positioned_headers(data)[1]:
                 if header.max_timestamp >= timestamp and header.last_offset >= position:
-                    return max(header.base_offset, position)
-                position = header.next_offset
-        return hw
+                    batch = records.decode_batch(data[where:where + header.size_bytes])
+                    for record in batch.records:
+                        if record.offset >= position and record.offset < hw and (
+                                record.timestamp >= timestamp):
+                            return record.offset, record.timestamp
+                position = max(position, header.next_offset)
+        return -1, -1
 
     def offset_for_leader_epoch(self, key: Key, leader_epoch: int,
                                 current_leader_epoch: int = -1) -> OffsetAnswer:

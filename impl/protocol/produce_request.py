@@ -4,7 +4,7 @@ kio copies every records field into a new bytes object; for a 1 MiB batch that c
 freshly allocated (and, on these VMs, freshly faulted) memory, took ~130 us of the network
 thread per request, on the path of every produce. Here the records are views of the request
 payload; the network thread keeps that buffer untouched until the response is written (see
-impl/server/network.py, Connection.lent_buffer). The objects are kio's own classes, and the
+impl/server/network_thread.py, Connection.lent_buffer). The objects are kio's own classes, and the
 decoded fields are kio's (property-tested against kio), so kio stays the reference.
 """
 

@@ -3,7 +3,7 @@
 Why kio: it is generated from Kafka's own JSON message schemas (every API, every version,
 flexible encodings and tagged fields included) with a native decoder; writing a codec by hand
 from the schemas would be a second, less tested copy of the same thing. kio does not touch
-record batches; impl/protocol/records.py does.
+record batches; impl/protocol/records/ does.
 
 Three hot paths are coded by hand, each property-tested to give kio's bytes or fields, so kio
 stays the reference: Produce request bodies (produce_request.py: records left in the frame
@@ -41,7 +41,7 @@ API_VERSIONS = 18
 request_class = functools.cache(load_request_schema)
 response_class = functools.cache(load_response_schema)
 
-# api_key -> (name, min advertised, max advertised). KAFKA_SEMANTICS.md "Wire protocol for real
+# api_key -> (name, min advertised, max advertised). docs/semantics.md "Wire protocol for real
 # clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
 # librdkafka starts with it; answering it directly saves a round trip).
 SUPPORTED: dict[int, tuple[str, int, int]] = {

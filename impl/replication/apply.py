@@ -46,7 +46,7 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
 
 def truncate_on_divergence(partition, leader_epoch: int, leader_end: int) -> int:
     log_ = partition.log
-    if "M5" in partition.config.mutants:
+    if partition.config.on.M5:
         target = partition.high_watermark
     elif leader_epoch < 0:
         target = log_.log_start_offset

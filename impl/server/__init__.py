@@ -1,19 +1,28 @@
-"""The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads.
+"""The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads,
+response queues.
 
-A request's path (KAFKA_SEMANTICS.md "Network layer"):
+A request's path, file by file (docs/semantics.md "Network layer"; docs/architecture.md):
 
-    socket -> Acceptor (round-robin) -> NetworkThread (selector; owns the connection)
-      reads one size-prefixed frame (<= socket_request_max_bytes, else the connection closes),
-      decodes it with impl/protocol/wire (undecodable / unknown API or version: close that
-      connection only; ApiVersions at an unknown version: UNSUPPORTED_VERSION with a v0 body),
-      MUTES the connection, and puts it on the ONE bounded request queue (queued_max_requests;
-      a full queue blocks the network thread: backpressure)
-    -> I/O thread: under the single core lock, impl/core.Broker.handle(request, respond)
-      (appends validate CRCs and records; acks=all and long-poll fetches wait in purgatory and
-      are answered later from whichever thread completes them, or from the ticker on expiry)
-    -> respond() encodes and puts the frame on the owning network thread's response queue
-    -> NetworkThread writes it, then unmutes (acks=0: unmutes without writing), and only then
-      reads the connection's next request: responses leave in request order.
+    acceptor.py        Acceptor: accepts a socket, hands it to a network thread (round-robin)
+    network_thread.py  NetworkThread (selector; owns the Connection): reads one size-prefixed
+                       frame (<= socket_request_max_bytes, else the connection closes), decodes it
+                       with impl/protocol/wire (undecodable / unknown API or version: close that
+                       connection only; ApiVersions at an unknown version: UNSUPPORTED_VERSION
+                       with a v0 body), MUTES the connection, and puts it on
+    request_queue.py   the ONE bounded RequestQueue (queued_max_requests; a full queue blocks the
+                       network thread: backpressure)
+    io_threads.py      IoThread: under the single core lock, impl/core.Broker.handle(request,
+                       respond) (appends check CRCs, impl/protocol/crc.py, and records; acks=all
+                       and long-poll fetches wait in purgatory and are answered later from
+                       whichever thread completes them, or from the ticker on expiry)
+    response_queue.py  respond() encodes and puts the frame on the owning network thread's
+                       ResponseQueue; the NetworkThread writes it, then unmutes (acks=0: unmutes
+                       without writing), and only then reads the connection's next request:
+                       per-connection ordering, responses leave in request order.
+    server.py          KafkaServer: wires the above around one Broker and its lock; the ticker
+                       (purgatory expiry, due checkpoints).
+    local_cluster.py   LocalCluster: a controller and N broker processes (tests, benchmarks,
+                       `kafkaref cluster`).
 
 Bounds (ServerConfig): request queue size, request size, max connections, idle time; each
 connection holds at most one request in the broker, so response queues are bounded by the

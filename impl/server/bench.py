@@ -45,6 +45,7 @@ import psutil
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
+from kafkaref.impl.server.local_cluster import LocalCluster
 
 RECORD_BYTES = 1024
 PROTOCOL_ROUNDS = 5
@@ -423,8 +424,6 @@ def fresh_cluster(brokers: int, parent: str, name: str):
     sampled and its CPU probed; its directory is removed afterwards. One per row: every row's
     topic adds an idle partition to every later follower fetch (~10% of acks=all throughput
     with 9 of them, measured), so on a shared cluster a row's figure depended on its place."""
-    from kafkaref.impl.cluster_cli import LocalCluster
-
     directory = os.path.join(parent, name)
     cluster = LocalCluster(brokers, directory)
     cluster.start()

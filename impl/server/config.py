@@ -2,6 +2,8 @@
 
 import attrs
 
+from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
+
 
 @attrs.frozen
 class ServerConfig:
@@ -19,6 +21,17 @@ class ServerConfig:
     select_timeout_ms: int = 100
     max_connections: int = 1000  # beyond this, new connections are closed at once
     zero_copy_fetch: bool = True  # fetched records go out with os.sendfile() from segments
-    # Deliberate fault (BUG_CATALOG.md M9): connections are not muted, so one client's
-    # requests run concurrently and responses can leave out of order.
-    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    # The port registered with the controller (so given to clients and other brokers) when it
+    # is not the bound one: chaos/ wires a cluster through TCP proxies it can cut. 0 = bound.
+    advertised_port: int = 0
+    # broker id -> (host, port) the replica fetcher connects to instead of the registered
+    # address: a per-pair proxy, so the link from this broker to that one can be cut alone.
+    peer_addresses: dict = attrs.field(factory=dict, converter=dict, hash=False)
+    # Deliberate faults (impl/mutants.py). Used here: M9, connections are not muted, so one
+    # client's requests run concurrently and responses can leave out of order.
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
+    on: Switches = attrs.field(init=False, eq=False, repr=False)
+
+    @on.default
+    def _switches(self) -> Switches:
+        return switches(self.mutants)

@@ -1,4 +1,5 @@
-"""The commit log: one directory per partition of Kafka-format segments (see log.py).
+"""The commit log: one directory per partition of Kafka-format segments (see log.py; opening and
+crash recovery: recovery.py; segments: segment.py).
 
 Public API: Log (open / append / read / truncate / flush / close / recovery), LogConfig,
 AppendInfo, FetchSlice, RecoveryReport, LeaderEpochCache.
@@ -7,6 +8,7 @@ AppendInfo, FetchSlice, RecoveryReport, LeaderEpochCache.
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
 from kafkaref.impl.storage.fetch import FetchSlice
-from kafkaref.impl.storage.log import AppendInfo, Log, RecoveryReport
+from kafkaref.impl.storage.log import AppendInfo, Log
+from kafkaref.impl.storage.recovery import RecoveryReport
 
 __all__ = ["AppendInfo", "FetchSlice", "LeaderEpochCache", "Log", "LogConfig", "RecoveryReport"]

@@ -2,12 +2,10 @@
 
 import attrs
 
+from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
 from kafkaref.impl.protocol.records import DECOMPRESSED_BYTES_MAX, HEADER_SIZE, INT32_MAX
 
 DAY_MS = 24 * 60 * 60 * 1000
-
-# Deliberate faults ("mutants", BUG_CATALOG.md) that checks must catch when switched on.
-MUTANTS = frozenset({"M6", "M7", "M8", "M13"})
 
 
 def _positive(instance, attribute, value):
@@ -19,9 +17,10 @@ def _positive(instance, attribute, value):
 class LogConfig:
     """Kafka's topic-level log settings, with Kafka's defaults; None / -1 mean "no limit".
 
-    mutants names deliberate faults from BUG_CATALOG.md to switch on, so tests can show that the
-    checks catch them: M6 index lookup one entry too far, M7 no CRC check on append, M8 recovery
-    keeps a torn tail, M13 the batch that triggers a roll is dropped.
+    mutants: deliberate faults (impl/mutants.py) to switch on, so tests can show that the checks
+    catch them. Used here: M6 index lookup one entry too far, M7 no CRC check on append, M8
+    recovery keeps a torn tail, M13 the batch that triggers a roll is dropped; the others are
+    ignored (a broker passes its whole set to every layer).
     """
 
     segment_bytes: int = attrs.field(default=1024 * 1024 * 1024, validator=_positive)
@@ -37,16 +36,23 @@ class LogConfig:
     retention_ms: int = 7 * DAY_MS
     validate_records: bool = True  # append_as_leader checks every record, not just the frame
     decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX
-    mutants: frozenset[str] = attrs.field(default=frozenset(), converter=frozenset)
+    # Power-loss mode (chaos/, off by default): what was not fsynced is lost when the broker
+    # dies uncleanly, as on a machine losing power. Each fsync of a segment records the size
+    # it made durable beside it (NAME.log.durable); opening a log that was not closed cleanly
+    # first cuts every segment back to that size (none recorded: 0). A clean close fsyncs all.
+    lose_unflushed_on_crash: bool = False
+    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
+    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
+
+    @on.default
+    def _switches(self) -> Switches:
+        return switches(self.mutants)
 
     def __attrs_post_init__(self):
         if not HEADER_SIZE <= self.segment_bytes <= INT32_MAX:
             raise ValueError("segment_bytes must fit one batch header and int32 positions")
         if self.segment_index_bytes < 8:
             raise ValueError("segment_index_bytes must hold at least one 8-byte entry")
-        unknown = self.mutants - MUTANTS
-        if unknown:
-            raise ValueError(f"unknown mutants {sorted(unknown)}; known: {sorted(MUTANTS)}")
 
     @property
     def index_entries_max(self) -> int:

@@ -7,9 +7,10 @@
     <dir>/leader-epoch-checkpoint         the leader epoch cache
     <dir>/.kafka_cleanshutdown            present only between close() and the next open
 
-Opening a directory without the clean-shutdown marker runs recovery: every segment from the one
-holding the recovery point on is scanned batch by batch (size, magic, CRC, offsets); the first bad
-or torn batch and everything after it is removed, the indexes are rebuilt, later segments deleted.
+Opening a directory without the clean-shutdown marker runs recovery (recovery.py): every segment
+from the one holding the recovery point on is scanned batch by batch (size, magic, CRC, offsets);
+the first bad or torn batch and everything after it is removed, the indexes are rebuilt, later
+segments deleted.
 
 Threading: a Log is not thread-safe; the caller serialises calls per partition (the partition
 lock). A FetchSlice owns a duplicate of the segment's file descriptor, so a network thread can
@@ -22,16 +23,14 @@ batches(), flush(), flushed_offset.
 
 import bisect
 import os
-import re
 import struct
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.protocol.records import (
     LOG_OVERHEAD,
     BatchHeader,
@@ -44,24 +43,21 @@ from kafkaref.impl.protocol.records import (
 )
 from kafkaref.impl.storage import checkpoint
 from kafkaref.impl.storage.config import LogConfig
-from kafkaref.impl.storage.epoch_cache import FILE_NAME as EPOCH_FILE_NAME
-from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
 from kafkaref.impl.storage.fetch import FetchSlice
-from kafkaref.impl.storage.segment import LogSegment
+from kafkaref.impl.storage.recovery import (
+    CHECKPOINT_FILE,
+    CHECKPOINT_KEYS,
+    CLEAN_SHUTDOWN_FILE,
+    RecoveryReport,
+    open_directory,
+    remove_clean_shutdown_marker,
+)
+from kafkaref.impl.storage.segment import DURABLE_SUFFIX, LogSegment
 
-CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoch
 _PREFIX_SIZE = _STAMP_PREFIX.size
 _NO_ERROR = ErrorCode.none
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
-CHECKPOINT_FILE = "partition-checkpoint"
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
-_INDEX_NAME = re.compile(r"^(\d{20})\.(index|timeindex)$")
-
-
-def wall_clock_ms() -> int:
-    """The default clock for a Log used outside tests (tests pass their own)."""
-    return int(time.time() * 1000)
 
 
 class AppendInfo(NamedTuple):
@@ -74,19 +70,6 @@ class AppendInfo(NamedTuple):
     batches: int = 0
     bytes: int = 0
     log_start_offset: int = 0
-
-
-@attrs.frozen
-class RecoveryReport:
-    """What open() did: whether it recovered, what it scanned, what it cut off."""
-
-    clean_shutdown: bool
-    segments_scanned: int = 0
-    bytes_scanned: int = 0
-    bytes_truncated: int = 0
-    segments_deleted: int = 0
-    index_rebuilds: int = 0
-    checkpoint_valid: bool = True
 
 
 class Log:
@@ -123,7 +106,10 @@ class Log:
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
         # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
-        self._frame_only_leader = not config.validate_records and not config.mutants
+        # append_as_leader's one-batch path: frame check only, and none of the append-path
+        # faults (M7 skips the CRC, M13 drops a rolling batch) that only the general path has
+        self._frame_only_leader = not config.validate_records and not (
+            config.on.M7 or config.on.M13)
         os.makedirs(directory, exist_ok=True)
         self.recovery = self._open(recover_from_start)
 
@@ -250,7 +236,7 @@ class Log:
                                        self.log_start_offset))
 
     def _validate_producer_batch(self, batch) -> ErrorCode:
-        if "M7" in self.config.mutants:
+        if self.config.on.M7:
             return ErrorCode.none
         if self.config.validate_records:
             return validate_batch(
@@ -262,7 +248,7 @@ class Log:
         return error
 
     def _check_frame(self, batch) -> ErrorCode:
-        if "M7" in self.config.mutants:
+        if self.config.on.M7:
             return ErrorCode.none if parse_header(batch) is not None else ErrorCode.corrupt_message
         return check_batch(batch)
 
@@ -277,7 +263,7 @@ class Log:
             segment = self.segments[-1]
             if segment.needs_roll(header, size, now_ms):
                 segment = self._roll(header.base_offset)
-                if "M13" in self.config.mutants:  # deliberate fault: the rolling batch is lost
+                if self.config.on.M13:  # deliberate fault: the rolling batch is lost
                     self._leo = header.next_offset
                     continue
             segment.append(batch, header)
@@ -348,15 +334,22 @@ class Log:
             return FetchSlice.empty(ErrorCode.offset_out_of_range, offset)
         if offset >= upper:
             return FetchSlice.empty(ErrorCode.none, offset)
-        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
-        for segment in self.segments[slot:]:
-            if segment.base_offset >= upper:
-                break
-            found = segment.translate_offset(offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(offset, upper):
             return self._slice_of(segment, found, upper, max_bytes, min_one)
         return FetchSlice.empty(ErrorCode.none, offset)
+
+    def _from_offset(self, offset: int, below: int | None = None):
+        """(segment, (position, header)) for the segment holding `offset` and each later one,
+        with the batch there holding `offset` or the first past it (segments with nothing at or
+        past `offset` are skipped); stops at a segment starting at or past `below`. Walks a
+        copy of the segment list: iter_batches' caller may truncate or delete meanwhile."""
+        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
+        for segment in list(self.segments[slot:]):
+            if below is not None and segment.base_offset >= below:
+                return
+            found = segment.translate_offset(offset)
+            if found is not None:
+                yield segment, found
 
     def _slice_of(self, segment, found, upper: int, max_bytes: int, min_one: bool) -> FetchSlice:
         start, first = found
@@ -399,13 +392,7 @@ class Log:
         if start_offset >= end_offset:
             return 0
         total = 0
-        slot = max(0, bisect.bisect_right(self._bases, start_offset) - 1)
-        for segment in self.segments[slot:]:
-            if segment.base_offset >= end_offset:
-                break
-            found = segment.translate_offset(start_offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(start_offset, end_offset):
             stop = segment.size
             if end_offset < segment.next_offset:
                 bound = segment.translate_offset(end_offset, found[0])
@@ -420,11 +407,7 @@ class Log:
         at a time. For tests, tools and conformance checks, not the fetch path."""
         self._check_open()
         offset = self.log_start_offset if start_offset is None else start_offset
-        slot = max(0, bisect.bisect_right(self._bases, offset) - 1)
-        for segment in list(self.segments[slot:]):
-            found = segment.translate_offset(offset)
-            if found is None:
-                continue
+        for segment, found in self._from_offset(offset):
             for position, header in segment.scan_headers(found[0]):
                 yield header, os.pread(segment.fd, header.size_bytes, position)
 
@@ -627,8 +610,7 @@ class Log:
             state = self._checkpoint_state()
             checkpoint.write_entries(
                 os.path.join(self.directory, CHECKPOINT_FILE),
-                list(zip(("recovery_point", "high_watermark", "log_start_offset"), state,
-                         strict=True)),
+                list(zip(CHECKPOINT_KEYS, state, strict=True)),
             )
             self._checkpointed = state
             self._last_checkpoint_ms = self.clock_ms()
@@ -678,26 +660,16 @@ class Log:
             raise ValueError(f"log {self.directory} is closed")
 
     # =========================================================================================
-    # Opening and recovery
+    # Opening (loading or recovering the directory: recovery.py)
     def _open(self, recover_from_start: bool) -> RecoveryReport:
-        marker = os.path.join(self.directory, CLEAN_SHUTDOWN_FILE)
-        clean = os.path.exists(marker) and not recover_from_start
-        self._remove_strays()
-        saved = self._read_checkpoint()
-        epochs = LeaderEpochCache.load(os.path.join(self.directory, EPOCH_FILE_NAME))
-        bases = self._segment_bases()
-        now = self.clock_ms()
-        self.segments = [LogSegment(self.directory, b, self.config, now) for b in bases]
-        if not self.segments:
-            start = saved["log_start_offset"] if saved else 0
-            self.segments = [LogSegment.create(self.directory, start, self.config, now)]
+        if self.config.lose_unflushed_on_crash:
+            lose_unflushed(self.directory)
+        opened = open_directory(self.directory, self.config, self.clock_ms(), recover_from_start)
+        self.segments, self.epochs = opened.segments, opened.epochs
         self._bases = [segment.base_offset for segment in self.segments]
-        recovery_point = 0 if (saved is None or recover_from_start) else saved["recovery_point"]
-        if clean and saved is None:
-            clean = False
-        report = self._load_segments(clean, recovery_point, epochs)
         self._drop_empty_tail_segments()
         self._leo = self.active_segment.next_offset
+        saved = opened.checkpoint
         start = saved["log_start_offset"] if saved else self.segments[0].base_offset
         self.log_start_offset = min(max(start, self.segments[0].base_offset), self._leo)
         self.high_watermark = 0
@@ -710,91 +682,23 @@ class Log:
         # Everything is durable now: the recovery scan fsynced what it kept.
         self.write_checkpoint()
         self.epochs.persist()
-        if os.path.exists(marker):
-            os.unlink(marker)
-            checkpoint.fsync_directory(self.directory)
-        return attrs.evolve(report, checkpoint_valid=saved is not None)
+        remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
+        return opened.report
 
-    def _load_segments(self, clean, recovery_point, epochs) -> RecoveryReport:
-        """Load (clean) or recover (unclean, past the recovery point) each segment in order;
-        a segment that loses bytes ends the log: later segments are deleted."""
-        rebuild_epochs = epochs is None
-        self.epochs = epochs or LeaderEpochCache(os.path.join(self.directory, EPOCH_FILE_NAME))
-        first_unflushed = max(0, bisect.bisect_right(self._bases, recovery_point) - 1)
-        scanned = scanned_bytes = truncated = rebuilds = 0
-        kept = []
-        previous_next = None
-        for number, segment in enumerate(self.segments):
-            must_scan = (not clean and number >= first_unflushed) or rebuild_epochs
-            if not must_scan and not segment.load():
-                must_scan = True
-                rebuilds += 1
-            if previous_next is not None and segment.base_offset < previous_next:
-                break  # overlapping segments: the log ends before this one
-            if must_scan:
-                following = self._bases[number + 1] if number + 1 < len(self._bases) else None
-                result = segment.recover(keep_torn_tail="M8" in self.config.mutants,
-                                         next_base_offset=following)
-                os.fsync(segment.fd)
-                segment.index.flush()
-                segment.timeindex.flush()
-                scanned += 1
-                scanned_bytes += result.valid_bytes
-                truncated += result.truncated_bytes
-                for epoch, start in result.epochs:
-                    # Kafka's LogSegment.recover: only an epoch newer than the cache's latest
-                    if epoch > self.epochs.latest_epoch:
-                        self.epochs.assign(epoch, start)
-                kept.append(segment)
-                previous_next = segment.next_offset
-                if result.truncated_bytes:
-                    break
-            else:
-                kept.append(segment)
-                previous_next = segment.next_offset
-            if segment.size == 0:
-                # The log never leaves an empty segment before others: its bytes were lost, so
-                # what follows is not part of a valid prefix.
-                break
-        deleted = self.segments[len(kept):]
-        for segment in deleted:
-            segment.delete()
-        self.segments = kept
-        self._bases = [segment.base_offset for segment in kept]
-        if deleted:
-            checkpoint.fsync_directory(self.directory)
-        return RecoveryReport(
-            clean_shutdown=clean,
-            segments_scanned=scanned,
-            bytes_scanned=scanned_bytes,
-            bytes_truncated=truncated,
-            segments_deleted=len(deleted),
-            index_rebuilds=rebuilds,
-        )
 
-    def _segment_bases(self) -> list[int]:
-        bases = []
-        for name in os.listdir(self.directory):
-            match = _SEGMENT_NAME.match(name)
-            if match:
-                bases.append(int(match.group(1)))
-        return sorted(bases)
-
-    def _remove_strays(self) -> None:
-        """Delete temp files and index files whose .log is gone (left by a crash)."""
-        names = set(os.listdir(self.directory))
-        for name in names:
-            match = _INDEX_NAME.match(name)
-            orphan = match is not None and f"{match.group(1)}.log" not in names
-            if name.endswith(".tmp") or orphan:
-                os.unlink(os.path.join(self.directory, name))
-
-    def _read_checkpoint(self) -> dict[str, int] | None:
-        entries = checkpoint.read_entries(os.path.join(self.directory, CHECKPOINT_FILE))
-        if entries is None:
-            return None
-        saved = dict(entries)
-        wanted = {"recovery_point", "high_watermark", "log_start_offset"}
-        if set(saved) != wanted or len(entries) != 3 or min(saved.values()) < 0:
-            return None
-        return saved
+def lose_unflushed(directory: str) -> None:
+    """Power-loss mode, on opening: unless the log was closed cleanly, cut every segment back
+    to the size its last fsync made durable (recorded beside it; none recorded: nothing)."""
+    if os.path.exists(os.path.join(directory, CLEAN_SHUTDOWN_FILE)):
+        return
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".log"):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path + DURABLE_SUFFIX) as handle:
+                durable = int(handle.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            durable = 0
+        if os.path.getsize(path) > durable:
+            os.truncate(path, durable)

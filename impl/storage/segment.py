@@ -9,10 +9,8 @@ import bisect
 import mmap
 import os
 
-import crc32c
-
+from kafkaref.impl.protocol.crc import crc_matches, crc_matches_in_file
 from kafkaref.impl.protocol.records import (
-    ATTRIBUTES_POS,
     HEADER,
     HEADER_SIZE,
     INT32_MAX,
@@ -21,14 +19,15 @@ from kafkaref.impl.protocol.records import (
     BatchHeader,
     parse_header,
 )
+from kafkaref.impl.storage.checkpoint import write_atomically
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.impl.storage.index import OffsetIndex
 from kafkaref.impl.storage.timeindex import TimeIndex
 
 NO_TIMESTAMP = -1
+DURABLE_SUFFIX = ".durable"  # power-loss mode: the size of NAME.log known fsynced
 SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
 RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
-CRC_CHUNK_BYTES = 1024 * 1024
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -45,7 +44,7 @@ class LogSegment:
             os.path.join(directory, file_name(base_offset, ".index")),
             base_offset,
             config.index_entries_max,
-            off_by_one="M6" in config.mutants,
+            off_by_one=config.on.M6,
         )
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
@@ -228,6 +227,7 @@ class LogSegment:
         os.ftruncate(self.fd, position)
         self.size = position
         self.flushed_size = min(self.flushed_size, position)
+        self._record_durable()
         self.index.truncate_to(offset)
         self.timeindex.truncate_to(offset)
         self._reload_tail_state()
@@ -334,10 +334,10 @@ class LogSegment:
                 view = window.covering(position, size)
                 if view is not None:
                     start = position - window.start
-                    actual = crc32c.crc32c(view[start + ATTRIBUTES_POS : start + size])
+                    good = crc_matches(view[start : start + size], crc)
                 else:
-                    actual = self._crc_from_file(position + ATTRIBUTES_POS, position + size)
-                if actual != crc:
+                    good = crc_matches_in_file(self.fd, position, size, crc)
+                if not good:
                     break
                 self._account(base_offset, last_offset, fields[8], position, size)
                 if epoch > last_epoch:
@@ -348,22 +348,11 @@ class LogSegment:
             window.close()
         return position
 
-    def _crc_from_file(self, start: int, end: int) -> int:
-        """CRC-32C of file bytes [start, end) read in bounded chunks (batches larger than the
-        recovery buffer)."""
-        value = 0
-        while start < end:
-            chunk = os.pread(self.fd, min(CRC_CHUNK_BYTES, end - start), start)
-            if not chunk:
-                return -1
-            value = crc32c.crc32c(chunk, value)
-            start += len(chunk)
-        return value
-
     # -- durability and lifetime --------------------------------------------------------------
     def flush(self) -> None:
         os.fsync(self.fd)
         self.flushed_size = self.size
+        self._record_durable()
         self.index.flush()
         self.timeindex.flush()
 
@@ -377,9 +366,15 @@ class LogSegment:
             os.close(self.fd)
             self.fd = -1
 
+    def _record_durable(self) -> None:
+        """Power-loss mode (LogConfig.lose_unflushed_on_crash): note the durable size."""
+        if self.config.lose_unflushed_on_crash:
+            write_atomically(self.log_path + DURABLE_SUFFIX, str(self.flushed_size))
+
     def delete(self) -> None:
         self.close_files()
-        for path in (self.log_path, self.index.path, self.timeindex.path):
+        for path in (self.log_path, self.index.path, self.timeindex.path,
+                     self.log_path + DURABLE_SUFFIX):
             try:
                 os.unlink(path)
             except FileNotFoundError:

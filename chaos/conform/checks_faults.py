@@ -1,0 +1,122 @@
+"""Checks that need faults: a broker restart through the user's --kill-cmd / --restart-cmd, and
+the chaos workload (chaos/workload.py) when it is installed."""
+
+from __future__ import annotations
+
+import shlex
+import tempfile
+import time
+
+from kafkaref.chaos.conform.catalogue import CheckFailed, CouldNotRun, Skip, check
+from kafkaref.chaos.conform.commands import run_command, wait_serving
+from kafkaref.chaos.conform.probe import Probe
+
+
+@check("leader_failover", "faults", "KIP-101 / KIP-279 (leader epochs), KIP-320; Kafka "
+       "durability: acks=all records survive the loss of the leader", deadline_s=150.0)
+def leader_failover(probe: Probe):
+    """When the partition's leader is killed (--kill-cmd aimed at it), a new leader takes over
+    with a higher leader epoch and every acks=all record is readable from it, in order; after
+    --restart-cmd they are all still there."""
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("no --kill-cmd / --restart-cmd given")
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: no other replica to take over")
+    topic = probe.create_topic("failover", configs={"min.insync.replicas": str(
+        min(2, probe.replication_factor()))})
+    acked = [b"d%d" % i for i in range(50)]
+    for i in range(0, 50, 5):
+        probe.produce_ok(topic, _batch(acked[i:i + 5]))
+    before = probe.wait_for_leaders(topic, 1).partitions[0]
+    target = (before.leader_id, *probe.broker_address(before.leader_id))
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        after = new_leader(probe, topic, before.leader_id)
+        probe.soft(after.leader_epoch > before.leader_epoch,
+                   f"leader {before.leader_id} -> {after.leader_id} but the leader epoch went "
+                   f"{before.leader_epoch} -> {after.leader_epoch}", response=after,
+                   expected=f"a leader epoch above {before.leader_epoch}")
+        values = [r.value for r in probe.read_all(topic, end=50)]
+        probe.soft(values == acked, "acknowledged records lost in the failover",
+                   response=str(values[:10]), expected="d0..d49")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    probe.wait_for_leaders(topic, 1, timeout_s=60)
+    values = [r.value for r in probe.read_all(topic, end=50)]
+    probe.soft(values == acked, "acknowledged records lost over the restart",
+               response=str(values[:10]), expected="d0..d49")
+    return (f"leader {before.leader_id} (epoch {before.leader_epoch}) -> {after.leader_id} "
+            f"(epoch {after.leader_epoch}); 50 acked records kept")
+
+
+def new_leader(probe: Probe, topic: str, old: int, timeout_s: float = 60.0):
+    """Partition 0's metadata once a broker other than old leads it and serves it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        meta = probe.metadata([topic]).topics[0].partitions[0]
+        if meta.leader_id >= 0 and meta.leader_id != old:
+            try:
+                probe.wait_for_leaders(topic, 1, timeout_s=5)
+                return meta
+            except CheckFailed:
+                pass
+        probe.expect(time.monotonic() < deadline, f"no new leader {timeout_s:.0f} s after "
+                     f"killing leader {old}", response=meta, expected="another leader")
+        time.sleep(0.2)
+
+
+def _batch(values):
+    from kafkaref.impl.protocol.records import build_batch
+
+    return build_batch([(None, v, (), None) for v in values])
+
+
+@check("chaos_workload", "faults", "Jepsen-style history of a workload under faults, judged "
+       "by the history checks (docs/histories.md; spark_checks)", deadline_s=900.0)
+def chaos_workload(probe: Probe):
+    """The chaos workload (chaos/workload.py) runs against the broker for --chaos-seconds, with
+    broker kills through --kill-cmd / --restart-cmd when given, and its recorded history has no
+    anomaly the configuration disallows (judged by the Spark checks, or their twin)."""
+    try:
+        from kafkaref.chaos import run as chaos_run
+        from kafkaref.chaos.nemesis import ExternalCommands
+    except ImportError:
+        raise Skip("chaos workload not available (kafkaref.chaos.run is not installed)") from None
+    seconds = float(probe.options.get("chaos_seconds", 30))
+    if seconds <= 0:
+        raise Skip("--chaos-seconds 0")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    external, nemesis = ExternalCommands(), ()
+    if kill and restart:
+        brokers = sorted(b.node_id for b in probe.metadata([]).brokers)
+        victim = brokers[-1]
+        target = (victim, *probe.broker_address(victim))
+        external = ExternalCommands(_aimed(kill, target), _aimed(restart, target))
+        nemesis = ("kill",)
+    runs_dir = probe.options.get("runs_dir") or tempfile.mkdtemp(prefix="conform-chaos-")
+    options = chaos_run.RunOptions(
+        seed=int(probe.options.get("seed", 0)), time_limit_s=seconds, nemesis=nemesis,
+        bootstrap=",".join(f"{h}:{p}" for h, p in probe.bootstrap), external=external,
+        runs_dir=runs_dir, checker=probe.options.get("chaos_checker", "spark"))
+    result = chaos_run.run(options, log=lambda line: None)
+    report = result.report
+    summary = (f"history in {result.run_dir}: valid={report.get('valid')}, "
+               f"faults {result.summary.get('schedule') and len(result.summary['schedule'])}")
+    if result.exit_code == chaos_run.EXIT_INVALID:
+        found = {k: v for k, v in (report.get("anomalies") or {}).items() if v}
+        raise probe.fail(f"the history has anomalies: {str(found)[:300]}",
+                         response=str(report)[:600], expected="no disallowed anomaly")
+    if result.exit_code != chaos_run.EXIT_VALID:
+        raise CouldNotRun(f"the chaos run could not decide (exit {result.exit_code}): "
+                          f"{report.get('error', '')}"[:400])
+    return summary
+
+
+def _aimed(command: str, target) -> str:
+    """command with CONFORM_BROKER_ID / _HOST / _PORT set (the chaos nemesis runs commands
+    without an environment of its own)."""
+    return shlex.join(["env", f"CONFORM_BROKER_ID={target[0]}",
+                       f"CONFORM_BROKER_HOST={target[1]}",
+                       f"CONFORM_BROKER_PORT={target[2]}"]) + " " + command

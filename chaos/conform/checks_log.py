@@ -1,0 +1,434 @@
+"""Checks of the partition log as clients see it: offsets, acks, the high watermark, offset
+lookups, codecs, record fields, topic creation."""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.commands import down, run_command, wait_serving
+from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
+from kafkaref.impl.protocol.compression import Compression
+from kafkaref.impl.protocol.records import build_batch
+
+
+def values_batch(prefix: bytes, count: int, **options) -> bytes:
+    return build_batch([(None, b"%s-%d" % (prefix, i), (), None) for i in range(count)],
+                       **options)
+
+
+@check("dense_offsets", "log", "KIP-98 / protocol: Produce base_offset; Kafka log: offsets are "
+       "assigned consecutively per partition")
+def dense_offsets(probe: Probe):
+    """Concurrent producers on separate connections get disjoint offset ranges that together
+    cover 0..n-1 with no gap, and a read returns exactly those records at those offsets."""
+    topic = probe.create_topic("dense")
+    writers, batches_each = 4, 15
+    assigned: dict[int, tuple[int, bytes]] = {}
+    errors: list[str] = []
+    lock = threading.Lock()
+
+    def write(w: int) -> None:
+        try:
+            conn = probe.connect(probe.leader(topic).address)
+            for b in range(batches_each):
+                count = 1 + (w + b) % 4
+                batch = values_batch(b"w%d-b%d" % (w, b), count)
+                base = probe.produce_ok(topic, batch, acks=1, conn=conn)
+                with lock:
+                    assigned[base] = (count, b"w%d-b%d" % (w, b))
+        except Exception as exc:  # noqa: BLE001 -- reported as evidence below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=write, args=(w,), daemon=True) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(probe.timeout_s * 3)
+    probe.expect(not errors, f"a producer failed: {errors[:2]}", expected="every Produce NONE")
+    expected_offset, layout = 0, []
+    for base in sorted(assigned):
+        count, _ = assigned[base]
+        probe.expect(base == expected_offset, f"base offset {base} where {expected_offset} "
+                     "was next (gap or overlap)", response=f"bases {sorted(assigned)[:20]}",
+                     expected="each batch starts where the previous one ended")
+        expected_offset += count
+        layout.append(base)
+    records = probe.read_all(topic, end=expected_offset)
+    offsets = [r.offset for r in records]
+    probe.expect(offsets == list(range(expected_offset)), "read offsets are not 0..n-1",
+                 response=f"offsets {offsets[:30]}", expected=f"0..{expected_offset - 1}")
+    for base, (count, prefix) in assigned.items():
+        got = [r.value for r in records[base:base + count]]
+        want = [b"%s-%d" % (prefix, i) for i in range(count)]
+        probe.expect(got == want, f"records at {base} are not the batch acknowledged there",
+                     response=str(got), expected=str(want))
+    return f"{len(assigned)} batches from {writers} connections, offsets 0..{expected_offset - 1}"
+
+
+@check("acks_0", "log", "protocol: Produce 'acks=0: the server will not send any response'")
+def acks_0(probe: Probe):
+    """A Produce with acks=0 gets no response (the next request's answer is the next frame), and
+    its records are written."""
+    topic = probe.create_topic("acks0")
+    conn = probe.leader(topic)
+    produced = conn.send(0, probe.produce_values(topic, 0, values_batch(b"a0", 3), acks=0))
+    correlation_id = conn.send(18, {"client_software_name": "c", "client_software_version": "1"})
+    payload = conn.kafka.receive_payload()
+    (first,) = struct.unpack_from(">i", payload, 0)
+    probe.expect(first == correlation_id, "the acks=0 Produce was answered" if first == produced
+                 else f"an answer with correlation id {first} came first",
+                 request=f"Produce acks=0 (correlation id {produced}), then ApiVersions "
+                 f"({correlation_id})", response=f"first answer: correlation id {first}",
+                 expected=f"the ApiVersions answer ({correlation_id}) first")
+    records = probe.read_all(topic, end=3)
+    probe.expect([r.value for r in records] == [b"a0-0", b"a0-1", b"a0-2"],
+                 "the acks=0 records were not written", response=str(records),
+                 expected="a0-0, a0-1, a0-2 at offsets 0..2")
+
+
+@check("acks_1", "log", "protocol: Produce acks=1 (leader append) answers the base offset")
+def acks_1(probe: Probe):
+    """acks=1 answers NONE with the batch's base offset, and the records are readable there."""
+    topic = probe.create_topic("acks1")
+    first = probe.produce_ok(topic, values_batch(b"a", 2), acks=1)
+    second = probe.produce_ok(topic, values_batch(b"b", 3), acks=1)
+    probe.expect((first, second) == (0, 2), f"base offsets {first}, {second}",
+                 expected="0 then 2")
+    values = [r.value for r in probe.read_all(topic, end=5)]
+    probe.expect(values == [b"a-0", b"a-1", b"b-0", b"b-1", b"b-2"], "records not as produced",
+                 response=str(values), expected="a-0 a-1 b-0 b-1 b-2")
+
+
+@check("acks_all_visible", "log",
+       "Kafka docs 'acks=all': the leader answers once every in-sync replica has the record, "
+       "i.e. the high watermark has passed it (KIP-101 / replication design)")
+def acks_all_visible(probe: Probe):
+    """An acks=all answer means the records are committed: right after it, a consumer fetch
+    reports a high watermark past them and returns them (20 rounds)."""
+    topic = probe.create_topic("acksall", configs={"min.insync.replicas": str(
+        min(2, probe.replication_factor()))})
+    conn = probe.leader(topic)
+    for i in range(20):
+        base = probe.produce_ok(topic, values_batch(b"r%d" % i, 2), acks=-1, conn=conn)
+        # max_wait 1 ms: the answer must not wait for replication to catch up (0 is its own
+        # check, fetch_max_wait_zero, which some brokers fail)
+        answer = probe.fetch(topic, base, max_wait_ms=1, conn=conn)
+        probe.expect(answer.high_watermark >= base + 2, f"round {i}: acks=all answered offset "
+                     f"{base} but the hw is {answer.high_watermark}", response=answer,
+                     expected=f"hw >= {base + 2} once acknowledged")
+        values = [r.value for r in probe.records(answer) if r.offset >= base]
+        probe.expect(values[:2] == [b"r%d-0" % i, b"r%d-1" % i],
+                     f"round {i}: acknowledged records not readable right after the ack",
+                     response=answer, expected=f"records r{i}-0, r{i}-1 at {base}")
+    return f"20 acks=all rounds, replication factor {probe.replication_factor()}"
+
+
+@check("min_insync_replicas", "log",
+       "Kafka config min.insync.replicas; producer config acks=all; protocol error "
+       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0)
+def min_insync_replicas(probe: Probe):
+    """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
+    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
+    --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
+    so a client alone cannot get the ISR below it)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: min.insync.replicas needs a broker that replicates")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to take a replica out of the ISR")
+    rf = probe.replication_factor()
+    topic = probe.create_topic("minisr", replication_factor=rf,
+                               configs={"min.insync.replicas": str(rf)})
+    probe.produce_ok(topic, values_batch(b"before", 1), acks=-1)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        answers = refused_after_shrink(probe, topic)
+        probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"acks=all answers after killing broker {target[0]}: {answers}"
+
+
+def follower(probe: Probe, topic: str) -> tuple[int, str, int]:
+    """(id, host, port) of a replica of partition 0 that is not its leader."""
+    meta = probe.wait_for_leaders(topic, 1).partitions[0]
+    chosen = next(r for r in meta.replica_nodes if r != meta.leader_id)
+    return (chosen, *probe.broker_address(chosen))
+
+
+@check("hw_waits_for_isr", "log", "Kafka replication design / KIP-101: the high watermark is "
+       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0)
+def hw_waits_for_isr(probe: Probe):
+    """While a stopped follower is still in the ISR, the high watermark does not pass what that
+    follower has: a record written after the stop (acks=1) is not readable before the ISR
+    shrinks (needs --kill-cmd / --restart-cmd and a replicating broker)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: no follower to stop")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    topic = probe.create_topic("hwisr", replication_factor=probe.replication_factor())
+    base = probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        if not down(target[1:]):
+            raise Skip(f"--kill-cmd left broker {target[0]} serving (it must stop the broker "
+                       "named by CONFORM_BROKER_ID)")
+        conn = probe.leader(topic)
+        probe.produce_ok(topic, values_batch(b"after", 1), acks=1, conn=conn)
+        answer = probe.fetch(topic, base + 1, max_wait_ms=1, conn=conn)
+        visible = [r.offset for r in probe.records(answer) if r.offset > base]
+        isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
+        if target[0] not in isr:
+            return (f"inconclusive: the ISR {list(isr)} had already dropped broker "
+                    f"{target[0]}")
+        probe.expect(not visible and answer.high_watermark <= base + 1,
+                     f"offsets {visible} readable (hw {answer.high_watermark}) while stopped "
+                     f"broker {target[0]} is still in the ISR {list(isr)}", response=answer,
+                     expected=f"hw stays at {base + 1} until the ISR shrinks")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"hw held at {base + 1} while broker {target[0]} was stopped and in the ISR"
+
+
+def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
+    """Produce acks=all until the broker answers NOT_ENOUGH_REPLICAS; the answers seen."""
+    deadline, answers = time.monotonic() + timeout_s, []
+    retriable = {ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition,
+                 ErrorCode.leader_not_available, ErrorCode.request_timed_out,
+                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none}
+    while time.monotonic() < deadline:
+        try:
+            conn = probe.leader(topic)
+            answer = conn.call(0, probe.produce_values(topic, 0, values_batch(b"all", 1), -1,
+                                                       timeout_ms=2000))
+        except OSError:
+            probe.forget_leaders()
+            time.sleep(0.5)
+            continue
+        error = ErrorCode(int(answer.responses[0].partition_responses[0].error_code))
+        if not answers or answers[-1] != error.name:
+            answers.append(error.name)
+        if error == ErrorCode.not_enough_replicas:
+            return answers
+        probe.expect(error in retriable, f"acks=all after the kill answered {error.name}",
+                     response=answer, expected="NOT_ENOUGH_REPLICAS once the ISR shrank")
+        if error != ErrorCode.none:
+            probe.forget_leaders()
+        time.sleep(0.2)
+    raise probe.fail(f"no NOT_ENOUGH_REPLICAS within {timeout_s:.0f} s of the kill",
+                     response=f"answers {answers}", expected="NOT_ENOUGH_REPLICAS")
+
+
+@check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
+       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0)
+def acks_all_timeout(probe: Probe):
+    """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
+    answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
+    --kill-cmd / --restart-cmd and a replicating broker)."""
+    if probe.broker_count() < 2:
+        raise Skip("single-node broker: every acks=all completes at once")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    topic = probe.create_topic("timeout", replication_factor=probe.replication_factor())
+    probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
+    target = follower(probe, topic)
+    run_command(kill, "--kill-cmd", probe, target)
+    try:
+        conn = probe.leader(topic)
+        started = time.monotonic()
+        request = probe.produce_values(topic, 0, values_batch(b"t", 1), -1, timeout_ms=400)
+        answer = conn.call(0, request).responses[0].partition_responses[0]
+        elapsed = time.monotonic() - started
+        isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
+        if answer.error_code == ErrorCode.none:
+            # Past its timeout a correct broker has already answered REQUEST_TIMED_OUT; a NONE
+            # that late means the request waited until the ISR shrank.
+            probe.expect(elapsed < 0.4, f"acks=all answered NONE after {elapsed * 1000:.0f} ms, "
+                         "past its 400 ms timeout", response=answer,
+                         expected="REQUEST_TIMED_OUT at about 400 ms")
+            probe.expect(target[0] not in isr, f"acks=all completed while stopped broker "
+                         f"{target[0]} is in the ISR {list(isr)}", response=answer,
+                         expected="REQUEST_TIMED_OUT")
+            return f"inconclusive: the ISR {list(isr)} dropped broker {target[0]} first"
+        probe.expect_error(answer.error_code, ErrorCode.request_timed_out,
+                           f"acks=all (timeout 400 ms) with broker {target[0]} stopped, answered "
+                           f"after {elapsed * 1000:.0f} ms", answer)
+        probe.expect(elapsed < 0.4 + 2.0, f"REQUEST_TIMED_OUT after {elapsed:.2f} s",
+                     expected="about 400 ms")
+    finally:
+        run_command(restart, "--restart-cmd", probe, target)
+        wait_serving(probe, target)
+    return f"REQUEST_TIMED_OUT after {elapsed * 1000:.0f} ms (timeout 400 ms)"
+
+
+@check("hw_caps_reads", "log", "Kafka replication design: consumers read only up to the high "
+       "watermark; KIP-101; hw never decreases for an observer of one leader")
+def hw_caps_reads(probe: Probe):
+    """A consumer fetch never returns a record at or past the high watermark it reports, and
+    the hw one observer sees never goes down (acks=1 produce pipelined with fetches)."""
+    topic = probe.create_topic("hw")
+    conn = probe.leader(topic)
+    observer = probe.connect(conn.address)
+    last_hw, checked = 0, 0
+    for i in range(40):
+        produced = conn.send(0, probe.produce_values(topic, 0, values_batch(b"h%d" % i, 2),
+                                                     acks=1))
+        fetched = conn.send(1, probe.fetch_values(topic, 0, max(0, 2 * i - 1)))
+        conn.receive(0, produced)
+        for answer in (probe.fetch_partition(conn.receive(1, fetched)),
+                       probe.fetch(topic, 0, conn=observer)):
+            probe.expect_error(answer.error_code, ErrorCode.none, "Fetch", answer)
+            above = [r.offset for r in probe.records(answer) if r.offset >= answer.high_watermark]
+            probe.expect(not above, f"fetch returned offsets {above} at or past the hw "
+                         f"{answer.high_watermark}", response=answer,
+                         expected="only records below the high watermark")
+            checked += 1
+        hw = probe.fetch(topic, 0, conn=observer).high_watermark
+        probe.expect(hw >= last_hw, f"the hw went down from {last_hw} to {hw}",
+                     expected="a non-decreasing high watermark")
+        last_hw = hw
+    return f"{checked} fetch answers within the hw; hw rose to {last_hw}"
+
+
+@check("offset_out_of_range", "log",
+       "protocol: Fetch error OFFSET_OUT_OF_RANGE; Kafka consumer auto.offset.reset")
+def offset_out_of_range(probe: Probe):
+    """A fetch past the log end, and one below the log start, answer OFFSET_OUT_OF_RANGE; a
+    fetch exactly at the log end answers NONE with no records."""
+    topic = probe.create_topic("oor")
+    probe.produce_ok(topic, values_batch(b"o", 5))
+    for offset in (6, 1000):
+        answer = probe.fetch(topic, offset)
+        probe.expect_error(answer.error_code, ErrorCode.offset_out_of_range,
+                           f"Fetch at {offset} (log end 5)", answer)
+    answer = probe.fetch(topic, -3)
+    probe.expect_error(answer.error_code, ErrorCode.offset_out_of_range,
+                       "Fetch at -3 (log start 0)", answer)
+    answer = probe.fetch(topic, 5)
+    probe.expect_error(answer.error_code, ErrorCode.none, "Fetch at the log end 5", answer)
+    probe.expect(not probe.records(answer), "records returned at the log end", response=answer,
+                 expected="no records")
+
+
+@check("list_offsets", "log",
+       "KIP-79 (ListOffsets by timestamp); protocol: ListOffsets -2 earliest, -1 latest")
+def list_offsets(probe: Probe):
+    """ListOffsets EARLIEST is the log start, LATEST the high watermark, and a timestamp T gives
+    the first offset whose record timestamp is >= T (inside a batch too), or -1 past the end."""
+    topic = probe.create_topic("listoff")
+    base = now_ms() - 60_000
+    batches = [[base + 0, base + 100, base + 200], [base + 1000, base + 1100],
+               [base + 2000, base + 2100]]
+    for i, stamps in enumerate(batches):
+        probe.produce_ok(topic, build_batch(
+            [(None, b"t%d-%d" % (i, j), (), ts) for j, ts in enumerate(stamps)],
+            base_timestamp=stamps[0]))
+    earliest, latest = probe.offset_of(topic, EARLIEST), probe.offset_of(topic, LATEST)
+    probe.soft(earliest == 0, f"EARLIEST is {earliest}", expected="0")
+    probe.soft(latest == 7, f"LATEST is {latest} after 7 records (last batch of 2)",
+               response=probe.exchanges[-1].response, expected="7, the log end offset")
+    cases = {base - 5000: 0, base: 0, base + 100: 1, base + 150: 2, base + 201: 3,
+             base + 1100: 4, base + 1500: 5, base + 2000: 5, base + 2050: 6, base + 9000: -1}
+    wrong = {}
+    for target, want in cases.items():
+        answer = probe.list_offset(topic, target)
+        got = answer.offset if answer.error_code == ErrorCode.none else ErrorCode(
+            int(answer.error_code)).name
+        if got != want:
+            wrong[f"base+{target - base}"] = (got, want)
+    probe.soft(not wrong, f"ListOffsets by timestamp wrong for {len(wrong)} targets",
+                 response=f"(got, expected) per target: {wrong}",
+                 expected="first offset with timestamp >= target; -1 past the last")
+
+
+def _codec_check(codec: Compression):
+    @check(f"compression_{codec.name}", "log",
+           "KIP-98 record batch v2 attributes bits 0-2; KIP-110 (zstd)")
+    def compression(probe: Probe):
+        values = [b"%s-%d-" % (codec.name.encode(), i) + bytes(i % 7) * 30 for i in range(50)]
+        topic = probe.create_topic(f"codec-{codec.name}")
+        batch = build_batch([(b"k%d" % i, v, (("h", b"%d" % i),), None)
+                             for i, v in enumerate(values)], compression=codec)
+        answer = probe.produce(topic, batch)
+        if answer.error_code == ErrorCode.unsupported_compression_type:
+            raise probe.fail(f"{codec.name} refused as UNSUPPORTED_COMPRESSION_TYPE",
+                             response=answer, expected="NONE")
+        probe.expect_error(answer.error_code, ErrorCode.none, f"Produce {codec.name}", answer)
+        records = probe.read_all(topic)
+        probe.expect([r.value for r in records] == values and [r.key for r in records] == [
+            b"k%d" % i for i in range(50)], f"{codec.name} records changed on the round trip",
+            response=str([r.value for r in records][:5]), expected=str(values[:5]))
+
+    compression.__doc__ = (f"A {codec.name}-compressed batch of 50 records is accepted and "
+                           "read back with the same keys, values and headers.")
+    return compression
+
+
+CODEC_CHECKS = [_codec_check(c) for c in Compression if c != Compression.none]
+
+
+@check("headers_and_timestamps", "log",
+       "KIP-82 (record headers); KIP-32 (CreateTime timestamps kept)")
+def headers_and_timestamps(probe: Probe):
+    """Record headers (repeated keys, null and empty values, UTF-8 keys) and each record's
+    CreateTime timestamp come back exactly as produced, as do null keys and empty values."""
+    topic = probe.create_topic("headers")
+    base = now_ms() - 10_000
+    records = [
+        (None, b"", (("a", b"1"), ("a", b"2")), base),
+        (b"k", None, (("n", None), ("e", b"")), base + 7),
+        (b"", b"v", (("\u00fcml\u00e4ut", b"\x00\xff"),), base - 3),
+        (b"k2", b"v2", (), base + 1_000_000),
+    ]
+    probe.produce_ok(topic, build_batch(records, base_timestamp=base))
+    got = [(r.key, r.value, tuple(r.headers), r.timestamp) for r in probe.read_all(topic)]
+    want = [(k, v, tuple(h), t) for k, v, h, t in records]
+    probe.expect(got == want, "keys, values, headers or timestamps changed",
+                 response=str(got), expected=str(want))
+
+
+@check("create_topics_validation", "log",
+       "protocol: CreateTopics errors INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT, "
+       "TOPIC_ALREADY_EXISTS; KIP-4")
+def create_topics_validation(probe: Probe):
+    """CreateTopics refuses an unknown config with INVALID_CONFIG and an existing name with
+    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given."""
+    conn = probe.connect()
+
+    def create(label, **topic):
+        request = {"topics": [{"name": probe.name(label), "num_partitions": -1,
+                               "replication_factor": -1, "assignments": [], "configs": [],
+                               **topic}], "timeout": 10_000, "validate_only": False}
+        return request, conn.call(19, request).topics[0]
+
+    request, answer = create("badcfg", num_partitions=1, replication_factor=1,
+                             configs=[{"name": "no.such.config", "value": "1"}])
+    probe.expect_error(answer.error_code, ErrorCode.invalid_config,
+                       "CreateTopics with config no.such.config", answer, soft=True)
+    name = probe.create_topic("twice")
+    request, answer = create("twice", num_partitions=1, replication_factor=1)
+    probe.expect_error(answer.error_code, ErrorCode.topic_already_exists,
+                       f"CreateTopics of existing {name}", answer, soft=True)
+    brokers = sorted(b.node_id for b in probe.metadata([]).brokers)
+    rotated = brokers[1:] + brokers[:1]
+    assignment = [{"partition_index": 0, "broker_ids": rotated},
+                  {"partition_index": 1, "broker_ids": list(reversed(brokers))}]
+    request, answer = create("assigned", assignments=assignment)
+    probe.expect_error(answer.error_code, ErrorCode.none, "CreateTopics with assignments",
+                       answer)
+    meta = probe.wait_for_leaders(probe.name("assigned"), None)
+    replicas = {p.partition_index: list(p.replica_nodes) for p in meta.partitions}
+    probe.expect(replicas == {0: rotated, 1: list(reversed(brokers))},
+                 "the replica assignment was not honoured", request=request, response=meta,
+                 expected=f"{{0: {rotated}, 1: {list(reversed(brokers))}}}")

@@ -1,0 +1,108 @@
+"""`kafkaref conform`: the conformance suite against any Kafka-protocol broker."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+EXIT_DOC = """\b
+Exit codes: 0 every check passed (skips allowed), 1 some check failed, 2 some check could
+not run (bootstrap unreachable, the broker closed or answered garbage, a deadline passed) or
+the arguments are wrong."""
+
+
+def _list_checks() -> str:
+    from kafkaref.chaos.conform.catalogue import load_catalogue
+
+    return "\n".join(f"{c.name:<26} {c.group:<9} {c.behaviour}"
+                     for c in load_catalogue().values())
+
+
+@click.command(epilog=EXIT_DOC)
+@click.option("--bootstrap", help="HOST:PORT[,HOST:PORT...] of the broker under test.")
+@click.option("--label", help="Name of the broker in the reports (default: the bootstrap).")
+@click.option("--junit", "junit_path", type=click.Path(dir_okay=False),
+              help="Write JUnit XML here.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False),
+              help="Write results.json, junit.xml, report.html (the report card) and report.md "
+                   "here.")
+@click.option("--compare", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="Saved results.json of other brokers to show beside this one in the card "
+                   "(without --bootstrap: only render the card of these into --report).")
+@click.option("--only", multiple=True, help="Run only this check or group (repeatable).")
+@click.option("--skip", "skip_", multiple=True, help="Do not run this check or group.")
+@click.option("--kill-cmd", help="Command that stops a broker (SIGKILL), run with "
+              "CONFORM_BROKER_ID, CONFORM_BROKER_HOST and CONFORM_BROKER_PORT naming the one "
+              "the check wants stopped. Enables the fault checks.")
+@click.option("--restart-cmd", help="Command that starts that broker again (same environment); "
+              "it may return at once, the checks wait for the broker to serve.")
+@click.option("--fuzz", type=click.IntRange(0, 10**7), default=300, show_default=True,
+              help="Frames the protocol fuzzer sends (0 skips it).")
+@click.option("--seed", type=int, default=20261122, show_default=True,
+              help="Seed of the fuzzer and the chaos workload.")
+@click.option("--chaos-seconds", type=click.FloatRange(0, 86400), default=30, show_default=True,
+              help="How long the chaos workload runs (0 skips it).")
+@click.option("--chaos-checker", type=click.Choice(["spark", "twin"]), default="spark",
+              show_default=True, help="Judge the chaos history with Spark or its Python twin.")
+@click.option("--runs-dir", type=click.Path(file_okay=False),
+              help="Where the chaos workload keeps its run (default: a temporary directory).")
+@click.option("--replication-factor", type=click.IntRange(1, 32),
+              help="Replication factor of the topics the checks create (default min(3, "
+                   "brokers)).")
+@click.option("--timeout", "timeout_s", type=click.FloatRange(0.5, 600), default=10.0,
+              show_default=True, help="Socket timeout of every request, in seconds.")
+@click.option("--deadline-scale", type=click.FloatRange(0.1, 100), default=1.0,
+              show_default=True, help="Multiply every check's deadline (slow machines).")
+@click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
+def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill_cmd,
+            restart_cmd, fuzz, seed, chaos_seconds, chaos_checker, runs_dir, replication_factor,
+            timeout_s, deadline_scale, list_checks):
+    """Run the conformance checks against the broker at --bootstrap.
+
+    Each check is a small, named semantic test of one Kafka behaviour (its docstring cites the
+    KIP or protocol-guide section) and answers pass, fail (with the request, the response and
+    what Kafka requires), skip (not applicable, with the reason) or could not run. Every check
+    has a deadline; a broker that does not answer or answers garbage never stops the run.
+    """
+    from kafkaref.chaos.conform import report, runner
+
+    if list_checks:
+        click.echo(_list_checks())
+        return
+    compared = [report.load_json(p) for p in compare]
+    if not bootstrap:
+        if compared and report_dir:
+            import os
+
+            os.makedirs(report_dir, exist_ok=True)
+            with open(os.path.join(report_dir, "report.html"), "w") as f:
+                f.write(report.card(compared))
+            with open(os.path.join(report_dir, "report.md"), "w") as f:
+                f.write(report.markdown(compared))
+            click.echo(f"card of {len(compared)} results in {report_dir}/report.html (.md)")
+            return
+        raise click.UsageError("--bootstrap is required (or --compare with --report)")
+    skip_ = (*skip_, *(["protocol_fuzz"] if fuzz == 0 else []))
+    try:
+        checks = runner.select(tuple(only), tuple(skip_))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from exc
+    options = {"fuzz": fuzz, "seed": seed, "kill_cmd": kill_cmd, "restart_cmd": restart_cmd,
+               "deadline_scale": deadline_scale, "chaos_seconds": chaos_seconds,
+               "chaos_checker": chaos_checker, "runs_dir": runs_dir}
+
+    def progress(index, total, outcome):
+        click.echo(f"[{index + 1}/{total}] {outcome.name}: {outcome.status} "
+                   f"({outcome.duration_s:.1f} s)", err=True)
+
+    result = runner.run(bootstrap, checks, label=label, options=options, timeout_s=timeout_s,
+                        replication_factor=replication_factor, progress=progress)
+    click.echo(report.table(result))
+    if junit_path:
+        with open(junit_path, "w") as f:
+            f.write(report.junit(result))
+    if report_dir:
+        paths = report.write_report(result, report_dir, compared)
+        click.echo(f"report card: {paths['report.html']}")
+    sys.exit(result.exit_code)

@@ -1,0 +1,165 @@
+"""Run a selection of the catalogue against one broker: each check in a thread of its own with a
+deadline, so a check that hangs (or a broker that never answers) costs at most its deadline and
+the run goes on; its sockets are closed so the thread ends too."""
+
+from __future__ import annotations
+
+import threading
+import time
+import traceback
+
+import attrs
+from kio.schema.errors import ErrorCode
+
+from kafkaref.chaos.conform.catalogue import (
+    ERROR,
+    FAIL,
+    PASS,
+    SKIP,
+    Check,
+    CheckFailed,
+    CouldNotRun,
+    Evidence,
+    Outcome,
+    Skip,
+    load_catalogue,
+)
+from kafkaref.chaos.conform.probe import Probe
+from kafkaref.impl.client.connection import KafkaConnection, parse_address
+
+BOOTSTRAP_TIMEOUT_S = 5.0
+
+
+@attrs.frozen
+class RunResult:
+    broker: str  # a label for the report card (--label, default the bootstrap)
+    bootstrap: str
+    started: str
+    outcomes: tuple[Outcome, ...]
+    could_not_start: str = ""  # why no check could run (bootstrap unreachable, garbage)
+
+    @property
+    def exit_code(self) -> int:
+        """0 every check passed (or skipped), 1 some check failed, 2 some could not run."""
+        statuses = {o.status for o in self.outcomes}
+        if FAIL in statuses:
+            return 1
+        if ERROR in statuses or self.could_not_start:
+            return 2
+        return 0
+
+    def as_dict(self) -> dict:
+        return {"broker": self.broker, "bootstrap": self.bootstrap, "started": self.started,
+                "could_not_start": self.could_not_start,
+                "outcomes": [o.as_dict() for o in self.outcomes]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> RunResult:
+        return cls(data["broker"], data["bootstrap"], data["started"],
+                   tuple(Outcome.from_dict(o) for o in data["outcomes"]),
+                   data.get("could_not_start", ""))
+
+
+def select(only: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> list[Check]:
+    """Checks by name or group; an unknown name is a ValueError listing the known ones."""
+    catalogue = load_catalogue()
+    groups = {c.group for c in catalogue.values()}
+    for name in (*only, *skip):
+        if name not in catalogue and name not in groups:
+            raise ValueError(f"unknown check {name!r}; known checks: {', '.join(catalogue)}; "
+                             f"groups: {', '.join(sorted(groups))}")
+    chosen = [c for c in catalogue.values() if not only or c.name in only or c.group in only]
+    return [c for c in chosen if c.name not in skip and c.group not in skip]
+
+
+def negotiate(bootstrap: str, timeout_s: float = BOOTSTRAP_TIMEOUT_S):
+    """The broker's advertised versions {api key: (min, max)} from ApiVersions (v3, then v0),
+    tried on each bootstrap address; raises ConnectionError saying why none answered."""
+    reasons = []
+    for address in [a for a in bootstrap.split(",") if a.strip()]:
+        for version in (3, 0):
+            try:
+                with KafkaConnection(*parse_address(address), timeout_s=timeout_s,
+                                     client_id="conform") as conn:
+                    answer = conn.send(18, version, {"client_software_name": "kafkaref-conform",
+                                                     "client_software_version": "1"})
+            except (OSError, ValueError) as exc:
+                reasons.append(f"{address} ApiVersions v{version}: {exc!r}")
+                continue
+            if answer.error_code != ErrorCode.none:
+                reasons.append(f"{address} ApiVersions v{version}: {answer.error_code.name}")
+                continue
+            return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
+    raise ConnectionError("; ".join(reasons) or "no bootstrap address")
+
+
+def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
+    box: dict = {}
+
+    def body():
+        try:
+            box["summary"] = check.function(probe) or ""
+            box["status"] = PASS
+            if probe.problems:  # soft failures: the check went on to the end
+                box["status"] = FAIL
+                box["summary"] = "; ".join(str(p) for p in probe.problems)
+                box["evidence"] = tuple(p.evidence[0] for p in probe.problems)
+        except Skip as exc:
+            box["status"], box["summary"] = SKIP, str(exc)
+        except CheckFailed as exc:
+            earlier = [p for p in probe.problems if p is not exc]  # soft failures before it
+            box["status"] = FAIL
+            box["summary"] = "; ".join(str(p) for p in [*earlier, exc])
+            box["evidence"] = (*(p.evidence[0] for p in earlier), *exc.evidence)
+        except CouldNotRun as exc:
+            box["status"], box["summary"] = ERROR, f"could not run: {exc}"
+        except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError,
+                StopIteration) as exc:
+            # the broker closed, timed out or answered something undecodable
+            box["status"], box["summary"] = ERROR, f"could not run: {exc!r}"
+            box["evidence"] = (Evidence("traceback", response=traceback.format_exc()[-1500:]),
+                               *reversed(probe.exchanges))
+
+    started = time.monotonic()
+    thread = threading.Thread(target=body, name=f"conform-{check.name}", daemon=True)
+    thread.start()
+    thread.join(deadline_s)
+    if thread.is_alive():
+        probe.abandon()
+        thread.join(5)
+        box = {"status": ERROR, "summary": f"could not run: no verdict within its deadline of "
+               f"{deadline_s:.0f} s", "evidence": tuple(reversed(probe.exchanges))}
+    probe.abandon()
+    return Outcome(check.name, check.group, box["status"], str(box["summary"]),
+                   round(time.monotonic() - started, 3), check.reference, check.behaviour,
+                   tuple(box.get("evidence", ())))
+
+
+def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
+        options: dict | None = None, timeout_s: float = 10.0,
+        replication_factor: int | None = None, progress=None) -> RunResult:
+    """Every check in order; progress(index, total, outcome) after each."""
+    options = options or {}
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    label = label or bootstrap
+    try:
+        versions = negotiate(bootstrap)
+    except (ConnectionError, ValueError) as exc:
+        reason = f"bootstrap did not answer ApiVersions: {exc}"
+        outcomes = tuple(Outcome(c.name, c.group, ERROR, f"could not run: {reason}", 0.0,
+                                 c.reference, c.behaviour) for c in checks)
+        return RunResult(label, bootstrap, started, outcomes, reason)
+    outcomes = []
+    for index, check in enumerate(checks):
+        probe = Probe(bootstrap, versions, timeout_s, replication_factor, options)
+        deadline = check.deadline_s * float(options.get("deadline_scale", 1.0))
+        if check.name == "protocol_fuzz":
+            deadline = max(deadline, int(options.get("fuzz", 300)) * 0.02 + 60)
+        outcome = run_check(check, probe, deadline)
+        outcomes.append(outcome)
+        if progress is not None:
+            progress(index, len(checks), outcome)
+    return RunResult(label, bootstrap, started, tuple(outcomes))
+
+
+__all__ = ["RunResult", "negotiate", "run", "run_check", "select"]

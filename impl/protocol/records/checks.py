@@ -1,0 +1,77 @@
+"""Checks of one record batch: the frame check storage runs on every append, read and recovery
+(sizes, magic, the CRC-32C of impl/protocol/crc.py, header sanity), and the full validation a
+broker runs on produce (codec and every record, with the record walk of walk.py).
+
+Checks never raise on bad input bytes: they return a kio ErrorCode (ErrorCode.none when fine).
+"""
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.protocol.crc import crc_matches
+from kafkaref.impl.protocol.records.layout import (
+    CODECS,
+    DECOMPRESSED_BYTES_MAX,
+    HEADER,
+    HEADER_SIZE,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    BatchHeader,
+    parse_header,
+    records_body,
+)
+from kafkaref.impl.protocol.records.walk import walk_records
+
+
+def check_batch(buf) -> ErrorCode:
+    """Frame-level check of exactly one batch: sizes, magic, CRC, header sanity. Cheap.
+
+    This is what storage runs on every append and read (recovery runs the same CRC check,
+    crc.crc_matches, over mapped file windows); it does not look at records.
+    """
+    return checked_header(buf)[0]
+
+
+def checked_header(buf) -> tuple[ErrorCode, BatchHeader | None]:
+    """check_batch() and, when the batch passes, its parsed header (one unpack for both: this
+    runs once per appended batch)."""
+    if len(buf) < HEADER_SIZE:
+        return ErrorCode.corrupt_message, None
+    header = BatchHeader._make(HEADER.unpack_from(buf))
+    base_offset, length, _, magic, crc, _, last_offset_delta = header[:7]
+    if length + LOG_OVERHEAD != len(buf) or magic != MAGIC_V2:
+        return ErrorCode.corrupt_message, None
+    if not crc_matches(buf, crc):
+        return ErrorCode.corrupt_message, None
+    if header[12] < 0 or last_offset_delta < 0:
+        return ErrorCode.corrupt_message, None
+    if base_offset < 0 or base_offset > (1 << 63) - 1 - last_offset_delta:
+        return ErrorCode.corrupt_message, None
+    return ErrorCode.none, header
+
+
+def validate_batch(
+    buf,
+    *,
+    from_client: bool = True,
+    decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX,
+) -> ErrorCode:
+    """Full validation of one batch as a broker does on produce: frame, codec and every record.
+
+    from_client additionally demands what producers must send: base offset 0, at least one
+    record, offset deltas 0..n-1 and LastOffsetDelta = n - 1, and no control batches.
+    """
+    error = check_batch(buf)
+    if error != ErrorCode.none:
+        return error
+    header = parse_header(buf)
+    if header.compression not in CODECS:
+        return ErrorCode.unsupported_compression_type
+    if from_client:
+        if header.base_offset != 0 or header.records_count == 0 or header.is_control:
+            return ErrorCode.invalid_record
+        if header.last_offset_delta != header.records_count - 1:
+            return ErrorCode.invalid_record
+    body = records_body(buf, header, decompressed_bytes_max)
+    if isinstance(body, ErrorCode):
+        return body
+    return walk_records(body, header.records_count, sequential=from_client)

@@ -1,0 +1,169 @@
+"""A local cluster of separate OS processes: the controller in this process, N brokers as children.
+
+`LocalCluster` runs the controller (in this process) and N `kafkaref broker --controller ...`
+processes on 127.0.0.1, learns each broker's port from its registration, writes DIR/cluster.json
+(bootstrap, controller, each broker's pid, port and command line, so a killed broker can be
+restarted with the same identity), and stops the brokers (SIGTERM, then SIGKILL after a bound).
+Broker ports are kept in cluster.json, so restarting the cluster on the same DIR reuses them.
+A library class: the `kafkaref cluster` command (impl/cluster_cli.py), the tests and the
+benchmarks (impl/server/bench.py) all use it from here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+READY_TIMEOUT_S = 60
+
+
+def _die_with_parent() -> None:
+    """Linux: children get SIGTERM if the launcher dies (even by SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except OSError:
+        pass
+
+
+def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
+                   mutants=frozenset()) -> list[str]:
+    """The broker's command line; deliberate faults go on it with their acknowledgement."""
+    exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
+    command = [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
+               "--data-dir", data_dir, "--controller", controller]
+    for mutant in sorted(mutants, key=lambda m: int(m.code[1:])):
+        command += ["--mutant", mutant.code]
+    return command + (["--allow-deliberate-bugs"] if mutants else [])
+
+
+def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
+    with open(log_path, "a") as log_file:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file,
+                                preexec_fn=_die_with_parent)
+
+
+class LocalCluster:
+    """The launcher's state; usable from tests as a context manager too."""
+
+    def __init__(self, brokers: int, directory: str, session_timeout_ms: int = 1500,
+                 unclean_election: bool = False, mutants=frozenset()):
+        """mutants: deliberate faults (impl/mutants.py) for the controller (M14) and every
+        broker process (the rest), which gets them as --mutant ... --allow-deliberate-bugs."""
+        from kafkaref.impl.controller.server import ControllerServer
+        from kafkaref.impl.mutants import parse_mutants
+
+        self.mutants = parse_mutants(mutants)
+
+        self.directory = os.path.abspath(directory)
+        os.makedirs(self.directory, exist_ok=True)
+        previous = self._previous_ports()
+        self.controller = ControllerServer(
+            session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
+            snapshot_path=os.path.join(self.directory, "controller.json"),
+            mutants=self.mutants).start()
+        # 0: the broker binds an ephemeral port itself and registers it (learned in start()).
+        # Picking a free port here and handing it over raced with every other socket of the
+        # machine between our close and the broker's bind; a restarted broker keeps its port.
+        self.ports = {i: previous.get(i) or 0 for i in range(brokers)}
+        self.processes: dict[int, subprocess.Popen] = {}
+        self.commands = {
+            i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
+                              self.controller.address, self.mutants)
+            for i, port in self.ports.items()}
+
+    def _previous_ports(self) -> dict[int, int]:
+        path = os.path.join(self.directory, "cluster.json")
+        if not os.path.exists(path):
+            return {}
+        try:
+            with open(path) as f:
+                return {int(i): b["port"] for i, b in json.load(f)["brokers"].items()}
+        except (ValueError, KeyError, TypeError):
+            return {}
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{port}" for port in self.ports.values())
+
+    def start_broker(self, broker_id: int) -> subprocess.Popen:
+        log_path = os.path.join(self.directory, f"broker-{broker_id}.log")
+        process = start_broker_process(self.commands[broker_id], log_path)
+        self.processes[broker_id] = process
+        self.write_state()
+        return process
+
+    def start(self, timeout_s: float = READY_TIMEOUT_S) -> LocalCluster:
+        for broker_id in self.ports:
+            self.start_broker(broker_id)
+        self.wait_registered(set(self.ports), timeout_s)
+        self._learn_ports()
+        return self
+
+    def _learn_ports(self) -> None:
+        """Take each broker's port from its registration, and keep it for restarts."""
+        for endpoint in self.controller.metadata().brokers:
+            broker_id = endpoint.broker_id
+            if broker_id in self.ports and self.ports[broker_id] != endpoint.port:
+                self.ports[broker_id] = endpoint.port
+                self.commands[broker_id] = broker_command(
+                    broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
+                    self.controller.address, self.mutants)
+        self.write_state()
+
+    def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            live = {b.broker_id for b in self.controller.metadata().brokers}
+            if broker_ids <= live:
+                return
+            for broker_id, process in self.processes.items():
+                if broker_id in broker_ids and process.poll() is not None:
+                    raise RuntimeError(f"broker {broker_id} exited with {process.returncode}; "
+                                       f"see {self.directory}/broker-{broker_id}.log")
+            time.sleep(0.05)
+        raise TimeoutError(f"brokers {sorted(broker_ids)} did not register in {timeout_s}s")
+
+    def write_state(self) -> None:
+        state = {
+            "bootstrap": self.bootstrap, "controller": self.controller.address,
+            "brokers": {i: {"port": self.ports[i], "pid": p.pid, "command": self.commands[i]}
+                        for i, p in self.processes.items()}}
+        tmp = os.path.join(self.directory, "cluster.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(state, f, indent=1)
+        os.replace(tmp, os.path.join(self.directory, "cluster.json"))
+
+    def kill(self, broker_id: int, sig: int = signal.SIGKILL) -> None:
+        process = self.processes[broker_id]
+        if process.poll() is None:
+            process.send_signal(sig)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        for process in self.processes.values():
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(5)
+        self.controller.shutdown()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()

@@ -1,0 +1,21 @@
+"""The one test clock: milliseconds that move only when a test moves them.
+
+Every clock in kafkaref is a callable returning milliseconds (the core, the purgatories, the
+timing wheel and the storage logs take one), so a test that controls time passes a Clock and
+sets or advances `now_ms` itself: no sleeps, no wall-clock races.
+"""
+
+from __future__ import annotations
+
+
+class Clock:
+    def __init__(self, now_ms: int = 0):
+        self.now_ms = now_ms
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+    def advance(self, ms: int) -> int:
+        """Move the clock forward by `ms` and return the new time."""
+        self.now_ms += ms
+        return self.now_ms

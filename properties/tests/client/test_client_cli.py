@@ -1,0 +1,45 @@
+"""`kafkaref topics`, `produce` and `consume` against a running single broker."""
+
+import os
+import subprocess
+import sys
+
+KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
+
+
+def run(*args, stdin=""):
+    return subprocess.run([KAFKAREF, *args], input=stdin, capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_topics_produce_consume_round_trip(broker):
+    boot = ["--bootstrap-server", broker.address]
+    result = run("topics", "create", *boot, "--topic", "lines", "--partitions", "2",
+                 "--config", "min.insync.replicas=1")
+    assert result.returncode == 0, result.stderr
+    again = run("topics", "create", *boot, "--topic", "lines")
+    assert again.returncode == 2 and "topic_already_exists" in again.stderr
+    assert run("topics", "list", *boot).stdout.split() == ["lines"]
+    described = run("topics", "describe", *boot, "--topic", "lines").stdout
+    assert "Partition: 1" in described and "Leader: 0" in described
+    lines = "".join(f"k{i % 3}:value {i}\n" for i in range(20))
+    result = run("produce", *boot, "--topic", "lines", "--key-separator", ":", stdin=lines)
+    assert result.returncode == 0, result.stderr
+    result = run("consume", *boot, "--topic", "lines", "--from-beginning",
+                 "--max-messages", "20", "--timeout-ms", "5000", "--print-key")
+    assert result.returncode == 0, result.stderr
+    got = sorted(result.stdout.splitlines())
+    assert got == sorted(f"k{i % 3}\tvalue {i}" for i in range(20))
+
+
+def test_bad_cli_input_exits_2_with_a_message(broker):
+    for args in (["topics", "create", "--bootstrap-server", "nonsense", "--topic", "x"],
+                 ["topics", "create", "--bootstrap-server", broker.address, "--topic", "x",
+                  "--config", "novalue"],
+                 ["consume", "--bootstrap-server", broker.address, "--topic", "x",
+                  "--partition", "-1"],
+                 ["produce", "--bootstrap-server", broker.address, "--topic", "x",
+                  "--acks", "1", "--idempotence"]):
+        result = run(*args)
+        assert result.returncode == 2, (args, result.stdout, result.stderr)
+        assert "Traceback" not in result.stderr

@@ -1,0 +1,72 @@
+"""The classic group coordinator stepped directly with an injected clock."""
+
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.core.groups import COMPLETING, PREPARING, STABLE, GroupCoordinator
+from kafkaref.properties.clock import Clock
+
+
+def join(coordinator, member_id="", answers=None):
+    answers = [] if answers is None else answers
+    coordinator.join("g", member_id, None, "consumer", [("range", b"meta-" + member_id.encode())],
+                     1000, 5000, answers.append)
+    return answers
+
+
+def test_single_member_joins_leads_and_syncs():
+    c = GroupCoordinator(Clock())
+    [answer] = join(c)
+    assert answer.error == ErrorCode.none and answer.leader == answer.member_id
+    assert answer.generation_id == 1 and len(answer.members) == 1
+    synced = []
+    c.sync("g", 1, answer.member_id, [(answer.member_id, b"all")],
+           lambda e, a: synced.append((e, a)))
+    assert synced == [(ErrorCode.none, b"all")] and c.groups["g"].state == STABLE
+
+
+def test_second_member_triggers_rebalance_both_get_their_assignment():
+    clock = Clock()
+    c = GroupCoordinator(clock)
+    [first] = join(c)
+    c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
+    second = join(c)
+    assert second == [] and c.groups["g"].state == PREPARING  # waits for the first to rejoin
+    assert c.heartbeat("g", 1, first.member_id) == ErrorCode.rebalance_in_progress
+    again = join(c, first.member_id)
+    assert again[0].error == second[0].error == ErrorCode.none
+    assert again[0].generation_id == 2 and len(again[0].members) == 2  # the leader sees all
+    assert second[0].members == ()
+    assert c.groups["g"].state == COMPLETING
+    got = []
+    c.sync("g", 2, second[0].member_id, [], lambda e, a: got.append(("second", e, a)))
+    assert got == []  # followers wait for the leader's assignment
+    c.sync("g", 2, first.member_id, [(first.member_id, b"p0"), (second[0].member_id, b"p1")],
+           lambda e, a: got.append(("first", e, a)))
+    assert sorted(got) == [("first", ErrorCode.none, b"p0"), ("second", ErrorCode.none, b"p1")]
+
+
+def test_silent_member_expires_and_stale_generation_is_refused():
+    clock = Clock()
+    c = GroupCoordinator(clock)
+    [first] = join(c)
+    c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
+    clock.now_ms = 1001
+    c.advance_clock()
+    assert c.groups["g"].members == {}
+    assert c.heartbeat("g", 1, first.member_id) == ErrorCode.unknown_member_id
+    [fresh] = join(c)
+    assert c.heartbeat("g", 1, fresh.member_id) == ErrorCode.illegal_generation
+
+
+def test_rebalance_deadline_drops_members_that_do_not_rejoin():
+    clock = Clock()
+    c = GroupCoordinator(clock)
+    [first] = join(c)
+    c.sync("g", 1, first.member_id, [], lambda e, a: None)
+    second = join(c)
+    clock.now_ms = 900  # first keeps heartbeating but never rejoins
+    c.heartbeat("g", 1, first.member_id)
+    clock.now_ms = 5000
+    c.advance_clock()
+    assert second[0].error == ErrorCode.none and len(second[0].members) == 1
+    assert c.leave("g", second[0].member_id) == ErrorCode.none

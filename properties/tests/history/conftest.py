@@ -1,0 +1,5 @@
+"""Tests of histories and their checks (spec/history.py, spark_checks/): format, anomalies, Spark vs
+twin, synth.
+
+Shared fixtures (clock, broker, cluster) come from properties/tests/conftest.py.
+"""

@@ -1,0 +1,450 @@
+"""Unit tests of the model's step(), one (or a few) per semantic rule of docs/semantics.md."""
+
+from __future__ import annotations
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from kafkaref.model.api import ReferenceModel, replica_fetch_for
+from kafkaref.model.config import Bug, ClusterConfig
+from kafkaref.model.effects import (
+    COMPLETED,
+    EXPIRED,
+    Disconnected,
+    ElectionResult,
+    FetchResponse,
+    IsrChangeResult,
+    ListOffsetsResponse,
+    ProduceResponse,
+    ReplicaFetchResult,
+)
+from kafkaref.model.events import (
+    EARLIEST,
+    LATEST,
+    CommitIsrChange,
+    CrashBroker,
+    Elect,
+    Fetch,
+    Flush,
+    ListOffsets,
+    Produce,
+    ReplicaFetch,
+    RestartBroker,
+    Tick,
+)
+from kafkaref.model.step import step
+from kafkaref.model.values import initial_state
+
+OK = ErrorCode.none
+
+
+def started(**config) -> ReferenceModel:
+    """A 3-broker cluster (unless configured otherwise) with b1 (broker 0) leading partition 0."""
+    model = ReferenceModel(ClusterConfig(**config))
+    model.feed(Elect(0, 0))
+    return model
+
+
+def produce(model, request_id, values=(b"x",), acks=-1, timeout_ms=1000, broker=0):
+    return model.feed(Produce(request_id, broker, 0, tuple(values), acks, timeout_ms))
+
+
+def sync(model, *followers, rounds=2):
+    """Let followers fetch until they and the hw are caught up (two fetch rounds suffice)."""
+    effects = []
+    for _ in range(rounds):
+        for follower in followers:
+            effects.extend(model.replicate(follower))
+    return effects
+
+
+def leader(model, partition=0):
+    return model.state.partitions[partition].replicas[model.state.partitions[partition].control.leader]
+
+
+def responses(effects, kind):
+    return [e for e in effects if isinstance(e, kind)]
+
+
+# -- acks -----------------------------------------------------------------------------------
+
+
+def test_acks_0_appends_without_any_answer():
+    model = started()
+    assert produce(model, 1, acks=0) == ()
+    assert leader(model).leo == 1
+    assert model.ghost.outstanding == frozenset()
+
+
+def test_acks_1_answers_after_the_local_append():
+    model = started()
+    (answer,) = produce(model, 1, [b"a", b"b"], acks=1)
+    assert answer == ProduceResponse(1, OK, 0, (0, 1))
+    assert leader(model).hw == 0  # not committed yet
+
+
+def test_acks_all_waits_in_purgatory_until_the_hw_passes_the_batch():
+    model = started()
+    assert produce(model, 1, [b"a", b"b"]) == ()
+    assert len(model.state.purgatory) == 1
+    sync(model, 1)  # only one follower: the ISR {b1,b2,b3} still waits for b3
+    assert model.state.purgatory
+    effects = sync(model, 2)
+    (answer,) = responses(effects, ProduceResponse)
+    assert answer == ProduceResponse(1, OK, 0, (0, 1), COMPLETED)
+    assert leader(model).hw == 2 and not model.state.purgatory
+
+
+def test_invalid_acks_and_empty_batches_are_rejected():
+    model = started()
+    assert produce(model, 1, acks=2)[0].error == ErrorCode.invalid_required_acks
+    # Kafka (produce v3+): exactly one batch per partition, else INVALID_RECORD
+    assert produce(model, 2, values=())[0].error == ErrorCode.invalid_record
+    assert leader(model).leo == 0
+
+
+# -- min.insync.replicas --------------------------------------------------------------------
+
+
+def shrink_to_leader_alone(model):
+    """Followers never fetch; after the lag time the leader shrinks the ISR to itself."""
+    produce(model, 900, acks=1)
+    model.feed(Tick(2 * model.config.replica_lag_time_max_ms))
+    model.feed(CommitIsrChange(0))
+    assert leader(model).isr == {0}
+
+
+def test_not_enough_replicas_is_checked_before_the_append():
+    model = started(min_insync_replicas=2)
+    shrink_to_leader_alone(model)
+    leo = leader(model).leo
+    (answer,) = produce(model, 1)
+    assert answer.error == ErrorCode.not_enough_replicas
+    assert leader(model).leo == leo  # nothing written
+
+
+def test_acks_1_is_accepted_below_min_isr_but_the_hw_stays_put():
+    model = started(min_insync_replicas=2)
+    shrink_to_leader_alone(model)
+    hw = leader(model).hw
+    assert produce(model, 1, acks=1)[0].error == OK
+    assert leader(model).hw == hw  # KIP-966: no hw advance below min ISR
+
+
+def test_not_enough_replicas_after_append_when_the_isr_shrank_while_waiting():
+    # Before KIP-966 (Bug.HW_UNDER_MIN_ISR) the hw still moved below min ISR; a produce waiting
+    # when the ISR shrank is completed with NOT_ENOUGH_REPLICAS_AFTER_APPEND.
+    model = started(min_insync_replicas=2, bugs={Bug.HW_UNDER_MIN_ISR})
+    sync(model, 1, 2)
+    assert produce(model, 1, timeout_ms=120_000) == ()
+    model.feed(Tick(2 * model.config.replica_lag_time_max_ms))
+    effects = model.feed(CommitIsrChange(0))
+    (answer,) = responses(effects, ProduceResponse)
+    assert answer.error == ErrorCode.not_enough_replicas_after_append and answer.via == COMPLETED
+
+
+# -- produce purgatory ----------------------------------------------------------------------
+
+
+def test_produce_expires_with_request_timed_out_at_its_deadline():
+    model = started()
+    produce(model, 1, timeout_ms=100)
+    assert model.feed(Tick(99)) == ()
+    (answer,) = model.feed(Tick(1))
+    # Kafka's DelayedProduce answers with the append's result, its error set to the timeout
+    assert (answer.error, answer.via, answer.base_offset) == (ErrorCode.request_timed_out, EXPIRED,
+                                                              leader(model).leo - 1)
+    assert not model.state.purgatory
+
+
+def test_leadership_loss_completes_waiting_produces_with_not_leader():
+    model = started()
+    produce(model, 1)
+    effects = model.feed(Elect(0, 1))
+    (answer,) = responses(effects, ProduceResponse)
+    assert answer.error == ErrorCode.not_leader_or_follower and answer.via == COMPLETED
+
+
+def test_produce_to_a_follower_or_a_dead_broker():
+    model = started()
+    assert produce(model, 1, broker=1)[0].error == ErrorCode.not_leader_or_follower
+    model.feed(CrashBroker(2))
+    assert produce(model, 2, broker=2) == (Disconnected(2),)
+
+
+# -- consumer fetch -------------------------------------------------------------------------
+
+
+def test_consumers_never_see_records_at_or_above_the_hw():
+    model = started()
+    produce(model, 1, [b"a"])
+    sync(model, 1, 2)
+    produce(model, 2, [b"b"], acks=1)
+    (answer,) = model.feed(Fetch(3, 0, 0, 0))
+    assert [r.value for r in answer.records] == [b"a"] and answer.high_watermark == 1
+    (empty,) = model.feed(Fetch(4, 0, 0, 1))
+    assert empty.error == OK and empty.records == ()
+
+
+def test_fetch_returns_whole_batches_from_the_batch_holding_the_offset():
+    model = started(replication_factor=1, min_insync_replicas=1)
+    produce(model, 1, [b"a", b"b", b"c"])
+    produce(model, 2, [b"d"])
+    (answer,) = model.feed(Fetch(3, 0, 0, 1, max_bytes=1))
+    assert answer.first_offset == 0 and [r.value for r in answer.records] == [b"a", b"b", b"c"]
+
+
+def test_offset_out_of_range():
+    model = started()
+    assert model.feed(Fetch(1, 0, 0, 1))[0].error == ErrorCode.offset_out_of_range
+    assert model.feed(Fetch(2, 0, 0, -1))[0].error == ErrorCode.offset_out_of_range
+
+
+def test_fetch_checks_the_current_leader_epoch():
+    model = started()
+    model.feed(Elect(0, 1))  # epoch 1, b2 leads
+    assert model.feed(Fetch(1, 1, 0, 0, current_leader_epoch=0))[0].error == ErrorCode.fenced_leader_epoch
+    assert model.feed(Fetch(2, 1, 0, 0, current_leader_epoch=2))[0].error == ErrorCode.unknown_leader_epoch
+    assert model.feed(Fetch(3, 1, 0, 0, current_leader_epoch=1))[0].error == OK
+    assert model.feed(Fetch(4, 0, 0, 0))[0].error == ErrorCode.not_leader_or_follower
+
+
+def test_fetch_purgatory_completes_when_min_bytes_become_readable():
+    model = started()
+    assert model.feed(Fetch(1, 0, 0, 0, min_bytes=1, max_wait_ms=500)) == ()
+    produce(model, 2, [b"a"])
+    effects = sync(model, 1, 2)
+    fetched = responses(effects, FetchResponse)
+    assert len(fetched) == 1 and fetched[0].via == COMPLETED and fetched[0].records[0].value == b"a"
+
+
+def test_fetch_purgatory_expires_after_max_wait_with_what_is_readable():
+    model = started()
+    model.feed(Fetch(1, 0, 0, 0, min_bytes=100, max_wait_ms=500))
+    assert model.feed(Tick(499)) == ()
+    (answer,) = model.feed(Tick(1))
+    assert answer.error == OK and answer.records == () and answer.via == EXPIRED
+
+
+def test_list_offsets_earliest_and_latest_is_the_hw():
+    model = started()
+    produce(model, 1, [b"a", b"b"])
+    sync(model, 1, 2)
+    produce(model, 2, [b"c"], acks=1)
+    assert model.feed(ListOffsets(3, 0, 0, EARLIEST)) == (ListOffsetsResponse(3, OK, 0),)
+    assert model.feed(ListOffsets(4, 0, 0, LATEST)) == (ListOffsetsResponse(4, OK, 2),)
+    assert model.feed(ListOffsets(5, 1, 0, LATEST))[0].error == ErrorCode.not_leader_or_follower
+    assert model.feed(ListOffsets(6, 0, 0, 12345))[0].error == ErrorCode.invalid_request
+
+
+# -- replication, hw, ISR -------------------------------------------------------------------
+
+
+def test_followers_learn_the_hw_one_fetch_late():
+    model = started(replication_factor=2, brokers=2, min_insync_replicas=1)
+    produce(model, 1, [b"a"])
+    model.replicate(1)  # gets the record, hw 0
+    model.replicate(1)  # leader hw -> 1, response still carries 0
+    follower = model.state.partitions[0].replicas[1]
+    assert leader(model).hw == 1 and follower.hw == 0
+    model.replicate(1)
+    assert model.state.partitions[0].replicas[1].hw == 1
+
+
+def test_replica_fetch_is_fenced_by_the_current_leader_epoch():
+    model = started()
+    model.feed(Elect(0, 1))
+    model.feed(Elect(0, 0))  # epoch 2: an older epoch >= 0 exists (-1 means "not checked")
+    fetch = replica_fetch_for(model.state, 1, 0)
+    stale = ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch - 1)
+    future = ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch + 1)
+    assert model.feed(stale)[0].error == ErrorCode.fenced_leader_epoch
+    assert model.feed(future)[0].error == ErrorCode.unknown_leader_epoch
+
+
+def test_follower_truncates_by_diverging_epoch():
+    # b1 leads epoch 0 and writes A (replicated to nobody) then loses leadership to b2, which
+    # writes B at offset 0 in epoch 1. b1's first fetch gets a diverging epoch and truncates A.
+    model = started(min_insync_replicas=1)
+    produce(model, 1, [b"A"], acks=1)
+    model.feed(Elect(0, 1))
+    produce(model, 2, [b"B"], acks=1, broker=1)
+    (result,) = model.replicate(0)
+    assert result.diverging == (0, 0) and result.truncated_to == 0
+    model.replicate(0)
+    b1 = model.state.partitions[0].replicas[0]
+    assert [e.value for e in b1.log] == [b"B"] and b1.epoch_cache == ((1, 0),)
+
+
+def test_hw_waits_for_a_member_being_added_to_the_isr():
+    # Maximal ISR: while the expansion of b2 is in flight, the hw counts b2's position.
+    model = started(brokers=2, replication_factor=2, min_insync_replicas=1)
+    shrink_to_leader_alone(model)
+    model.replicate(1)
+    model.replicate(1)  # b2 caught up -> expansion proposed
+    assert leader(model).pending_isr == {0, 1}
+    produce(model, 1, [b"a"])
+    assert leader(model).hw == 1  # waits for b2 although the committed ISR is {b1}
+    model.feed(CommitIsrChange(0))
+    assert model.state.partitions[0].control.isr == {0, 1}
+    effects = model.replicate(1) + model.replicate(1)
+    assert responses(effects, ProduceResponse)[0].error == OK
+
+
+def test_isr_shrinks_after_the_lag_time_and_expands_once_caught_up():
+    model = started()
+    produce(model, 1, [b"a"], acks=1)
+    sync(model, 1)
+    model.feed(Tick(60_000))
+    assert leader(model).pending_isr == {0, 1}
+    effects = model.feed(CommitIsrChange(0))
+    assert effects[0] == IsrChangeResult(0, OK, frozenset({0, 1}))
+    sync(model, 2)
+    assert leader(model).pending_isr == {0, 1, 2}
+    model.feed(CommitIsrChange(0))
+    assert model.state.partitions[0].control.isr == {0, 1, 2}
+
+
+def test_isr_expansion_needs_the_start_of_the_leaders_epoch():
+    # b2 leads epoch 1 with an hw lagging behind (0) while b1's log holds A from epoch 0.
+    model = started(min_insync_replicas=1)
+    produce(model, 1, [b"A"], acks=1)
+    sync(model, 1)
+    model.feed(CrashBroker(2))  # epoch bump, isr {b1,b2}
+    model.feed(Elect(0, 1))
+    model.feed(RestartBroker(2))
+    fetch = replica_fetch_for(model.state, 2, 0)
+    assert fetch.fetch_offset == 0
+    model.feed(fetch)
+    new_leader = leader(model)
+    epoch_start = new_leader.epoch_cache[-1][1]
+    assert epoch_start == 1 and new_leader.pending_isr is None  # offset 0 < epoch start 1
+
+
+def test_clean_election_only_from_the_live_isr():
+    model = started()
+    model.feed(Tick(60_000))
+    model.feed(CommitIsrChange(0))  # isr {b1}
+    assert model.feed(Elect(0, 1))[0] == ElectionResult(0, 1, ErrorCode.ineligible_replica)
+    assert model.feed(Elect(0, 0))[0].error == ErrorCode.election_not_needed
+
+
+def test_unclean_election_only_when_configured_and_no_clean_candidate():
+    for allowed in (False, True):
+        model = started(unclean_leader_election=allowed, min_insync_replicas=1)
+        model.feed(Tick(60_000))
+        model.feed(CommitIsrChange(0))
+        assert model.feed(Elect(0, 1, unclean=True))[0].error == ErrorCode.ineligible_replica
+        model.feed(CrashBroker(0))
+        (result, *_) = model.feed(Elect(0, 1, unclean=True))
+        assert (result.error == OK) == allowed
+        assert (0 in model.ghost.unclean) == allowed
+
+
+def test_elr_member_is_elected_when_the_last_isr_member_is_gone():
+    model = started(brokers=2, replication_factor=2, min_insync_replicas=2)
+    sync(model, 1)
+    model.feed(Tick(60_000))
+    produce(model, 1, [b"a"], acks=1)  # b2 now lags
+    model.feed(Tick(60_000))
+    model.feed(CommitIsrChange(0))
+    assert model.state.partitions[0].control.elr == {1}
+    model.feed(CrashBroker(0))
+    assert model.feed(Elect(0, 1))[0].error == OK
+    assert model.state.partitions[0].control.isr == {1}
+
+
+# -- crashes and flushing -------------------------------------------------------------------
+
+
+def test_crash_loses_the_unflushed_suffix_only():
+    model = started(min_insync_replicas=1)
+    produce(model, 1, [b"a"], acks=1)
+    model.feed(Flush(0))
+    produce(model, 2, [b"b"], acks=1)
+    model.feed(CrashBroker(0))
+    assert [e.value for e in model.state.partitions[0].replicas[0].log] == [b"a"]
+
+
+def test_flush_policy_makes_appends_durable():
+    model = started(flush_interval_messages=1, min_insync_replicas=1)
+    produce(model, 1, [b"a"], acks=1)
+    model.feed(CrashBroker(0))
+    assert model.state.partitions[0].replicas[0].leo == 1
+
+
+def test_crash_disconnects_parked_requests_and_restart_follows_the_leader():
+    model = started()
+    produce(model, 1)
+    model.feed(Fetch(2, 0, 0, 1, max_wait_ms=100))
+    effects = model.feed(CrashBroker(0))
+    assert set(effects) == {Disconnected(1), Disconnected(2)}
+    assert model.state.partitions[0].control.leader is None
+    model.feed(Elect(0, 1))
+    model.feed(RestartBroker(0))
+    assert model.state.partitions[0].replicas[0].leader == 1
+    assert model.check() == []
+
+
+def test_last_isr_member_restarting_after_a_crash_leaves_the_isr():
+    model = started(min_insync_replicas=1)
+    model.feed(Tick(60_000))
+    model.feed(CommitIsrChange(0))
+    model.feed(CrashBroker(0))
+    assert model.state.partitions[0].control.isr == {0}
+    model.feed(RestartBroker(0))
+    assert model.state.partitions[0].control.isr == frozenset()
+    assert model.feed(Elect(0, 0))[0].error == ErrorCode.ineligible_replica
+
+
+def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
+    model = started()
+    fetch = replica_fetch_for(model.state, 1, 0)
+    model.feed(CrashBroker(0))
+    (result,) = model.feed(fetch)
+    assert isinstance(result, ReplicaFetchResult) and result.error == ErrorCode.network_exception
+    model.feed(CrashBroker(1))
+    assert model.feed(fetch) == ()
+
+
+# -- bad input ------------------------------------------------------------------------------
+
+
+def test_impossible_events_raise():
+    state = initial_state(ClusterConfig())
+    with pytest.raises(ValueError):
+        step(state, Produce(1, 7, 0, (b"a",)))  # no broker 7: not addressable
+    # an unknown partition is a request Kafka answers (properties/lockstep.py: the same code)
+    (answer,) = step(state, Fetch(1, 0, 3, 0))[1]
+    assert answer.error == ErrorCode.unknown_topic_or_partition
+    with pytest.raises(ValueError):
+        step(state, Tick(-1))
+    with pytest.raises(TypeError):
+        step(state, "produce")
+    with pytest.raises(ValueError):
+        ClusterConfig(brokers=2, replication_factor=3)
+
+
+def test_values_are_frozen_and_positions_only_move_forward():
+    state = initial_state(ClusterConfig())
+    with pytest.raises(AttributeError):
+        state.now_ms = 5
+    replica = state.partitions[0].replicas[0]
+    with pytest.raises(ValueError):
+        replica.raise_hw(-1)
+
+
+def test_a_follower_crashing_after_its_isr_addition_was_proposed_does_not_enter_the_isr():
+    # Found by a Hypothesis walk: b2 caught up (expansion proposed), crashed losing its log,
+    # restarted, and the stale proposal was committed with an empty b2 in the ISR (B10 shape).
+    model = started(min_insync_replicas=1)
+    model.feed(Tick(60_000))
+    model.feed(CommitIsrChange(0))  # isr {b1}
+    produce(model, 1, [b"a"])
+    sync(model, 1)
+    assert leader(model).pending_isr == {0, 1}
+    model.feed(CrashBroker(1))
+    model.feed(RestartBroker(1))
+    model.feed(CommitIsrChange(0))
+    assert model.state.partitions[0].control.isr == {0}
+    assert leader(model).follower_offsets[1] == -1
