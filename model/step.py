@@ -814,7 +814,11 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
             if elr != control.elr:
                 control = control.changed(leader=control.leader, isr=isr, elr=elr, new_leader_epoch=False)
                 part = _new_partition_epoch(state, part, control.partition_epoch)
-            state = _with_partition(state, p, PartitionState(part.replicas, control, part.next_record_id))
+            part = PartitionState(part.replicas, control, part.next_record_id)
+            state = _with_partition(state, p, part)
+            found = state.leader_replica(p)
+            if found is not None:  # the maximal ISR may have lost the crashed broker: hw again
+                state = _leader_progress(state, p, found[0], part, found[1], effects)
     return state, tuple(effects)
 
 

@@ -98,6 +98,7 @@ class CoreLockstep:
         self._effects: list[Effect] = []
         self._parked: dict[int, int] = {}  # request id -> broker, for requests not yet answered
         self._via = COMPLETED
+        self._handling: int | None = None  # the request whose handling call is running
         for b in range(config.brokers):
             self.brokers[b] = self._new_broker(b)
             self.controller.register(b, "127.0.0.1", 9000 + b)
@@ -131,17 +132,18 @@ class CoreLockstep:
 
     def _answer(self, request_id: int, effect: Effect) -> None:
         self._parked.pop(request_id, None)
-        self._effects.append(attrs.evolve(effect, via=self._via))
+        via = IMMEDIATE if request_id == self._handling else self._via
+        self._effects.append(attrs.evolve(effect, via=via))
 
     def _immediate(self, request_id: int, b: int, call) -> None:
         """Run a request's handling call: an answer given during it is immediate; otherwise the
         request stays parked on broker b until a later step answers it."""
         self._parked[request_id] = b
-        self._via = IMMEDIATE
+        self._handling = request_id
         try:
             call()
         finally:
-            self._via = COMPLETED
+            self._handling = None
 
     def feed(self, event: Event) -> tuple[Effect, ...]:
         self._effects = []
@@ -182,16 +184,20 @@ class CoreLockstep:
             self.brokers[e.broker].replica_manager.append_records(
                 e.timeout_ms, e.acks, {key: data}, done)
 
-        # the records get ids when the leader appends them (during the call, before any answer)
+        # the records get ids when the leader appends them: named before the call, since a
+        # parked fetch may read them during it; forgotten again if the append did not happen
+        names = self.record_ids[e.partition] if 0 <= e.partition < self.config.partitions else {}
         if leader is not None and leader.is_leader:
             first_id = self.next_record_id[e.partition]
             ids = tuple(range(first_id, first_id + len(e.values)))
-        self._immediate(e.request_id, e.broker, call)
-        grown = leader is not None and leader.log_end_offset > leo
-        if grown:
             for i, record_id in enumerate(ids):
-                self.record_ids[e.partition][(epoch, leo + i)] = record_id
+                names[(epoch, leo + i)] = record_id
+        self._immediate(e.request_id, e.broker, call)
+        if leader is not None and leader.log_end_offset > leo:
             self.next_record_id[e.partition] += len(ids)
+        else:
+            for i in range(len(ids)):
+                names.pop((epoch, leo + i), None)
 
     def _fetch(self, e: Fetch) -> None:
         self._check_broker(e.broker)

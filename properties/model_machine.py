@@ -13,6 +13,7 @@ model's (or satisfy `compare`). Invariants: the model's client-level properties
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -23,7 +24,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.effects import Effect
+from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
 from kafkaref.model.events import (
     EARLIEST,
     LATEST,
@@ -66,6 +67,64 @@ class StateCheck:
     describe: Callable[[ModelState, ModelState], str]
 
 
+FIRED: collections.Counter = collections.Counter()
+"""How often each rule outcome fired in this process (properties/lockstep_bench.py prints it)."""
+
+
+def _pending(state: ModelState, p: int):
+    found = state.leader_replica(p)
+    return None if found is None else found[1].pending_isr
+
+
+def fired_labels(event: Event, effects: Sequence[Effect], before: ModelState,
+                 after: ModelState) -> list[str]:
+    """Names for what one event did: its kind and outcome, plus one per answer that left
+    purgatory (completed, expired) or was lost to a crash."""
+    kind = type(event).__name__
+    errors = sorted({e.error.name for e in effects if hasattr(e, "error")})
+    outcome = ",".join(errors) or "no answer"
+    labels = []
+    if isinstance(event, Produce):
+        shape = "+batches" if event.more_batches else ""
+        labels.append(f"Produce acks={event.acks}{shape}: {outcome if effects else 'parked/none'}")
+    elif isinstance(event, Fetch | ListOffsets):
+        lagging = ""
+        if 0 <= event.partition < before.config.partitions:
+            replica = before.partitions[event.partition].replicas[event.broker]
+            if replica is not None and replica.hw < replica.leo:
+                lagging = " (hw<leo)"
+        answered = outcome if any(e.via == IMMEDIATE for e in effects if hasattr(e, "via")
+                                  ) or isinstance(event, ListOffsets) else "parked"
+        labels.append(f"{kind}{lagging}: {answered}")
+    elif isinstance(event, ReplicaFetch):
+        (result, *_) = effects or (None,)
+        if result is None:
+            labels.append("ReplicaFetch: follower down")
+        elif result.diverging is not None:
+            labels.append("ReplicaFetch: diverging epoch" + (", truncated" if result.truncated_to is not None else ""))
+        elif event.response_lost:
+            labels.append(f"ReplicaFetch: response lost ({result.error.name})")
+        else:
+            known = 0 <= event.partition < before.config.partitions
+            leader = before.partitions[event.partition].replicas[event.leader] if known else None
+            short = leader is not None and 0 < result.appended < leader.leo - event.fetch_offset
+            labels.append(f"ReplicaFetch: {result.error.name}" + (", cut by max_bytes" if short else ""))
+    elif isinstance(event, Tick):
+        proposed = any(_pending(before, p) is None and _pending(after, p) is not None
+                       for p in range(before.config.partitions))
+        labels.append(f"Tick: {'expiries' if effects else 'no expiry'}"
+                      + (", ISR shrink proposed" if proposed else ""))
+    else:
+        labels.append(f"{kind}: {outcome}")
+    for effect in effects:
+        via = getattr(effect, "via", None)
+        if via in (COMPLETED, EXPIRED):
+            labels.append(f"purgatory {via}: {type(effect).__name__} {effect.error.name}")
+        elif isinstance(effect, Disconnected):
+            labels.append("answer lost: disconnected")
+    return labels
+
+
 def make_model_machine(
     config: ClusterConfig,
     sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
@@ -101,7 +160,10 @@ def make_model_machine(
         # -- plumbing ---------------------------------------------------------------------
 
         def feed(self, event: Event) -> Sequence[Effect]:
+            before = self.model.state
             expected = self.model.feed(event)
+            for label in fired_labels(event, expected, before, self.model.state):
+                FIRED[label] += 1
             note(f"{event!r} -> {list(expected)!r}")
             if self.sut is not None:
                 actual = self.sut.feed(event)
