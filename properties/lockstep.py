@@ -80,11 +80,12 @@ NO_ID = -1  # a record the adapter did not see appended (cannot happen without a
 class CoreLockstep:
     """The core cluster driven by model events. `feed(event)` returns the model's effects."""
 
-    def __init__(self, config: ClusterConfig, mutants=frozenset(), controller_mutants=frozenset()):
-        """mutants: deliberate faults of every broker (impl/mutants.py); controller_mutants:
-        the controller's (M14)."""
+    def __init__(self, config: ClusterConfig, partition_mutants=frozenset(),
+                 controller_mutants=frozenset()):
+        """partition_mutants: deliberate faults of every broker (impl/mutants.py);
+        controller_mutants: the controller's (M14)."""
         self.config = config
-        self.mutants = parse_mutants(mutants)
+        self.mutants = parse_mutants(partition_mutants)
         self.clock = Clock()
         self.controller = ControllerState(
             self.clock, session_timeout_ms=2**62, unclean_election=config.unclean_leader_election,
