@@ -39,6 +39,7 @@ tr.bad td{background:#fdecea} tr.hit td{background:#fff3c4;font-weight:600}
 .muted{color:#777} code{font-size:12px} figure{margin:8px 0 18px} figcaption{font-weight:600}
 svg text{font:11px system-ui,sans-serif;fill:#333} svg .axis{fill:#666}
 .ops td{font:12px ui-monospace,monospace;white-space:nowrap} .ops td.rec{white-space:normal}
+.row{display:flex;gap:28px;align-items:flex-start;flex-wrap:wrap} .row>div{max-width:420px}
 .note{background:#f6f8fa;border-left:3px solid #999;padding:6px 10px}
 """
 
@@ -101,13 +102,19 @@ def _configuration(report: dict, meta: dict) -> str:
     info = report.get("info", {})
     judged = {**config, "allowed anomalies": ", ".join(report.get("allowed", ())) or "none"}
     sizes = {"ops": f"{info.get('ops', 0):,}", "records": f"{info.get('records', 0):,}"}
-    by_f = info.get("ops_by_f_type", {})
-    counts = "".join(f"<tr><td>{escape(k)}</td><td class=n>{v:,}</td></tr>"
-                     for k, v in by_f.items())
-    return ("<h2>Configuration</h2><h3>judged</h3>" + _kv_table(judged, "config")
-            + "<h3>run</h3>" + _kv_table({**meta_summary(meta), **sizes}, "meta")
-            + f'<h3>ops by f and outcome</h3><table id="ops-by-f"><tr><th>f:type</th>'
-            f"<th>ops</th></tr>{counts}</table>")
+    by_f: dict = {}
+    for key, n in info.get("ops_by_f_type", {}).items():
+        f, _, type_ = key.partition(":")
+        by_f.setdefault(f, {})[type_] = n
+    types = ("invoke", "ok", "info", "fail")
+    counts = "".join(f"<tr><td>{escape(f)}</td>" + "".join(
+        f"<td class=n>{row.get(t, 0):,}</td>" for t in types) + "</tr>"
+        for f, row in sorted(by_f.items(), key=lambda kv: -kv[1].get("invoke", 0)))
+    return ('<h2>Configuration</h2><div class="row"><div><h3>judged</h3>'
+            + _kv_table(judged, "config") + "</div><div><h3>run</h3>"
+            + _kv_table({**meta_summary(meta), **sizes}, "meta") + "</div><div>"
+            + '<h3>ops by f and outcome</h3><table id="ops-by-f"><tr><th>f</th>'
+            + "".join(f"<th>{t}</th>" for t in types) + f"</tr>{counts}</table></div></div>")
 
 
 def _anomaly_table(report: dict) -> str:
