@@ -6,10 +6,11 @@ from click.testing import CliRunner
 from kafkaref.impl.mutants import Mutant
 from kafkaref.properties.mutant_matrix import BUDGETS, format_matrix, run_matrix
 
-# Caught by the core-level machines today (core machine: M1 M2 M4; storage machine: M6 M7
-# M8 M13). The others need the model lockstep machine (issue 13) or the broker-level checks.
-CAUGHT_AT_CORE = {Mutant.M1, Mutant.M2, Mutant.M4, Mutant.M6, Mutant.M7, Mutant.M8,
-                  Mutant.M13}
+# Caught at this size on every seed tried (core machine: M1 M2; storage machine: M6 M7 M8
+# M13). M4 is found by the core machine only on some seeds (a read above the hw shows only
+# after a failover drops the record); the model lockstep machine (issue 13) compares every
+# fetch answer and catches it, and M3, M10, M11, M14, at once.
+CAUGHT_AT_CORE = {Mutant.M1, Mutant.M2, Mutant.M6, Mutant.M7, Mutant.M8, Mutant.M13}
 
 
 def test_core_matrix_at_smoke_size():
