@@ -15,6 +15,7 @@ COMMANDS = {
     "demo": ("kafkaref.impl.demo:demo", "Run the main job and print its verdict."),
     "explore": ("kafkaref.spec.cli:explore_command", "Exhaustively explore the replication spec or model."),
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
+    "chaos": ("kafkaref.chaos.cli:chaos", "Inject faults into a cluster; record and check the history."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
     "history": ("kafkaref.chaos.history_cli:history", "Import / export histories as JSON lines."),
     "report": ("kafkaref.chaos.report:report_command", "Write report.html for a checked run."),
