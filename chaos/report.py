@@ -170,9 +170,13 @@ def _latency_plots(data: ReportData, colours: dict) -> list[str]:
         plot.faults(data.faults, colours)
         for (f, type_), points in sorted(series.items(), key=lambda kv: kv[0][1] != "ok"):
             shown = data.latency_counts.get((f, type_), len(points))
-            label = f"{f} {type_} ({shown:,})" if len(fs) > 1 else f"{type_} ({shown:,})"
-            plot.points(points, OUTCOME_COLOURS.get(type_, "#555"), label,
-                        "circle" if type_ == "ok" else "triangle")
+            shape = "circle" if type_ == "ok" else "triangle"
+            if len(fs) > 1:  # a shared panel: colour tells the f, the shape the outcome
+                colour = SERIES_COLOURS[fs.index(f) % len(SERIES_COLOURS)]
+                plot.points(points, colour, f"{f} {type_} ({shown:,})", shape)
+            else:
+                plot.points(points, OUTCOME_COLOURS.get(type_, "#555"), f"{type_} ({shown:,})",
+                            shape)
         out.append(plot.svg())
     if not out:
         out.append('<p class="muted">No completed client ops: no latency plot.</p>')
@@ -205,7 +209,7 @@ def _lag_plot(data: ReportData, colours: dict) -> str:
     plot = Plot("Realtime lag of polls: how stale each poll's view of its partition was",
                 data.t_min, data.t_max, 0, top * 1.05, y_label="lag")
     plot.faults(data.faults, colours)
-    plot.points(data.lag, "#2b7bd3", f"poll ({data.polls_measured:,})")
+    plot.points(data.lag, "#2b7bd3", f"polls ({data.polls_measured:,})")
     times = [data.t_min + (i + 0.5) * data.bucket_ns for i in range(len(data.lag_max))]
     plot.line(list(zip(times, data.lag_max, strict=True)), "#d62d4b", "worst in interval")
     note = "" if data.lag_exact else (
@@ -265,7 +269,7 @@ def _footer(data: ReportData) -> str:
                "</ul></div>" if errors else ""
     return (f'{problems}<p class="muted">Latency plots show {sampled:,} of {total:,} completions '
             f"(every k-th of each f and outcome); lag plot {len(data.lag):,} of "
-            f"{data.polls_measured:,} polls. Written by kafkaref (chaos/report.py).</p>")
+            f"{data.polls_measured:,} polls (one point per poll and partition). Written by kafkaref (chaos/report.py).</p>")
 
 
 # --- the command ---------------------------------------------------------------------------
