@@ -17,6 +17,8 @@ COMMANDS = {
     "bench": ("kafkaref.impl.bench:bench", "Run a benchmark and print figures with ratios."),
     "chaos": ("kafkaref.chaos.cli:chaos", "Inject faults into a cluster; record and check the history."),
     "check": ("kafkaref.spark_checks.cli:check", "Check a history for anomalies (Spark or twin)."),
+    "history": ("kafkaref.chaos.history_cli:history", "Import / export histories as JSON lines."),
+    "report": ("kafkaref.chaos.report:report_command", "Write report.html for a checked run."),
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),

@@ -57,8 +57,20 @@ def make_model_machine(
     sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
     compare: Compare = _same_effects,
     check_spec_invariants: bool = True,
+    rules: str = "model",
 ) -> type[RuleBasedStateMachine]:
-    """A state machine class driving the model (and optionally a system under test in lockstep)."""
+    """A state machine class driving the model (and optionally a system under test in lockstep).
+
+    rules="model" (the default) has the full event alphabet; rules="threaded" is the coarser one
+    for a broker that replicates by itself (no replica-fetch or ISR-commit rules; the model is
+    settled after every step; isolation and pause faults): see properties/lockstep_threaded.py.
+    """
+    if rules == "threaded":
+        from kafkaref.properties.lockstep_threaded import make_threaded_machine
+
+        return make_threaded_machine(config, sut_factory, check_spec_invariants)
+    if rules != "model":
+        raise ValueError(f"rules must be 'model' or 'threaded', not {rules!r}")
     brokers = st.integers(0, config.brokers - 1)
     partitions = st.integers(0, config.partitions - 1)
 

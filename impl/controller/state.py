@@ -123,7 +123,9 @@ class ControllerState:
         if meta is None or not 0 <= index < len(meta.partitions):
             return ErrorCode.unknown_topic_or_partition
         p = meta.partitions[index]
-        if broker_id not in p.isr or broker_id not in self.alive or broker_id == p.leader:
+        if broker_id == p.leader:  # Kafka's ElectLeaders: the preferred replica already leads
+            return ErrorCode.election_not_needed
+        if broker_id not in p.isr or broker_id not in self.alive:
             return ErrorCode.ineligible_replica
         bump = self._epoch_bump
         new = PartitionMeta(broker_id, p.leader_epoch + bump, p.replicas, p.isr,

@@ -7,7 +7,6 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.partition import AppendResult
 from kafkaref.impl.core.purgatory import DelayedOperation
 
 
@@ -46,8 +45,8 @@ class DelayedProduce(DelayedOperation):
         return None
 
     def on_complete(self) -> None:
-        for key in self.waiting:
-            self.results[key] = AppendResult(ErrorCode.request_timed_out)
+        for key in self.waiting:  # Kafka keeps the append's base offset in the answer
+            self.results[key] = attrs.evolve(self.results[key], error=ErrorCode.request_timed_out)
         self.respond(self.results)
 
 
@@ -78,10 +77,13 @@ class DelayedFetch(DelayedOperation):
                 return self.force_complete()
             if partition.check_leader_epoch(fetch.current_leader_epoch) != ErrorCode.none:
                 return self.force_complete()
+            if fetch.fetch_offset > partition.log_end_offset:
+                return self.force_complete()  # truncated below our position: say so now
+            # A consumer above the hw (and within the leo) waits for the hw to pass it, as in
+            # Kafka's DelayedFetch (the read above the hw is empty; bytes accumulate only once
+            # the fetch offset is below the hw).
             end = (partition.log_end_offset if self.replica_id >= 0
                    else partition.high_watermark)
-            if fetch.fetch_offset > end:
-                return self.force_complete()  # truncated below our position: say so now
             if fetch.fetch_offset < end:
                 # A readable offset holds at least one whole batch (> 1 byte), so when at most
                 # one more byte is wanted the byte count (a walk of batch headers) is skipped.

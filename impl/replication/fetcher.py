@@ -33,6 +33,8 @@ RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
 class FetcherManager(threading.Thread):
     """Starts a ReplicaFetcher for each leader some followed partition names."""
 
+    fetcher_class: type[ReplicaFetcher]  # set below; a test harness may subclass both
+
     def __init__(self, server, max_wait_ms: int = 500, poll_ms: int = 50):
         super().__init__(name="kafkaref-fetcher-manager", daemon=True)
         self.server, self.max_wait_ms, self.poll_ms = server, max_wait_ms, poll_ms
@@ -46,7 +48,7 @@ class FetcherManager(threading.Thread):
                            .values() if not p.is_leader and p.leader_id is not None
                            and p.leader_id >= 0}
             for leader in leaders - set(self.fetchers):
-                fetcher = ReplicaFetcher(self.server, leader, self.max_wait_ms)
+                fetcher = self.fetcher_class(self.server, leader, self.max_wait_ms)
                 self.fetchers[leader] = fetcher
                 fetcher.start()
         for fetcher in self.fetchers.values():
@@ -155,3 +157,6 @@ class ReplicaFetcher(threading.Thread):
             partition, answer.error_code, answer.diverging_epoch,
             answer.records if answer.records is not None else b"", answer.high_watermark)
         return outcome != "error"
+
+
+FetcherManager.fetcher_class = ReplicaFetcher

@@ -1,0 +1,970 @@
+"""Lockstep of the reference model against the THREADED broker, over sockets.
+
+`ThreadedCluster(config)` runs `config.brokers` KafkaServers in this process (each the wiring of
+impl/server/clustered.py: network and I/O threads, ticker, controller channel, replica fetchers)
+around one ControllerServer, all on 127.0.0.1 and ephemeral ports, with storage logs in a
+temporary directory. Every client event is a real Kafka request (Produce v8, Fetch v11,
+ListOffsets v5; Metadata v8 for observations) sent with impl/client/connection.py. It implements
+the model machine's SystemUnderTest protocol (feed(event) -> effects), for the coarser rule set
+`make_model_machine(config, rules="threaded")` (built by `make_threaded_machine` below).
+
+What is compared, and when (model time is logical, the broker runs real threads):
+
+- Replication is the broker's own: there are no ReplicaFetch or CommitIsrChange rules. After
+  every step the MODEL is driven to its replication fixed point (every live, connected follower
+  fetches until nothing changes; every proposed ISR change is committed), and the BROKER is
+  polled, with a deadline and no blind sleep, until its observable state equals the model's
+  (`Settle`). That makes every step boundary a quiescent point. Settling less often would let a
+  client request race the fetchers (a fetch sent before or after a follower's fetch sees a
+  different hw), and those answers are timing, not semantics.
+- Per step, exactly: every client response the model emits in the step (the request's own answer
+  and any parked request the step completes or expires), matched by request id, as a client can
+  see it: error code, base offset, fetch hw, first offset and the records (offset, value, batch
+  base), ListOffsets offset, a network error for a request whose broker died. The order of
+  responses to different connections is not compared (the broker answers them from different
+  threads). How a response left the broker (immediate / completed / expired) and the model's
+  record ids are not on the wire. The batches' partition leader epoch is not compared: the
+  model bumps the leader epoch when a follower is fenced (the ZooKeeper-era controller), the
+  controller here does not (KRaft since KAFKA-15021); both are lawful numberings.
+  The adapter waits for exactly the responses the model expects (bounded); a response the model
+  did not expect shows up in the step where it arrived or at the latest in the next Settle.
+- At each settle point: per partition the leader and the ISR that every live broker's Metadata
+  answer reports, and the leader's hw (ListOffsets LATEST); plus, to know the broker is really
+  quiescent (not compared through the protocol: no API exposes a follower), every running
+  replica's log end offset and hw read under its broker's core lock.
+
+Time: each broker runs on one logical clock owned by the adapter; a Tick advances it and runs
+every broker's clock-driven work (purgatory expiry, the ISR lag check) at once, so expirations
+and ISR shrinks happen at the model's instants. The broker's ISR check period is set to 1 ms
+(Kafka checks every replica.lag.time.max.ms / 2; the model at every tick; which one is right is
+the core lockstep's question). The controller's session timeout is out of play: a crash fences
+the broker at once (the model's controller "notices at once").
+
+Faults: `CrashBroker` stops every thread of the broker without a clean shutdown and cuts each of
+its segment files back to the size last fsynced (what a power loss may leave; the model's crash
+loses the unflushed suffix), then fences it at the controller; `RestartBroker` opens a new
+server on the same directory (recovery); `Flush` fsyncs its logs; `Isolate` / `Heal` cut a broker
+off from its peers and back (its replica fetches and the fetches sent to it: replication only,
+clients and controller still reach it); `Pause` / `Resume` freeze the broker's core (the adapter
+holds its core lock: requests, replica fetches to and from it and its clock all stop) and thaw
+it. Elections: the controller elects the first live ISR replica in assignment order when a
+leader dies, so after a crash the model is fed that same Elect; the `elect` rule asks the
+controller for a preferred-leader election (Kafka's ElectLeaders; not served on the wire here).
+
+Kept out of this alphabet, and why: crashes that leave a partition without a live ISR member
+(the model's KIP-966 ELR and the controller's offline election differ; see the report), unclean
+elections, fetch shapes whose answer depends on byte accounting (min_bytes > 1, small max_bytes
+other than 1: the model counts value + 1 per record, the broker batch bytes; the core lockstep
+settles that rule), ticks and elections while a broker is paused (the paused broker's clock work
+would happen at resume, not at the tick), client requests to a paused broker (they would hang).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Sequence
+
+import attrs
+from hypothesis import note
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.clock import Clock
+from kafkaref.impl.controller.server import ControllerServer
+from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.protocol.records import (
+    build_batch_from_tuples,
+    decode_batch_fields,
+    split_batches,
+)
+from kafkaref.impl.replication.fetcher import FetcherManager, ReplicaFetcher
+from kafkaref.impl.server.clustered import clustered_broker
+from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.server import KafkaServer
+from kafkaref.model.api import ReferenceModel, replica_fetch_for
+from kafkaref.model.config import ClusterConfig
+from kafkaref.model.effects import (
+    Disconnected,
+    Effect,
+    ElectionResult,
+    FetchResponse,
+    ListOffsetsResponse,
+    ProduceResponse,
+)
+from kafkaref.model.events import (
+    EARLIEST,
+    LATEST,
+    CommitIsrChange,
+    CrashBroker,
+    Elect,
+    Fetch,
+    Flush,
+    ListOffsets,
+    Produce,
+    RestartBroker,
+    Tick,
+)
+from kafkaref.model.refinement import image_violations
+from kafkaref.model.render import render_state
+from kafkaref.model.values import Entry, ModelState
+
+TOPIC = "lockstep"
+PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
+RESPONSE_WAIT_S = 15.0  # bound on one expected response (a loaded 2-core machine)
+SETTLE_WAIT_S = 20.0  # bound on replication and metadata catching up after one step
+POLL_S = 0.01
+CLIENT_RESPONSES = (ProduceResponse, FetchResponse, ListOffsetsResponse, Disconnected)
+
+
+# -- harness events (the threaded machine's; never fed to the model) ----------------------------
+
+@attrs.frozen
+class Awaiting:
+    """Do `event` (a model event or a fault below), then wait for the responses to the requests
+    whose ids are in `request_ids` (the ones the model answers in this step)."""
+
+    event: object
+    request_ids: frozenset[int] = frozenset()
+
+
+@attrs.frozen
+class Isolate:
+    broker: int
+
+
+@attrs.frozen
+class Heal:
+    broker: int
+
+
+@attrs.frozen
+class Pause:
+    broker: int
+
+
+@attrs.frozen
+class Resume:
+    broker: int
+
+
+@attrs.frozen
+class PartitionView:
+    """One partition at a settle point: leader (-1: none) and ISR as Metadata reports them, the
+    leader's hw (ListOffsets LATEST; -1 without a reachable leader); then what only says the
+    broker is quiescent: (leo, hw) of each broker's replica, None when the broker is down,
+    paused or holds none, and the followers' log end offsets as the leader knows them (-1:
+    unknown; None for a follower outside the ISR: only ISR members' positions move the hw or
+    shrink the ISR, and an outsider's is overwritten by its next fetch before it can join. The
+    two sides do differ there: the model forgets a crashed follower's position, as KIP-903's
+    broker epochs make Kafka ignore its stale fetches; the broker keeps it, as Kafka's leader
+    keeps a replica's state until a new leader epoch; () without a running leader). Without it, a follower that had not yet
+    fetched from a new leader looked settled, and a later cut left the leader believing it
+    behind (the ISR shrank on the broker, not in the model)."""
+
+    leader: int
+    isr: tuple[int, ...]
+    hw: int
+    replicas: tuple[tuple[int, int] | None, ...]
+    follower_offsets: tuple[int | None, ...] = ()
+
+
+@attrs.frozen
+class Observation:
+    partitions: tuple[PartitionView, ...]
+
+
+@attrs.frozen
+class Settle:
+    """Wait until the broker shows `expected` (or the bound passes); answer what it shows."""
+
+    expected: Observation
+
+
+# -- the client's view of an effect (both sides go through it) ----------------------------------
+
+def client_view(effect: Effect) -> tuple:
+    """What a client can see of a response: no `via`, no record ids, no batch epochs."""
+    if isinstance(effect, ProduceResponse):
+        # After an append, Kafka answers every error (timeout, lost leadership, ISR below the
+        # minimum) with the base offset the records got; the model states it only with
+        # NOT_ENOUGH_REPLICAS_AFTER_APPEND (-1 otherwise), so elsewhere it is not compared.
+        shown = effect.error in (ErrorCode.none, ErrorCode.not_enough_replicas_after_append)
+        return ("produce", effect.request_id, effect.error, effect.base_offset if shown else None)
+    if isinstance(effect, FetchResponse):
+        first = effect.first_offset if effect.records else -1
+        records = tuple((first + i, e.value, e.base) for i, e in enumerate(effect.records))
+        return ("fetch", effect.request_id, effect.error, effect.high_watermark, records)
+    if isinstance(effect, ListOffsetsResponse):
+        return ("list_offsets", effect.request_id, effect.error, effect.offset)
+    if isinstance(effect, Disconnected):
+        return ("disconnected", effect.request_id)
+    if isinstance(effect, ElectionResult):
+        return ("elect", effect.partition, effect.leader, effect.error)
+    raise TypeError(f"not a client-visible effect: {effect!r}")
+
+
+def client_views(effects: Iterable[Effect]) -> list[tuple]:
+    return sorted((client_view(e) for e in effects), key=repr)
+
+
+def observe_model(state: ModelState, hidden: frozenset[int] = frozenset()) -> Observation:
+    """The model's state as the broker's settle point shows it (`hidden`: paused brokers)."""
+    views = []
+    for part in state.partitions:
+        control = part.control
+        leader = control.leader if control.leader is not None else -1
+        lead = part.replicas[leader] if leader >= 0 else None
+        visible = leader >= 0 and state.alive[leader] and leader not in hidden
+        replicas = tuple(
+            (r.leo, r.hw) if r is not None and state.alive[b] and b not in hidden else None
+            for b, r in enumerate(part.replicas))
+        known = () if not visible or lead is None else tuple(
+            lead.follower_offsets[b] if b in control.isr else None
+            for b in part_followers(state, part, leader))
+        views.append(PartitionView(leader, tuple(sorted(control.isr)),
+                                   lead.hw if visible and lead is not None else -1, replicas,
+                                   known))
+    return Observation(tuple(views))
+
+
+def part_followers(state: ModelState, part, leader: int) -> list[int]:
+    """The brokers holding a replica of part, but the leader, in id order."""
+    return [b for b, r in enumerate(part.replicas) if r is not None and b != leader]
+
+
+# -- the broker side ------------------------------------------------------------------------------
+
+class LogicalClock:
+    def __init__(self) -> None:
+        self.now_ms = 0
+
+    def __call__(self) -> int:
+        return self.now_ms
+
+
+class Links:
+    """Which brokers are cut off from their peers (replication traffic only)."""
+
+    def __init__(self) -> None:
+        self.isolated: set[int] = set()
+
+    def cut(self, a: int, b: int) -> bool:
+        return a in self.isolated or b in self.isolated
+
+
+class CuttableFetcher(ReplicaFetcher):
+    """A replica fetcher that neither sends nor applies fetches over a cut link. A response that
+    arrives after the cut is dropped, as if lost; the request it answers reported the follower's
+    position, which the leader already knew (every step ends settled)."""
+
+    def _cut(self) -> bool:
+        return self.server.links.cut(self.server.broker.broker_id, self.leader_id)
+
+    def _plan(self):
+        return None if self._cut() else super()._plan()
+
+    def _apply(self, fetches, answers) -> bool:
+        return False if self._cut() else super()._apply(fetches, answers)
+
+
+class CuttableFetcherManager(FetcherManager):
+    fetcher_class = CuttableFetcher
+
+
+def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalClock,
+                 links: Links, config: ClusterConfig) -> KafkaServer:
+    """impl/server/clustered.py's broker on the adapter's clock (both readings: record
+    timestamps are 0, so retention never sees them old), with cuttable fetchers that poll (max
+    wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
+    comes), and an ISR check at every clock advance."""
+    server = clustered_broker(
+        data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2),
+        BrokerConfig(broker_id=broker_id, auto_create_topics=False,
+                     replica_lag_time_max_ms=config.replica_lag_time_max_ms),
+        clock=Clock(monotonic_ms=clock, wall_ms=clock))
+    server.links = links
+    server.broker.replica_manager.isr_check_interval_ms = 1
+    server.extra_threads.remove(server.fetchers)
+    server.fetchers = CuttableFetcherManager(server, max_wait_ms=0)
+    server.extra_threads.append(server.fetchers)
+    return server.start()
+
+
+@attrs.define
+class _Pending:
+    request_id: int
+    broker: int
+    connection: KafkaConnection
+    api_key: int
+    version: int
+    correlation_id: int
+    partition: int
+
+
+class ThreadedCluster:
+    """The system under test: N threaded brokers, spoken to over sockets. See the module doc."""
+
+    def __init__(self, config: ClusterConfig, directory: str | None = None):
+        if config.unclean_leader_election or config.bugs:
+            raise ValueError("the threaded lockstep runs clean elections and no model bugs")
+        self.config = config
+        self.own_directory = directory is None
+        self.directory = directory or tempfile.mkdtemp(prefix="kafkaref-lockstep-")
+        self.clock, self.links = LogicalClock(), Links()
+        self.controller = ControllerServer(session_timeout_ms=3_600_000, tick_ms=50).start()
+        self.servers: dict[int, KafkaServer | None] = {}
+        self.idle: dict[int, list[KafkaConnection]] = {b: [] for b in range(config.brokers)}
+        self.pending: dict[int, _Pending] = {}
+        self.pauses: dict[int, tuple[threading.Event, threading.Thread]] = {}
+        self.arrived: list[Effect] = []
+        try:
+            for b in range(config.brokers):
+                self._start(b)
+            self._wait_registered(set(range(config.brokers)))
+            self._create_topic()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- lifecycle --------------------------------------------------------------------------
+    def _start(self, b: int) -> None:
+        self.servers[b] = start_broker(b, os.path.join(self.directory, f"broker-{b}"),
+                                       self.controller.address, self.clock, self.links,
+                                       self.config)
+
+    def _wait_registered(self, ids: set[int]) -> None:
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while {e.broker_id for e in self.controller.metadata().brokers} < ids:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"brokers {sorted(ids)} did not register")
+            time.sleep(POLL_S)
+
+    def _create_topic(self) -> None:
+        c = self.config
+        with self._fresh_connection(0) as connection:
+            answer = connection.send(19, 4, {"topics": [{
+                "name": TOPIC, "num_partitions": c.partitions,
+                "replication_factor": c.replication_factor, "assignments": [],
+                "configs": [{"name": "min.insync.replicas", "value": str(c.min_insync_replicas)}]}],
+                "timeout": 30_000, "validate_only": False})
+        error = ErrorCode(answer.topics[0].error_code)
+        if error != ErrorCode.none:
+            raise RuntimeError(f"creating the lockstep topic: {error.name}")
+        meta = self.controller.metadata().topic(TOPIC)
+        for p, partition in enumerate(meta.partitions):
+            if partition.replicas != c.assignment(p):
+                raise RuntimeError(f"partition {p} on {partition.replicas}, the model says "
+                                   f"{c.assignment(p)}")
+
+    def close(self) -> None:
+        for event, thread in self.pauses.values():
+            event.set()
+            thread.join(5)
+        self.pauses.clear()
+        for pending in self.pending.values():
+            pending.connection.close()
+        self.pending.clear()
+        for connections in self.idle.values():
+            for connection in connections:
+                connection.close()
+            connections.clear()
+        for server in self.servers.values():
+            if server is not None:
+                server.shutdown()
+        self.servers.clear()
+        self.controller.shutdown()
+        if self.own_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # -- the SystemUnderTest protocol ---------------------------------------------------------
+    def feed(self, event) -> Sequence[Effect]:
+        if isinstance(event, Settle):
+            return (self.settle(event.expected),)
+        if not isinstance(event, Awaiting):
+            event = Awaiting(event)
+        inner = event.event
+        immediate = self._do(inner)
+        self._wait_for(event.request_ids)
+        out, self.arrived = [*immediate, *self.arrived], []
+        return out
+
+    def _do(self, event) -> list[Effect]:
+        if isinstance(event, Produce):
+            return self._produce(event)
+        if isinstance(event, Fetch):
+            return self._send(event.request_id, event.broker, event.partition, 1, FETCH_V, {
+                "replica_id": -1, "max_wait": event.max_wait_ms, "min_bytes": event.min_bytes,
+                "max_bytes": 50 << 20, "isolation_level": 0, "session_id": 0,
+                "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+                "topics": [{"topic": TOPIC, "partitions": [{
+                    "partition": event.partition, "fetch_offset": event.offset,
+                    "current_leader_epoch": event.current_leader_epoch, "log_start_offset": -1,
+                    "partition_max_bytes": event.max_bytes}]}]})
+        if isinstance(event, ListOffsets):
+            return self._send(event.request_id, event.broker, event.partition, 2,
+                              LIST_OFFSETS_V, _list_offsets_request(event.partition,
+                                                                    event.timestamp))
+        if isinstance(event, Tick):
+            self._tick(event.ms)
+        elif isinstance(event, CrashBroker):
+            return self._crash(event.broker)
+        elif isinstance(event, RestartBroker):
+            self._restart(event.broker)
+        elif isinstance(event, Flush):
+            with self._server(event.broker).lock:
+                for partition in self._server(event.broker).broker.replica_manager.partitions.values():
+                    partition.log.flush()
+        elif isinstance(event, Elect):
+            with self.controller.lock:
+                error = self.controller.state.elect_leader(TOPIC, event.partition, event.leader)
+            return [ElectionResult(event.partition, event.leader, error)]
+        elif isinstance(event, Isolate):
+            self.links.isolated.add(event.broker)
+        elif isinstance(event, Heal):
+            self.links.isolated.discard(event.broker)
+        elif isinstance(event, Pause):
+            self._pause(event.broker)
+        elif isinstance(event, Resume):
+            release, thread = self.pauses.pop(event.broker)
+            release.set()
+            thread.join(5)
+        else:
+            raise TypeError(f"the threaded lockstep has no rule for {event!r}")
+        return []
+
+    def _server(self, b: int) -> KafkaServer:
+        server = self.servers.get(b)
+        if server is None:
+            raise ValueError(f"broker {b} is down")
+        return server
+
+    # -- client requests ----------------------------------------------------------------------
+    def _connection(self, b: int) -> KafkaConnection:
+        idle = self.idle[b]
+        return idle.pop() if idle else self._fresh_connection(b)
+
+    def _fresh_connection(self, b: int) -> KafkaConnection:
+        return KafkaConnection("127.0.0.1", self._server(b).port, timeout_s=RESPONSE_WAIT_S,
+                               client_id="lockstep")
+
+    def _produce(self, event: Produce) -> list[Effect]:
+        batch = build_batch_from_tuples([(None, v, (), None) for v in event.values])
+        if self.servers.get(event.broker) is None:
+            return [] if event.acks == 0 else [Disconnected(event.request_id)]
+        connection = self._connection(event.broker)
+        try:
+            correlation_id = connection.send_produce_request(
+                PRODUCE_V, event.acks, event.timeout_ms, TOPIC, event.partition, batch)
+            if event.acks == 0:
+                # No answer comes; a request behind it on the same connection is handled after
+                # it, so its answer says the produce was handled (or the connection was closed).
+                connection.send(18, API_VERSIONS_V, {})
+                self.idle[event.broker].append(connection)
+                return []
+        except OSError:
+            connection.close()
+            return [] if event.acks == 0 else [Disconnected(event.request_id)]
+        self.pending[correlation_id_key(event.broker, connection, correlation_id)] = _Pending(
+            event.request_id, event.broker, connection, 0, PRODUCE_V, correlation_id,
+            event.partition)
+        return []
+
+    def _send(self, request_id: int, b: int, partition: int, api_key: int, version: int,
+              values: dict) -> list[Effect]:
+        if self.servers.get(b) is None:
+            return [Disconnected(request_id)]
+        connection = self._connection(b)
+        try:
+            correlation_id = connection.send_request(api_key, version, values)
+        except OSError:
+            connection.close()
+            return [Disconnected(request_id)]
+        self.pending[correlation_id_key(b, connection, correlation_id)] = _Pending(
+            request_id, b, connection, api_key, version, correlation_id, partition)
+        return []
+
+    def _wait_for(self, request_ids: frozenset[int]) -> None:
+        """Receive until every expected request is answered (bounded), then whatever else has
+        already arrived."""
+        deadline = time.monotonic() + RESPONSE_WAIT_S
+        while True:
+            answered = {e.request_id for e in self.arrived}
+            waiting = [p for p in self.pending.values() if p.request_id in request_ids
+                       and p.request_id not in answered]
+            timeout = 0.0 if not waiting else max(0.0, deadline - time.monotonic())
+            if not self._receive_ready(timeout) and (not waiting or timeout == 0.0):
+                return
+
+    def _receive_ready(self, timeout: float) -> bool:
+        """Receive every response readable within timeout; False if none was."""
+        if not self.pending:
+            return False
+        by_socket = {p.connection.sock: key for key, p in self.pending.items()}
+        ready, _, _ = select.select(list(by_socket), [], [], timeout)
+        for sock in ready:
+            pending = self.pending.pop(by_socket[sock])
+            self.arrived.append(self._receive(pending))
+        return bool(ready)
+
+    def _receive(self, pending: _Pending) -> Effect:
+        try:
+            body = pending.connection.receive(pending.api_key, pending.version,
+                                              pending.correlation_id)
+        except OSError:
+            pending.connection.close()
+            return Disconnected(pending.request_id)
+        self.idle[pending.broker].append(pending.connection)
+        return decode_answer(pending.request_id, pending.api_key, body)
+
+    # -- faults and time ----------------------------------------------------------------------
+    def _tick(self, ms: int) -> None:
+        self.clock.now_ms += ms
+        for b, server in self.servers.items():
+            if server is not None and b not in self.pauses:
+                with server.lock:
+                    server.broker.advance_clock(self.clock.now_ms)
+
+    def _crash(self, b: int) -> list[Effect]:
+        server = self.servers.get(b)
+        if server is None:
+            return []
+        self._receive_ready(0.0)  # whatever it answered before it died is an answer
+        server.stopping.set()
+        server._tick_wake.set()
+        server.requests.wake_idle(len(server.io_threads))
+        for thread in (*server.extra_threads, server.acceptor, *server.network_threads,
+                       *server.io_threads, server.ticker):
+            thread.join(10)
+        lost = []
+        for key, pending in list(self.pending.items()):
+            if pending.broker == b:
+                pending.connection.close()
+                del self.pending[key]
+                lost.append(Disconnected(pending.request_id))
+        for connection in self.idle[b]:
+            connection.close()
+        self.idle[b].clear()
+        with server.lock:  # power loss: each segment file keeps what was fsynced
+            for partition in server.broker.replica_manager.partitions.values():
+                for path, size in partition.log.crash().items():
+                    with contextlib.suppress(FileNotFoundError):
+                        os.truncate(path, size)
+        self.servers[b] = None
+        self.links.isolated.discard(b)  # a restarted broker comes back connected
+        with self.controller.lock:
+            self.controller.state.fence(b)
+        return lost
+
+    def _restart(self, b: int) -> None:
+        if self.servers.get(b) is None:
+            self._start(b)
+
+    def _pause(self, b: int) -> None:
+        server, held, release = self._server(b), threading.Event(), threading.Event()
+
+        def hold() -> None:
+            with server.lock:
+                held.set()
+                release.wait(600)
+
+        thread = threading.Thread(target=hold, name=f"lockstep-pause-{b}", daemon=True)
+        thread.start()
+        held.wait(RESPONSE_WAIT_S)
+        self.pauses[b] = (release, thread)
+
+    # -- settle points ------------------------------------------------------------------------
+    def settle(self, expected: Observation) -> Observation:
+        deadline = time.monotonic() + SETTLE_WAIT_S
+        while True:
+            seen = self.observe()
+            if seen == expected or time.monotonic() > deadline:
+                self._receive_ready(0.0)
+                return seen
+            time.sleep(POLL_S)  # polling replication progress, bounded by the deadline
+
+    def observe(self) -> Observation:
+        running = [b for b, s in self.servers.items() if s is not None and b not in self.pauses]
+        metadata = {b: self._metadata(b) for b in running}
+        views = []
+        for p in range(self.config.partitions):
+            answers = {metadata[b].get(p) for b in running}
+            leader, isr = answers.pop() if len(answers) == 1 and None not in answers else (
+                -2, tuple(sorted(map(repr, answers))))  # the brokers disagree (for now)
+            hw = self._leader_hw(leader, p) if leader in running else -1
+            replicas = tuple(self._replica_state(b, p) if b in running else None
+                             for b in range(self.config.brokers))
+            known = self._known_followers(leader, p) if leader in running else ()
+            views.append(PartitionView(leader, isr, hw, replicas, known))
+        return Observation(tuple(views))
+
+    def _metadata(self, b: int) -> dict[int, tuple[int, tuple[int, ...]]]:
+        try:
+            with self._fresh_connection(b) as connection:
+                answer = connection.send(3, METADATA_V, {"topics": [{"name": TOPIC}],
+                                                         "allow_auto_topic_creation": False})
+        except OSError:
+            return {}
+        out = {}
+        for topic in answer.topics:
+            for p in topic.partitions:
+                out[p.partition_index] = (p.leader_id, tuple(sorted(p.isr_nodes)))
+        return out
+
+    def _leader_hw(self, leader: int, p: int) -> int:
+        try:
+            with self._fresh_connection(leader) as connection:
+                answer = connection.send(2, LIST_OFFSETS_V, _list_offsets_request(p, LATEST))
+        except OSError:
+            return -1
+        part = answer.topics[0].partitions[0]
+        return part.offset if part.error_code == ErrorCode.none else -1
+
+    def _known_followers(self, leader: int, p: int) -> tuple[int, ...]:
+        server = self.servers[leader]
+        with server.lock:
+            partition = server.broker.replica_manager.partition((TOPIC, p))
+            if partition is None or not partition.is_leader:
+                return ()
+            return tuple(None if b not in partition.isr
+                         else partition.followers[b].log_end_offset
+                         if b in partition.followers else -2
+                         for b in sorted(partition.replicas) if b != leader)
+
+    def _replica_state(self, b: int, p: int) -> tuple[int, int] | None:
+        server = self.servers[b]
+        with server.lock:
+            partition = server.broker.replica_manager.partition((TOPIC, p))
+            if partition is None:
+                return None
+            return partition.log_end_offset, partition.high_watermark
+
+
+def correlation_id_key(broker: int, connection: KafkaConnection, correlation_id: int) -> int:
+    return id(connection) * 1_000_003 + correlation_id
+
+
+def _list_offsets_request(partition: int, timestamp: int) -> dict:
+    return {"replica_id": -1, "isolation_level": 0, "topics": [{"name": TOPIC, "partitions": [
+        {"partition_index": partition, "timestamp": timestamp, "current_leader_epoch": -1}]}]}
+
+
+def decode_answer(request_id: int, api_key: int, body) -> Effect:
+    """A decoded response as the model's effect value (what is not on the wire left default)."""
+    if api_key == 0:
+        part = body.responses[0].partition_responses[0]
+        error = ErrorCode(part.error_code)
+        return ProduceResponse(request_id, error, part.base_offset)
+    if api_key == 2:
+        part = body.topics[0].partitions[0]
+        error = ErrorCode(part.error_code)
+        return ListOffsetsResponse(request_id, error, part.offset if error == ErrorCode.none else -1)
+    part = body.responses[0].partitions[0]
+    error = ErrorCode(part.error_code)
+    entries: list[Entry] = []
+    status, batches = split_batches(part.records or b"", allow_partial_tail=True)
+    for batch in batches:
+        _, header, fields = decode_batch_fields(batch)
+        entries.extend(Entry(-1, header.partition_leader_epoch, bytes(f[3] or b""),
+                             header.base_offset) for f in fields)
+    first = entries[0].base if entries else -1
+    return FetchResponse(request_id, error, part.high_watermark, first, tuple(entries))
+
+
+# -- the machine --------------------------------------------------------------------------------
+
+SETTLE_ROUNDS_MAX = 64
+
+
+def make_threaded_machine(config: ClusterConfig, sut_factory=None,
+                          check_spec_invariants: bool = True) -> type[RuleBasedStateMachine]:
+    """The model machine's coarse rule set for a broker that replicates by itself (see the module
+    docstring). Without sut_factory it drives the model alone (the benchmark's baseline)."""
+    brokers = st.integers(0, config.brokers - 1)
+    partitions = st.integers(0, config.partitions - 1)
+
+    class ThreadedMachine(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = ReferenceModel(config)
+            self.isolated: set[int] = set()
+            self.paused: set[int] = set()
+            self.next_request_id = 0
+            self.sut = sut_factory(config) if sut_factory is not None else None
+            for p in range(config.partitions):
+                self.model.feed(Elect(p, config.assignment(p)[0]))
+            self.step(None)
+
+        def teardown(self) -> None:
+            if self.sut is not None and hasattr(self.sut, "close"):
+                self.sut.close()
+
+        # -- plumbing -------------------------------------------------------------------------
+        def step(self, event, fed: Sequence[Effect] | None = None) -> None:
+            """Feed the model the event (unless the rule did: `fed` is what it answered; faults
+            the model has no event for feed nothing), settle it, then do the event on the
+            system and compare the answers and the settle point."""
+            if fed is not None:
+                expected = list(fed)
+            elif event is None or isinstance(event, Isolate | Heal | Pause | Resume):
+                expected = []
+            else:
+                expected = list(self.model.feed(event))
+            expected.extend(self.settle_model())
+            answers = [e for e in expected if isinstance(e, CLIENT_RESPONSES)]
+            if isinstance(event, Elect):
+                answers += [e for e in expected if isinstance(e, ElectionResult)]
+            note(f"{event!r} -> {client_views(answers)!r}")
+            if self.sut is None:
+                return
+            if event is not None:
+                ids = frozenset(e.request_id for e in answers if hasattr(e, "request_id"))
+                actual = self.sut.feed(Awaiting(event, ids))
+                assert client_views(answers) == client_views(actual), (
+                    f"{event!r}:\n  model  {client_views(answers)!r}\n  broker "
+                    f"{client_views(actual)!r}\n{render_state(self.model.state)}")
+            want = observe_model(self.model.state, frozenset(self.paused))
+            (seen, *extra) = self.sut.feed(Settle(want))
+            assert seen == want and not extra, (
+                f"settle after {event!r}:\n  model  {want!r}\n  broker {seen!r}\n  unexpected "
+                f"answers {client_views(extra)!r}\n{render_state(self.model.state)}")
+
+        def settle_model(self) -> list[Effect]:
+            """Replicate to the fixed point: live, connected followers fetch until nothing
+            changes; a proposed ISR change is committed."""
+            out: list[Effect] = []
+            cut = self.isolated | self.paused
+            for _ in range(SETTLE_ROUNDS_MAX):
+                before = self.model.state
+                state = before
+                for p in range(config.partitions):
+                    for f in config.assignment(p):
+                        event = replica_fetch_for(self.model.state, f, p)
+                        if (event is None or not state.alive[f] or not state.alive[event.leader]
+                                or f in cut or event.leader in cut):
+                            continue
+                        out.extend(self.model.feed(event))
+                    leader = self.model.state.partitions[p].control.leader
+                    if (leader is not None and leader not in cut and self.model.state.alive[leader]
+                            and self.model.state.partitions[p].replicas[leader].pending_isr
+                            is not None):
+                        out.extend(self.model.feed(CommitIsrChange(p)))
+                if self.model.state == before:
+                    return out
+            raise AssertionError("the model's replication did not settle")
+
+        def request_id(self) -> int:
+            self.next_request_id += 1
+            return self.next_request_id
+
+        def target(self, p: int, to_leader: bool, broker: int) -> int:
+            """The leader (if asked and reachable) or a broker that is not paused."""
+            leader = self.model.state.partitions[p].control.leader
+            if to_leader and leader is not None and leader not in self.paused:
+                return leader
+            running = [b for b in range(config.brokers) if b not in self.paused]
+            return running[broker % len(running)]
+
+        def would_strand(self, broker: int) -> bool:
+            alive = self.model.state.alive
+            return any(not ({r for r in part.control.isr if alive[r]} - {broker})
+                       for part in self.model.state.partitions)
+
+        # -- client requests ------------------------------------------------------------------
+        @rule(p=partitions, to_leader=st.booleans(), broker=brokers,
+              acks=st.sampled_from([-1, -1, 1, 0]), count=st.integers(1, 3),
+              timeout_ms=st.sampled_from([0, 50, 1000, 60_000]))
+        def produce(self, p, to_leader, broker, acks, count, timeout_ms):
+            broker = self.target(p, to_leader, broker)
+            values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
+            self.step(Produce(self.request_id(), broker, p, values, acks, timeout_ms))
+
+        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
+              max_wait_ms=st.sampled_from([0, 0, 100, 5000]), max_bytes=st.sampled_from([1, 1 << 20]))
+        def consumer_fetch(self, p, to_leader, broker, back, max_wait_ms, max_bytes):
+            broker = self.target(p, to_leader, broker)
+            replica = self.model.state.partitions[p].replicas[broker]
+            hw = replica.hw if replica is not None else 0
+            offset = max(0, hw - back) if back >= 0 else hw + 1
+            self.step(Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
+
+        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans())
+        def list_offsets(self, p, to_leader, broker, latest):
+            broker = self.target(p, to_leader, broker)
+            self.step(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
+
+        # -- time -----------------------------------------------------------------------------
+        @precondition(lambda self: not self.paused)
+        @rule(ms=st.sampled_from([1, 40, 600, config.replica_lag_time_max_ms + 1]))
+        def tick(self, ms):
+            self.step(Tick(ms))
+
+        # -- faults ---------------------------------------------------------------------------
+        def crashable(self) -> list[int]:
+            """Live brokers whose crash leaves every partition a live ISR member (module doc)."""
+            if self.paused or sum(self.model.state.alive) < 2:
+                return []
+            return [b for b in range(config.brokers)
+                    if self.model.state.alive[b] and not self.would_strand(b)]
+
+        def running(self) -> list[int]:
+            return [b for b in range(config.brokers)
+                    if self.model.state.alive[b] and b not in self.paused]
+
+        def pausable(self) -> list[int]:
+            """Running brokers with nothing parked (a paused broker's expirations would happen
+            at resume, not at the tick), as long as another keeps running."""
+            running = self.running()
+            if len(running) < 2:
+                return []
+            return [b for b in running
+                    if not any(op.broker == b for op in self.model.state.purgatory)]
+
+        @precondition(lambda self: bool(self.crashable()))
+        @rule(broker=brokers)
+        def crash(self, broker):
+            candidates = self.crashable()
+            broker = candidates[broker % len(candidates)]
+            model = self.model
+            expected = list(model.feed(CrashBroker(broker)))
+            for p in range(config.partitions):  # the controller's election, mirrored
+                control = model.state.partitions[p].control
+                if control.leader is None:
+                    candidate = next(r for r in config.assignment(p)
+                                     if r in control.isr and model.state.alive[r])
+                    model.feed(Elect(p, candidate))
+            self.isolated.discard(broker)
+            self.step(CrashBroker(broker), fed=expected)
+
+        @precondition(lambda self: not all(self.model.state.alive))
+        @rule(broker=brokers)
+        def restart(self, broker):
+            dead = [b for b in range(config.brokers) if not self.model.state.alive[b]]
+            self.step(RestartBroker(dead[broker % len(dead)]))
+
+        @precondition(lambda self: bool(self.running()))
+        @rule(broker=brokers)
+        def flush(self, broker):
+            running = self.running()
+            self.step(Flush(running[broker % len(running)]))
+
+        @precondition(lambda self: not self.paused)
+        @rule(p=partitions, index=st.integers(0, config.replication_factor - 1))
+        def elect(self, p, index):
+            self.step(Elect(p, config.assignment(p)[index]))
+
+        @rule(broker=brokers)
+        def isolate(self, broker):
+            self.isolated.add(broker)
+            self.step(Isolate(broker))
+
+        @precondition(lambda self: bool(self.isolated))
+        @rule(broker=brokers)
+        def heal(self, broker):
+            isolated = sorted(self.isolated)
+            broker = isolated[broker % len(isolated)]
+            self.isolated.discard(broker)
+            self.step(Heal(broker))
+
+        @precondition(lambda self: bool(self.pausable()))
+        @rule(broker=brokers)
+        def pause(self, broker):
+            candidates = self.pausable()
+            broker = candidates[broker % len(candidates)]
+            self.paused.add(broker)
+            self.step(Pause(broker))
+
+        @precondition(lambda self: bool(self.paused))
+        @rule(broker=brokers)
+        def resume(self, broker):
+            paused = sorted(self.paused)
+            broker = paused[broker % len(paused)]
+            self.paused.discard(broker)
+            self.step(Resume(broker))
+
+        # -- invariants -----------------------------------------------------------------------
+        @invariant()
+        def client_properties_hold(self):
+            broken = self.model.check()
+            assert not broken, f"{broken} violated in\n{render_state(self.model.state)}"
+
+        @invariant()
+        def spec_invariants_hold_on_the_image(self):
+            if check_spec_invariants:
+                broken = image_violations(self.model.state)
+                assert not broken, f"spec invariants {broken} violated"
+
+    ThreadedMachine.__name__ = ThreadedMachine.__qualname__ = "ThreadedMachine"
+    return ThreadedMachine
+
+
+__all__ = ["ThreadedCluster", "make_threaded_machine", "client_view", "observe_model",
+           "Awaiting", "Settle", "Isolate", "Heal", "Pause", "Resume", "Observation"]
+
+
+# -- benchmark ------------------------------------------------------------------------------------
+
+BENCH_CONFIG = ClusterConfig(brokers=3, partitions=2, replication_factor=3, min_insync_replicas=2)
+
+
+def _timed_walk(sut_factory, examples: int, steps: int, label: str) -> tuple[int, float]:
+    """(steps taken, seconds) for a seeded walk of the threaded rule set; progress on stderr."""
+    import sys
+
+    from hypothesis import HealthCheck, Phase, settings
+    from hypothesis.stateful import run_state_machine_as_test
+
+    machine = make_threaded_machine(BENCH_CONFIG, sut_factory)
+    counted = {"steps": 0, "examples": 0}
+    step = machine.step
+
+    def counting_step(self, *args, **kwargs):
+        counted["steps"] += 1
+        return step(self, *args, **kwargs)
+
+    machine.step = counting_step
+    init = machine.__init__
+
+    def counting_init(self):
+        counted["examples"] += 1
+        print(f"\r{label}: walk {counted['examples']}/{examples}", end="", file=sys.stderr,
+              flush=True)
+        init(self)
+
+    machine.__init__ = counting_init
+    start = time.perf_counter()
+    run_state_machine_as_test(machine, settings=settings(
+        max_examples=examples, stateful_step_count=steps, derandomize=True, database=None,
+        deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck)))
+    print(file=sys.stderr)
+    return counted["steps"], time.perf_counter() - start
+
+
+def bench_lockstep_threaded(examples: int = 5, steps: int = 40) -> dict:
+    """`kafkaref bench lockstep-threaded`: lockstep steps per second against three in-process
+    threaded brokers (cluster start-up and teardown included, as a test pays them), with the
+    same seeded walks on the model alone as the baseline. A step is one rule: the event, the
+    model's settle, the broker's answers and its settle point."""
+    rows = []
+    for label, factory in (("model alone", None), ("model + threaded broker", ThreadedCluster)):
+        taken, seconds = _timed_walk(factory, examples, steps, label)
+        rows.append({"run": label, "walks": examples, "steps": taken, "seconds": seconds,
+                     "steps/s": taken / seconds})
+    model_rate, broker_rate = rows[0]["steps/s"], rows[1]["steps/s"]
+    return {"title": "lockstep of the model with the threaded broker (3 brokers, 2 partitions)",
+            "rows": rows,
+            "figures": {"threaded_steps_per_s": broker_rate, "model_alone_steps_per_s": model_rate,
+                        "slowdown": model_rate / broker_rate}}

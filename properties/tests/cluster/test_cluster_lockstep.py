@@ -1,0 +1,48 @@
+"""The reference model in lockstep with the threaded broker: three in-process brokers and a
+controller on 127.0.0.1 (ephemeral ports, a temporary directory), every client event a Kafka
+request over a socket, compared with the model after every step (properties/lockstep_threaded.py).
+
+A small walk in the default run; HYPOTHESIS_PROFILE=deep gives it a longer one."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import settings
+
+from kafkaref.model.config import ClusterConfig
+from kafkaref.properties.lockstep_threaded import ThreadedCluster
+from kafkaref.properties.model_machine import make_model_machine
+
+CONFIG = ClusterConfig(brokers=3, partitions=2, replication_factor=3, min_insync_replicas=2)
+DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
+
+ThreadedLockstep = make_model_machine(CONFIG, sut_factory=ThreadedCluster, rules="threaded")
+ThreadedLockstep.TestCase.settings = settings(
+    settings(),  # the active profile (ci: derandomized, no database)
+    max_examples=60 if DEEP else 6,
+    stateful_step_count=100 if DEEP else 25,
+)
+TestThreadedLockstep = ThreadedLockstep.TestCase
+
+
+ModelAlone = make_model_machine(CONFIG, rules="threaded")
+ModelAlone.TestCase.settings = settings(settings(), max_examples=20 if DEEP else 5,
+                                        stateful_step_count=40)
+TestThreadedRulesOnTheModelAlone = ModelAlone.TestCase
+
+
+def test_electing_the_current_leader_is_not_needed():
+    """Found by the threaded lockstep: Kafka's ElectLeaders answers ELECTION_NOT_NEEDED when the
+    replica asked for already leads (the model does too); the controller said INELIGIBLE_REPLICA."""
+    from kio.schema.errors import ErrorCode
+
+    from kafkaref.impl.controller.state import ControllerState
+
+    state = ControllerState(lambda: 0)
+    for broker_id in range(3):
+        state.register(broker_id, "127.0.0.1", 9000 + broker_id)
+    assert state.create_topic("t", 1, 3, {}) == (ErrorCode.none, None)
+    assert state.elect_leader("t", 0, 0) == ErrorCode.election_not_needed
+    assert state.elect_leader("t", 0, 1) == ErrorCode.none
+    assert state.elect_leader("t", 0, 7) == ErrorCode.ineligible_replica
