@@ -38,10 +38,15 @@ def _history_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*.parquet"))
 
 
-def _workload_phase(bootstrap: str, seconds: float, history: Path | None, seed: int) -> dict:
-    writer = HistoryWriter(history, config=UNTHROTTLED.check_config()) if history else None
+def _workload_phase(bootstrap: str, seconds: float, history: Path | None, seed: int,
+                    topic: str) -> dict:
+    """One phase on a topic of its own: process numbers (and so values) restart with every
+    Workload, and a history's final reads must see only its own values."""
+    config = attrs.evolve(UNTHROTTLED, topic=topic)
+    create_topic(bootstrap, config)
+    writer = HistoryWriter(history, config=config.check_config()) if history else None
     recorder = Recorder(writer)
-    workload = Workload(bootstrap, recorder, UNTHROTTLED, seed)
+    workload = Workload(bootstrap, recorder, config, seed)
     started = time.monotonic()
     workload.start()
     time.sleep(seconds)
@@ -95,12 +100,12 @@ def bench_chaos() -> dict:
         directory = Path(tmp)
         _log("starting 3 brokers")
         with ProxiedCluster(3, str(directory / "cluster")) as cluster:
-            create_topic(cluster.bootstrap, UNTHROTTLED)
             for round_ in range(2):
                 for recorded in (False, True):
                     history = directory / f"history-{round_}" if recorded else None
                     _log(f"workload {'with' if recorded else 'without'} recording, {seconds}s")
-                    phase = _workload_phase(cluster.bootstrap, seconds, history, round_)
+                    phase = _workload_phase(cluster.bootstrap, seconds, history, round_,
+                                            f"bench-{round_}-{int(recorded)}")
                     rows.append({"phase": f"{'recorded' if recorded else 'unrecorded'} "
                                           f"#{round_ + 1}", **phase,
                                  "history_bytes": _history_bytes(history) if history else 0})

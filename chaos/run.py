@@ -217,12 +217,9 @@ def chaos_session(master: str = "local[2]"):
 
 
 def _write_html(run_dir: Path, history: Path, report_path: Path, log) -> None:
-    """report.html by chaos/report.py (helper report-checkers); until it lands, none."""
-    try:
-        from kafkaref.chaos.report import write_report
-    except ImportError:
-        log("report.html: chaos/report.py is not there yet; report.json only")
-        return
+    """report.html by chaos/report.py; a page that fails is logged, the verdict stands."""
+    from kafkaref.chaos.report import write_report
+
     try:
         write_report(run_dir, history, report_path)
     except Exception as error:  # noqa: BLE001 -- a broken page must not hide the verdict

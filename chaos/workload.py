@@ -476,5 +476,8 @@ def _quiet_logger():
     import logging
 
     logger = logging.getLogger("kafkaref.chaos.librdkafka")
-    logger.setLevel(logging.CRITICAL)
+    # librdkafka's own lines (FATAL included) are not ours to print: its errors reach the
+    # history as the ops' outcomes
+    logger.setLevel(logging.CRITICAL + 1)
+    logger.propagate = False
     return logger
