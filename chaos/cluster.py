@@ -13,7 +13,6 @@ links to it retargeted, so a restarted broker is reached again wherever it now l
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import selectors
 import signal
@@ -22,6 +21,7 @@ import sys
 import time
 
 from kafkaref.chaos.proxy import ProxyMesh
+from kafkaref.impl.server.local_cluster import popen_dying_with_us
 
 READY_TIMEOUT_S = 60
 # Small segments, so a run of a minute rolls each partition's log a few times: rolls, indexes
@@ -29,14 +29,6 @@ READY_TIMEOUT_S = 60
 SEGMENT_BYTES = 16 * 1024
 
 
-def _die_with_parent() -> None:
-    """Linux: a broker gets SIGTERM if the runner dies (even by SIGKILL)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except OSError:
-        pass
 
 
 def client_link(broker_id: int) -> str:
@@ -79,7 +71,6 @@ class ProxiedCluster:
                     self.mesh.add(peer_link(i, j))
         self.processes: dict[int, subprocess.Popen] = {}
         self.ports: dict[int, int] = {}
-        self._launcher = concurrent.futures.ThreadPoolExecutor(1, "chaos-launcher")
 
     @property
     def bootstrap(self) -> str:
@@ -127,13 +118,11 @@ class ProxiedCluster:
             previous.stdout.close()
         log_path = os.path.join(self.directory, f"broker-{broker_id}.log")
         with open(log_path, "a") as log_file:
-            # Started by the one launcher thread: PR_SET_PDEATHSIG fires when the *thread*
-            # that forked the broker exits, so a broker the nemesis thread restarted used to
-            # get SIGTERM when the nemesis finished (every partition then went offline at
-            # once, at the end of a run: found by the hunting schedule).
-            process = self._launcher.submit(
-                subprocess.Popen, self.command(broker_id), stdout=subprocess.PIPE,
-                stderr=log_file, preexec_fn=_die_with_parent).result()
+            # Forked by the one launcher thread (popen_dying_with_us): a broker the nemesis
+            # thread restarted used to get SIGTERM when the nemesis finished (every partition
+            # then went offline at once, at the end of a run: found by the hunting schedule).
+            process = popen_dying_with_us(self.command(broker_id), stdout=subprocess.PIPE,
+                                          stderr=log_file)
         self.processes[broker_id] = process
         port = _read_port(process, timeout_s, log_path)
         self.ports[broker_id] = port
@@ -191,7 +180,6 @@ class ProxiedCluster:
                 process.stdout.close()
         self.controller.shutdown()
         self.mesh.close()
-        self._launcher.shutdown()
 
     def __enter__(self) -> ProxiedCluster:
         try:

@@ -11,6 +11,7 @@ benchmarks (impl/server/bench.py) all use it from here.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import signal
@@ -31,6 +32,20 @@ def _die_with_parent() -> None:
         pass
 
 
+# PR_SET_PDEATHSIG fires when the *thread* that forked the child exits, not the process: a
+# broker restarted from a short-lived thread (a nemesis, a test's helper thread) would get
+# SIGTERM when that thread ended. Every broker is therefore forked by this one thread, which
+# lives as long as the process (found by chaos/: restarted brokers died at the end of a run).
+_LAUNCHER = concurrent.futures.ThreadPoolExecutor(1, "broker-launcher")
+
+
+def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
+    """subprocess.Popen(command, **kwargs) forked by the launcher thread, with SIGTERM on our
+    death (see _LAUNCHER)."""
+    return _LAUNCHER.submit(subprocess.Popen, command, preexec_fn=_die_with_parent,
+                            **kwargs).result()
+
+
 def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
                    mutants=frozenset()) -> list[str]:
     """The broker's command line; deliberate faults go on it with their acknowledgement."""
@@ -44,8 +59,7 @@ def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
 
 def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
     with open(log_path, "a") as log_file:
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log_file,
-                                preexec_fn=_die_with_parent)
+        return popen_dying_with_us(command, stdout=subprocess.DEVNULL, stderr=log_file)
 
 
 class LocalCluster:
