@@ -94,6 +94,12 @@ class Link:
         return f"{HOST}:{self.port}"
 
 
+def _is_cut(pair: _Pair, direction: _Direction) -> bool:
+    """Whether the link's current fault cuts this direction (held, not forwarded)."""
+    fault = pair.link.fault
+    return fault.cut_up if direction is pair.up else fault.cut_down
+
+
 class ProxyMesh:
     """Links served by one selector thread. Thread-safe control: add, retarget, set_fault."""
 
@@ -205,7 +211,7 @@ class ProxyMesh:
                 for direction, cut in ((pair.up, fault.cut_up), (pair.down, fault.cut_down)):
                     if not cut and not direction.eof and direction.held_bytes < HELD_MAX:
                         interest[direction.src] |= selectors.EVENT_READ
-                    if direction.held:
+                    if direction.held and not cut:
                         wait = direction.held[0][0] - now
                         if wait <= 0:
                             interest[direction.dst] |= selectors.EVENT_WRITE
@@ -265,6 +271,10 @@ class ProxyMesh:
             return
         now = time.monotonic()
         for direction in (pair.up, pair.down):
+            # The fault is read again here, not only when the round was armed: a cut set while
+            # select() waited must hold the bytes that arrive after set_fault() returned.
+            if _is_cut(pair, direction):
+                continue
             if sock is direction.src and events & selectors.EVENT_READ:
                 self._read(pair, direction, now)
             if sock is direction.dst and events & selectors.EVENT_WRITE:
@@ -314,7 +324,7 @@ class ProxyMesh:
             if pair.closed or not pair.connected:
                 continue
             for direction in (pair.up, pair.down):
-                if direction.held and direction.held[0][0] <= now:
+                if direction.held and direction.held[0][0] <= now and not _is_cut(pair, direction):
                     self._write(pair, direction, now)
 
     def _shut(self, pair: _Pair, direction: _Direction) -> None:
