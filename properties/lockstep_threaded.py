@@ -76,7 +76,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
 from kafkaref.impl.clock import Clock
 from kafkaref.impl.controller.server import ControllerServer
 from kafkaref.impl.core.broker import BrokerConfig
@@ -85,7 +85,7 @@ from kafkaref.impl.protocol.records import (
     decode_batch_fields,
     split_batches,
 )
-from kafkaref.impl.replication.fetcher import FetcherManager, ReplicaFetcher
+from kafkaref.impl.replication.fetcher import RESPONSE_BYTES_MAX, FetcherManager, ReplicaFetcher
 from kafkaref.impl.server.clustered import clustered_broker
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer
@@ -255,21 +255,54 @@ class Links:
 
     def __init__(self) -> None:
         self.isolated: set[int] = set()
+        # Held while a fetch is checked and sent, and while the adapter cuts or heals: once
+        # Isolate returns, no fetch leaves over a cut link (a fetcher that had planned its round
+        # before, for example while its broker was paused, is refused at the send).
+        self.lock = threading.Lock()
 
     def cut(self, a: int, b: int) -> bool:
         return a in self.isolated or b in self.isolated
 
+    def set_isolated(self, broker: int, isolated: bool) -> None:
+        with self.lock:
+            (self.isolated.add if isolated else self.isolated.discard)(broker)
+
+
+class _LinkConnection(KafkaConnection):
+    """A follower's connection to its leader that refuses to send over a cut link."""
+
+    links: Links
+    follower: int
+    leader: int
+
+    def send_raw(self, frame: bytes) -> None:
+        with self.links.lock:
+            if self.links.cut(self.follower, self.leader):
+                raise ConnectionClosed(f"link {self.follower}-{self.leader} is cut")
+            super().send_raw(frame)
+
 
 class CuttableFetcher(ReplicaFetcher):
-    """A replica fetcher that neither sends nor applies fetches over a cut link. A response that
-    arrives after the cut is dropped, as if lost; the request it answers reported the follower's
-    position, which the leader already knew (every step ends settled)."""
+    """A replica fetcher that neither sends nor applies fetches over a cut link (the send is
+    checked under Links.lock). A response that arrives after the cut is dropped, as if lost; its
+    request left before the cut, from a settled state, so it told the leader nothing new."""
 
     def _cut(self) -> bool:
         return self.server.links.cut(self.server.broker.broker_id, self.leader_id)
 
     def _plan(self):
         return None if self._cut() else super()._plan()
+
+    def _fetch(self, address, fetches):
+        if self.connection is None or self.address != address:
+            self._disconnect()
+            connection = _LinkConnection(
+                *address, timeout_s=10, client_id=f"replica-{self.server.broker.broker_id}",
+                response_bytes_max=RESPONSE_BYTES_MAX)
+            connection.links, connection.leader = self.server.links, self.leader_id
+            connection.follower = self.server.broker.broker_id
+            self.connection, self.address = connection, address
+        return super()._fetch(address, fetches)
 
     def _apply(self, fetches, answers) -> bool:
         return False if self._cut() else super()._apply(fetches, answers)
@@ -433,9 +466,9 @@ class ThreadedCluster:
                 error = self.controller.state.elect_leader(TOPIC, event.partition, event.leader)
             return [ElectionResult(event.partition, event.leader, error)]
         elif isinstance(event, Isolate):
-            self.links.isolated.add(event.broker)
+            self.links.set_isolated(event.broker, True)
         elif isinstance(event, Heal):
-            self.links.isolated.discard(event.broker)
+            self.links.set_isolated(event.broker, False)
         elif isinstance(event, Pause):
             self._pause(event.broker)
         elif isinstance(event, Resume):
@@ -564,7 +597,7 @@ class ThreadedCluster:
                     with contextlib.suppress(FileNotFoundError):
                         os.truncate(path, size)
         self.servers[b] = None
-        self.links.isolated.discard(b)  # a restarted broker comes back connected
+        self.links.set_isolated(b, False)  # a restarted broker comes back connected
         with self.controller.lock:
             self.controller.state.fence(b)
         return lost
