@@ -7,8 +7,10 @@ reads the same Parquet files directly; its naive twin and the tests use read_tab
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -263,14 +265,21 @@ def _meta_without_counts(meta: dict) -> dict:
 
 
 def import_jsonl(source: str | os.PathLike, path: str | os.PathLike) -> int:
-    """Read JSON lines (as export_jsonl writes, header line optional) into a history at path."""
-    with open(source) as handle:
-        lines = [(n, line) for n, line in enumerate(handle, 1) if line.strip()]
-    return write_ops(path, _parse_lines(lines))
+    """Read JSON lines (as export_jsonl writes, header line optional) into a history at path.
+    All or nothing (see write_ops); errors name the line."""
+    try:
+        with open(source, encoding="utf-8") as handle:
+            return write_ops(path, _parse_lines(enumerate(handle, 1)))
+    except UnicodeDecodeError as error:
+        raise HistoryError(f"{source}: not UTF-8 text: {error}") from None
+    except OSError as error:
+        raise HistoryError(f"{source}: {error.strerror or error}") from None
 
 
-def _parse_lines(lines: list[tuple[int, str]]) -> Iterable[dict]:
+def _parse_lines(lines: Iterable[tuple[int, str]]) -> Iterable[dict]:
     for number, line in lines:
+        if not line.strip():
+            continue
         try:
             op = json.loads(line)
         except json.JSONDecodeError as error:
@@ -282,7 +291,33 @@ def _parse_lines(lines: list[tuple[int, str]]) -> Iterable[dict]:
 
 
 def write_ops(path: str | os.PathLike, ops: Iterable[dict]) -> int:
-    """Write op dicts (JSON-lines form; a leading {"kafkaref_history": v, ...} is the header)."""
+    """Write op dicts (JSON-lines form; a leading {"kafkaref_history": v, ...} is the header).
+
+    All or nothing: the history is written to a sibling directory and renamed to path only once
+    every op was accepted, so an import that fails part-way leaves nothing behind (a partial
+    history would check as valid) and can simply be run again."""
+    target = Path(path)
+    _check_free(target)
+    staging = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        count = _write_ops_to(staging, ops)
+        if target.is_dir():
+            target.rmdir()  # empty (checked above); rename cannot replace a non-empty one
+        staging.rename(target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return count
+
+
+def _check_free(target: Path) -> None:
+    if (target / "meta.json").exists():
+        raise HistoryError(f"{target} already holds a history")
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise HistoryError(f"{target} exists and is not an empty directory")
+
+
+def _write_ops_to(path: Path, ops: Iterable[dict]) -> int:
     ops = iter(ops)
     first = next(ops, None)
     meta: dict = {}
@@ -293,31 +328,58 @@ def write_ops(path: str | os.PathLike, ops: Iterable[dict]) -> int:
         meta = {k: v for k, v in first.items() if k not in ("kafkaref_history", "_line")}
         first = None
     config = CheckConfig.from_dict(meta.pop("config")) if "config" in meta else None
-    invocations: dict[int, dict] = {}
+    seen = _SeenOps()
     count = 0
     with HistoryWriter(path, config=config, meta=meta) as writer:
-        for op in ([first] if first is not None else []) + list(ops):
-            _write_json_op(writer, op, invocations)
+        for op in itertools.chain([first] if first is not None else [], ops):
+            _write_json_op(writer, op, seen)
             count += 1
     return count
 
 
-def _write_json_op(writer: HistoryWriter, op: dict, invocations: dict[int, dict]) -> None:
+class _SeenOps:
+    """What import checks across lines: op indexes are unique, and each completion names an
+    earlier invocation and is not timed before it."""
+
+    def __init__(self):
+        self.indexes: dict[int, object] = {}
+        self.invoke_times: dict[int, int] = {}
+
+    def add(self, where: str, index: int, time: int, type_: str, invoke_index) -> int:
+        """The invocation's time (the op's own for an invocation)."""
+        if index in self.indexes:
+            raise HistoryError(f"{where}: op index {index} already used at {self.indexes[index]}")
+        self.indexes[index] = where
+        if type_ == "invoke":
+            self.invoke_times[index] = time
+            return time
+        if invoke_index is None or invoke_index not in self.invoke_times:
+            raise HistoryError(f"{where}: completion without a known invoke_index")
+        invoke_time = self.invoke_times[invoke_index]
+        if time < invoke_time:
+            raise HistoryError(f"{where}: completion at time {time} before its invocation "
+                               f"(op {invoke_index} at time {invoke_time})")
+        return invoke_time
+
+
+def _write_json_op(writer: HistoryWriter, op: dict, seen: _SeenOps) -> None:
     where = f"line {op.get('_line', '?')}"
     try:
         index, time, process = int(op["index"]), int(op["time"]), int(op["process"])
         type_, f = str(op["type"]), str(op["f"])
+        invoke_index = _optional_int(op.get("invoke_index"))
     except (KeyError, TypeError, ValueError) as error:
         raise HistoryError(f"{where}: op needs index, time, process, type, f ({error})") from None
-    invoke_index = op.get("invoke_index")
-    if type_ == "invoke":
-        invocations[index] = op
-    elif invoke_index is None or invoke_index not in invocations:
-        raise HistoryError(f"{where}: completion without a known invoke_index")
-    writer.op(index, time, process, type_, f, invoke_index=invoke_index,
-              error=op.get("error"), value=op.get("value"))
-    invoke_time = int(invocations[invoke_index]["time"]) if type_ != "invoke" else time
-    for position, record in enumerate(op.get("records", ())):
+    invoke_time = seen.add(where, index, time, type_, invoke_index)
+    try:
+        writer.op(index, time, process, type_, f, invoke_index=invoke_index,
+                  error=op.get("error"), value=op.get("value"))
+    except HistoryError as error:
+        raise HistoryError(f"{where}: {error}") from None
+    records = op.get("records", ())
+    if not isinstance(records, list | tuple):
+        raise HistoryError(f"{where}: records must be a list")
+    for position, record in enumerate(records):
         try:
             writer.record(index, position, record.get("kind", f), process, type_, invoke_time,
                           time, str(record["topic"]), int(record["partition"]),

@@ -23,6 +23,7 @@ BENCHMARKS = {
     "lockstep-threaded": "kafkaref.properties.lockstep_threaded:bench_lockstep_threaded",
     "storage": "kafkaref.impl.storage.bench:bench_storage",
     "spark": "kafkaref.spark_checks.bench:bench_spark",
+    "chaos": "kafkaref.chaos.bench:bench_chaos",
 }
 
 

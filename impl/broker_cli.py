@@ -18,6 +18,7 @@ import threading
 
 import click
 
+from kafkaref.impl.clock import SYSTEM_CLOCK, skewed_clock
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.mutants import Mutant, parse_mutants
 from kafkaref.impl.server.config import ServerConfig
@@ -65,6 +66,17 @@ def server_config_from(properties: dict[str, str], overrides: dict) -> ServerCon
 def _is_address(text: str) -> bool:
     host, _, port = text.rpartition(":")
     return bool(host) and port.isdigit()
+
+
+def _parse_peers(peers: tuple[str, ...]) -> dict[int, tuple[str, int]]:
+    parsed = {}
+    for peer in peers:
+        broker_id, _, address = peer.partition("=")
+        if not broker_id.isdigit() or not _is_address(address):
+            raise click.BadParameter(f"{peer!r} is not ID=HOST:PORT", param_hint="--peer")
+        host, _, port = address.rpartition(":")
+        parsed[int(broker_id)] = (host, int(port))
+    return parsed
 
 
 def mutants_from_flags(codes: tuple[str, ...], acknowledged: bool) -> frozenset[Mutant]:
@@ -119,13 +131,29 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--io-threads", type=click.IntRange(1, 256), default=None)
 @click.option("--controller", "controller_address", default=None, metavar="HOST:PORT",
               help="Join the cluster run by this controller (see `kafkaref cluster`).")
+@click.option("--advertised-port", type=click.IntRange(1, 65535), default=None,
+              help="Port registered with the controller instead of the bound one (a proxy).")
+@click.option("--peer", "peers", multiple=True, metavar="ID=HOST:PORT",
+              help="Replica-fetch from broker ID at this address instead of its registered "
+                   "one (repeatable; chaos/ routes each broker pair through a proxy).")
+@click.option("--clock-skew-file", type=click.Path(dir_okay=False), default=None,
+              help="JSON {\"wall_ms\": W, \"monotonic_ms\": M} added to this broker's clock, "
+                   "re-read while running (chaos/ makes the clock jump by rewriting it).")
+@click.option("--segment-bytes", type=click.IntRange(1024, 2**31 - 1), default=None,
+              help="log.segment.bytes: roll segments at this size (default 1 GiB).")
+@click.option("--lose-unflushed-on-crash", is_flag=True,
+              help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
+                   "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
-           controller_address, mutants, allow_deliberate_bugs, verbose):
+           controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
+           lose_unflushed_on_crash, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
+    from kafkaref.impl.server.server import storage_log_factory
     from kafkaref.impl.server.single import single_broker
+    from kafkaref.impl.storage.config import LogConfig
 
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
@@ -133,7 +161,8 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     properties = read_properties(config_file) if config_file else {}
     config = server_config_from(properties, {
         "host": host, "port": port, "num_network_threads": network_threads,
-        "num_io_threads": io_threads, "mutants": mutants or None})
+        "num_io_threads": io_threads, "mutants": mutants or None,
+        "advertised_port": advertised_port, "peer_addresses": _parse_peers(peers) or None})
     data_dir = data_dir or properties.get("log.dirs") or "kafkaref-data"
     os.makedirs(data_dir, exist_ok=True)
     if controller_address is not None and not _is_address(controller_address):
@@ -145,10 +174,19 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))
     stop = install_stop_handlers()
     try:
+        clock = skewed_clock(clock_skew_file) if clock_skew_file else SYSTEM_CLOCK
+        storage = {"lose_unflushed_on_crash": lose_unflushed_on_crash or None,
+                   "segment_bytes": segment_bytes}
+        storage = {k: v for k, v in storage.items() if v is not None}
+        logs = storage_log_factory(data_dir, LogConfig(
+            validate_records=False, mutants=mutants, **storage),
+            clock=clock, mutants=mutants) if storage else None
         if controller_address:
-            server = clustered_broker(data_dir, controller_address, config, broker_config)
+            server = clustered_broker(data_dir, controller_address, config, broker_config,
+                                      log_factory=logs, clock=clock)
         else:
-            server = single_broker(data_dir, config, broker_config)
+            server = single_broker(data_dir, config, broker_config, log_factory=logs,
+                                   clock=clock)
         server.start()
     except OSError as exc:
         click.echo(f"error: cannot listen on {config.host}:{config.port}: {exc}", err=True)

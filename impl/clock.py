@@ -20,6 +20,8 @@ Tests inject one fake Clock (both readings from one counter, or two) and control
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from collections.abc import Callable
 
@@ -41,3 +43,49 @@ class Clock:
 
 
 SYSTEM_CLOCK = Clock()
+
+
+class SkewFile:
+    """Offsets added to both readings of the system clock, read from a JSON file
+    {"wall_ms": W, "monotonic_ms": M} that chaos/ rewrites to make a broker's clock jump
+    (`kafkaref broker --clock-skew-file`). A missing or unreadable file is no skew. The file is
+    looked at no more than every RECHECK_S, so a reading costs a monotonic() call."""
+
+    RECHECK_S = 0.05
+
+    def __init__(self, path: str):
+        self.path = path
+        self._next_check = 0.0
+        self._mtime: float | None = None
+        self.wall, self.monotonic = 0, 0
+
+    def _refresh(self) -> None:
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + self.RECHECK_S
+        try:
+            mtime = os.stat(self.path).st_mtime_ns
+            if mtime == self._mtime:
+                return
+            with open(self.path) as handle:
+                skew = json.load(handle)
+            wall, monotonic = int(skew.get("wall_ms", 0)), int(skew.get("monotonic_ms", 0))
+        except (OSError, ValueError, TypeError, AttributeError):
+            return
+        self._mtime = mtime
+        # a monotonic reading never goes back, whatever the file says
+        self.wall, self.monotonic = wall, max(self.monotonic, monotonic)
+
+    def wall_ms(self) -> int:
+        self._refresh()
+        return wall_clock_ms() + self.wall
+
+    def monotonic_ms(self) -> int:
+        self._refresh()
+        return monotonic_ms() + self.monotonic
+
+
+def skewed_clock(path: str) -> Clock:
+    skew = SkewFile(path)
+    return Clock(monotonic_ms=skew.monotonic_ms, wall_ms=skew.wall_ms)

@@ -274,6 +274,15 @@ def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedState
             for _ in range(times):
                 note(f"replicate {b}: {self.cluster.replicate(b)}")
 
+        @rule(index=st.integers(0, 7), short=st.booleans())
+        def replicate_partly(self, index, short):
+            """A fetch cut short by max_bytes (one batch), or whose response is lost in flight
+            (the leader saw the fetch, the follower never got the answer)."""
+            b = self._broker(index)
+            outcome = self.cluster.replicate(b, max_bytes=1) if short else (
+                self.cluster.replicate(b, drop=True))
+            note(f"replicate {b} {'max_bytes=1' if short else 'response lost'}: {outcome}")
+
         @precondition(lambda self: self.cluster.proposals)
         @rule()
         def commit_isr_change(self):

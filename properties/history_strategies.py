@@ -2,8 +2,9 @@
 format: spec/history.py).
 
 histories() simulates a tiny log (1-2 partitions, a few processes) with sends that succeed, fail
-or end unknown, polls that read from a position, assigns that move it, high watermarks and a final
-read; with anomalies=True it then mutates records (offsets, values, types, dropped records) so
+or end unknown, polls that read from a position, assigns that move it, high watermarks, offsets
+taken by no record (transaction markers: offsets are not dense) and a final read that marks the
+partitions it read with their end offset (an hw record), even empty ones; with anomalies=True it then mutates records (offsets, values, types, dropped records) so
 every check in the catalogue gets cases. Values stay in a small range so mutations collide.
 combine() joins several histories into one by renaming topics, processes, op indexes and values,
 so one Spark job can check many small random histories at once.
@@ -37,7 +38,7 @@ def histories(draw, max_ops: int = 10, anomalies: bool = False) -> list[dict]:
 
     for _ in range(draw(st.integers(0, max_ops))):
         process = draw(st.integers(0, 2))
-        action = draw(st.sampled_from(["send", "send", "poll", "poll", "assign"]))
+        action = draw(st.sampled_from(["send", "send", "poll", "poll", "assign", "marker"]))
         duration = draw(st.integers(0, 3))
         if action == "send":
             outcome = draw(st.sampled_from(["ok", "ok", "ok", "fail", "info"]))
@@ -58,10 +59,12 @@ def histories(draw, max_ops: int = 10, anomalies: bool = False) -> list[dict]:
             start = positions.get((process, p), 0)
             stop = min(len(logs[p]), start + draw(st.integers(0, 3)))
             records = [{"kind": "poll", "topic": TOPIC, "partition": p, "offset": o,
-                        "value": logs[p][o]} for o in range(start, stop)]
+                        "value": logs[p][o]} for o in range(start, stop) if logs[p][o] is not None]
             records.append({"kind": "hw", "topic": TOPIC, "partition": p, "offset": len(logs[p])})
             positions[(process, p)] = stop
             op_pair(process, "poll", records, "ok", duration)
+        elif action == "marker":  # e.g. a transaction marker: takes an offset, holds no value
+            logs[draw(st.integers(0, partitions - 1))].append(None)
         else:
             p = draw(st.integers(0, partitions - 1))
             positions[(process, p)] = draw(st.integers(0, len(logs[p])))
@@ -70,7 +73,10 @@ def histories(draw, max_ops: int = 10, anomalies: bool = False) -> list[dict]:
     for p in range(partitions):
         if draw(st.booleans()) or not anomalies:
             records = [{"kind": "final_read", "topic": TOPIC, "partition": p, "offset": o,
-                        "value": v} for o, v in enumerate(logs[p])]
+                        "value": v} for o, v in enumerate(logs[p]) if v is not None]
+            if draw(st.booleans()):  # the end offset read to: marks the partition as read
+                records.append({"kind": "hw", "topic": TOPIC, "partition": p,
+                                "offset": len(logs[p])})
             op_pair(10 + p, "final_read", records, "ok", 1, invoke_time=clock + 10)
     if anomalies:
         _mutate(draw, ops, next_value)

@@ -42,9 +42,9 @@ class Frames:
         self.sends = records.where(F.col("kind") == "send")
         self.ok_sends = self.sends.where((F.col("type") == "ok") & F.col("offset").isNotNull())
         self.reads = records.where(F.col("kind").isin(*READ_KINDS) & (F.col("type") == "ok"))
+        self.polls = self.reads.where(F.col("kind") == "poll")
         self.final = self.reads.where(F.col("kind") == "final_read")
-        self.final_max = self.persist(self.final.groupBy(*TP).agg(
-            F.max("offset").alias("final_max")))
+        self.final_end = self.persist(_final_end(records, ops, self.final))
         # One aggregate of the reads by (topic, partition, value) for unseen, lost_write and
         # send_reorder: the lowest offset any read returned the value at, and the lowest the
         # final reads did (null if they never did). Two aggregates used to scan the reads twice.
@@ -87,6 +87,21 @@ class Frames:
     def observations(self) -> DataFrame:
         """(topic, partition, offset, value) from ok sends and from every read."""
         return self._observations
+
+
+def _final_end(records: DataFrame, ops: DataFrame, final: DataFrame) -> DataFrame:
+    """Per partition the final phase read (covered), where its final log ends (exclusive): past
+    its highest final_read record, or at the highest hw an ok final_read op recorded for it (how
+    the final read marks a partition it read, even one it found empty: spec/history.py). The
+    final_read ops are few (one per partition or so), so they are broadcast to the hw records."""
+    final_ops = ops.where((F.col("f") == "final_read") & (F.col("type") == "ok")).select(
+        F.col("index").alias("op_index"))
+    marks = (records.where((F.col("kind") == "hw") & (F.col("type") == "ok")
+                           & F.col("offset").isNotNull())
+             .join(F.broadcast(final_ops), "op_index", "left_semi")
+             .select(*TP, F.col("offset").alias("end")))
+    ends = final.select(*TP, (F.col("offset") + 1).alias("end")).unionByName(marks)
+    return ends.groupBy(*TP).agg(F.max("end").alias("final_end"))
 
 
 def _lagged(df: DataFrame, keys: list[str], order: list[str], columns: list[str]) -> DataFrame:
@@ -160,8 +175,8 @@ def lost_write(fr: Frames) -> DataFrame:
     # One join of the sends with the reads' aggregate gives both whether a read returned the
     # value and whether the final log holds it; the partitions' final maxima are few (broadcast).
     return (_acknowledged(fr).where(F.col("final_offset").isNull())
-            .join(F.broadcast(fr.final_max), TP)
-            .where(F.col("final_max") > F.col("offset"))
+            .join(F.broadcast(fr.final_end), TP)
+            .where(F.col("final_end") > F.col("offset") + 1)
             .select(*TP, "offset", "value").distinct())
 
 
@@ -216,14 +231,26 @@ def send_reorder(fr: Frames) -> DataFrame:
 RESETS_BROADCAST_MAX = 200_000
 
 
+def _log_ranks(fr: Frames) -> DataFrame:
+    """(topic, partition, offset, rank): each observed offset's position among its partition's
+    observed offsets, so gaps are judged on the log's values, not on offset arithmetic (offsets
+    need not be dense). A window inside each partition of the persisted observations."""
+    by_offset = Window.partitionBy(*TP).orderBy("offset")
+    return (_observed(fr).select(*TP, "offset").distinct()
+            .withColumn("rank", F.row_number().over(by_offset)))
+
+
 def _read_epochs(fr: Frames) -> DataFrame:
-    """Each read with its epoch: how many position resets (ops of POSITION_RESET_FS, invocations
-    and completions alike) its process made before it. Resets are few, so each process's sorted
-    list is broadcast and counted per read, which keeps the reads in their partitions; a history
-    with very many resets instead orders all of a process's reads and resets in one window."""
+    """Each polled record with its rank in the log and its epoch: how many position resets (ops
+    of POSITION_RESET_FS, invocations and completions alike) its process made before it. Resets
+    are few, so each process's sorted list is broadcast and counted per read, which keeps the
+    reads in their partitions; a history with very many resets instead orders all of a
+    process's reads and resets in one window. Final reads are not polls."""
     resets = fr.ops.where(F.col("f").isin(*POSITION_RESET_FS)).select(
         "process", F.col("index").alias("op_index"))
-    reads = fr.reads.select(*_PROCESS_TP, "op_index", "position", "offset")
+    ranks = fr.shared("log_ranks", _log_ranks)
+    reads = fr.polls.select(*_PROCESS_TP, "op_index", "position", "offset").join(
+        ranks, [*TP, "offset"])
     if resets.count() <= RESETS_BROADCAST_MAX:
         lists = resets.groupBy("process").agg(F.collect_list("op_index").alias("resets"))
         before = F.size(F.filter("resets", lambda index: index < F.col("op_index")))
@@ -238,20 +265,22 @@ def _read_epochs(fr: Frames) -> DataFrame:
 
 
 def poll_steps(fr: Frames) -> DataFrame:
-    """Successive reads of a partition by one process with no assign/subscribe/seek between,
-    kept only where the offset does not advance by exactly one (the only interesting steps)."""
+    """Successive polled records of a partition by one process with no assign/subscribe/seek
+    between, kept only where the log rank does not advance by exactly one (the only
+    interesting steps)."""
     steps = _lagged(_read_epochs(fr), [*_PROCESS_TP, "epoch"], _IN_OP_ORDER,
-                    ["op_index", "offset"])
-    return (steps.where(F.col("prev_offset").isNotNull()
-                        & (F.col("offset") != F.col("prev_offset") + 1))
+                    ["op_index", "offset", "rank"])
+    return (steps.where(F.col("prev_rank").isNotNull()
+                        & (F.col("rank") != F.col("prev_rank") + 1))
             .select(*_PROCESS_TP, "prev_op_index", "prev_offset", "op_index", "offset",
+                    "prev_rank", "rank",
                     (F.col("op_index") == F.col("prev_op_index")).alias("same_op")))
 
 
 def _poll_cases(steps: DataFrame, same_op: bool, skip: bool) -> DataFrame:
-    moved = F.col("offset") > F.col("prev_offset") + 1 if skip else F.col("offset") <= F.col(
-        "prev_offset")
-    return steps.where((F.col("same_op") == same_op) & moved).drop("same_op")
+    moved = F.col("rank") > F.col("prev_rank") + 1 if skip else F.col("rank") <= F.col(
+        "prev_rank")
+    return steps.where((F.col("same_op") == same_op) & moved).drop("same_op", "prev_rank", "rank")
 
 
 def poll_skip(fr: Frames) -> DataFrame:
@@ -285,7 +314,7 @@ def aborted_read(fr: Frames) -> DataFrame:
 
 def dirty_read(fr: Frames) -> DataFrame:
     final_values = fr.final.select(*TP, "offset", "value").distinct()
-    return (fr.reads.where(F.col("kind") == "poll").join(F.broadcast(fr.final_max), TP, "left_semi")
+    return (fr.polls.join(F.broadcast(fr.final_end), TP, "left_semi")
             .join(final_values, [*TP, "offset", "value"], "left_anti")
             .select(*TP, "offset", "value").distinct())
 

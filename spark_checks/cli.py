@@ -68,54 +68,105 @@ def _history_path(ctx, param, value: str) -> str:
     return value
 
 
+def _history_paths(ctx, param, values: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(_history_path(ctx, param, value) for value in values)
+
+
+def _is_remote(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
+
+
+def _report_path(path: str, report_path: str | None) -> Path:
+    if report_path:
+        return Path(report_path)
+    if _is_remote(path):
+        return Path("report.json")  # a remote history: the report goes to the working directory
+    return Path(path.removeprefix("file://")) / "report.json"
+
+
 @click.command()
-@click.argument("path", callback=_history_path)
+@click.argument("paths", nargs=-1, required=True, callback=_history_paths, metavar="PATH...")
 @click.option("--master", default="local[2]", show_default=True,
               help="Spark master: local[N], spark://HOST:PORT, yarn, k8s://...")
 @click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
               help="The configuration to judge (acks, idempotence, unclean_election, mode); "
-                   "default: the one in the history's meta.json.")
+                   "default: the one in each history's meta.json.")
 @click.option("--examples", default=10, show_default=True, type=click.IntRange(0, 10_000),
               help="Example cases kept per anomaly.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
-              help="Where to write report.json (default: PATH/report.json).")
+              help="Where to write report.json (default: PATH/report.json; one history only).")
+@click.option("--html", is_flag=True,
+              help="Also write report.html next to each report.json (plots, anomaly examples).")
 @click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark.")
-def check(path, master, config_items, examples, report_path, twin):
-    """Check the history at PATH for every anomaly in the catalogue."""
+def check(paths, master, config_items, examples, report_path, html, twin):
+    """Check the histories at PATH... for every anomaly in the catalogue, in one Spark session
+    (started once), writing a report.json for each.
+
+    Exit code: 0 all valid, 1 some history holds anomalies its configuration disallows, 2 some
+    history could not be decided (or bad arguments)."""
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+    if report_path and len(paths) > 1:
+        raise click.BadParameter("--report names one file: give one history only, or let each "
+                                 "report go to PATH/report.json", param_hint="--report")
+    if html and any(_is_remote(path) for path in paths):
+        raise click.BadParameter("--html needs local histories (it reads their Parquet files)",
+                                 param_hint="--html")
     config = _parse_config(config_items)
     console = Console(stderr=True)
-    if report_path is None and "://" in path and not path.startswith("file://"):
-        report_path = "report.json"  # a remote history: the report goes to the working directory
-    report_path = Path(report_path or Path(path.removeprefix("file://")) / "report.json")
+    codes = []
     with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        if twin:
-            from kafkaref.chaos.history_store import history_config
-            from kafkaref.spark_checks import twin as twin_checker
+        task = progress.add_task("starting", total=None)
+        run = _twin_runner(config, examples) if twin else _spark_runner(
+            master, config, examples, progress, task)
+        for number, path in enumerate(paths, 1):
+            where = f"[{number}/{len(paths)}] {path}: " if len(paths) > 1 else ""
+            progress.update(task, description=f"{where}checking")
+            result = run(path, where)
+            out = _report_path(path, report_path)
+            out.write_text(result.dumps() + "\n")
+            _print_result(Console(), result, out)
+            if html:
+                from kafkaref.chaos.report import write_report
 
-            task = progress.add_task("checking in memory (twin)", total=None)
+                progress.update(task, description=f"{where}writing report.html")
+                page = write_report(out.parent, Path(path.removeprefix("file://")), out)
+                Console().print(f"html: {page}")
+            codes.append(result.exit_code)
+    sys.exit(max(codes))
+
+
+def _twin_runner(config, examples):
+    from kafkaref.chaos.history_store import history_config
+    from kafkaref.spark_checks import twin as twin_checker
+
+    def run(path, where):
+        own = config
+        if own is None:
             try:
-                config = config or history_config(path)
+                own = history_config(path)
             except HistoryError:
                 pass
-            result = twin_checker.check(path, config, examples)
-        else:
-            from kafkaref.spark_checks import job
-            from kafkaref.spark_checks.session import get_session
+        return twin_checker.check(path, own, examples)
 
-            task = progress.add_task(f"starting Spark ({master})", total=None)
-            spark = get_session(master)
+    return run
 
-            def show(name, done, total):
-                progress.update(task, description=f"[{done}/{total}] {name}")
 
-            result = job.check(spark, path, config, examples, progress=show)
-    report_path.write_text(result.dumps() + "\n")
-    _print_result(Console(), result, report_path)
-    sys.exit(result.exit_code)
+def _spark_runner(master, config, examples, progress, task):
+    from kafkaref.spark_checks import job, session
+
+    progress.update(task, description=f"starting Spark ({master})")
+    spark = session.get_session(master)
+
+    def run(path, where):
+        def show(name, done, total):
+            progress.update(task, description=f"{where}[{done}/{total}] {name}")
+
+        return job.check(spark, path, config, examples, progress=show)
+
+    return run
 
 
 def _parse_rates(items: tuple[str, ...], rate_all: float | None) -> dict:

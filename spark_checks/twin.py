@@ -29,16 +29,28 @@ class TwinHistory:
         self.sends = [r for r in self.records if r["kind"] == "send"]
         self.ok_sends = [r for r in self.sends if r["type"] == "ok" and r["offset"] is not None]
         self.reads = [r for r in self.records if r["kind"] in READ_KINDS and r["type"] == "ok"]
+        self.polls = [r for r in self.reads if r["kind"] == "poll"]
         self.final = [r for r in self.reads if r["kind"] == "final_read"]
         self.final_values_at: dict[tuple, set] = defaultdict(set)
         self.final_offset_of: dict[tuple, int] = {}
-        self.final_max: dict[tuple, int] = {}
+        # Per partition the final phase read (covered): where its final log ends (exclusive).
+        self.final_end: dict[tuple, int] = {}
         for r in self.final:
             tp = (r["topic"], r["partition"])
             self.final_values_at[(*tp, r["offset"])].add(r["value"])
             key = (*tp, r["value"])
             self.final_offset_of[key] = min(self.final_offset_of.get(key, r["offset"]), r["offset"])
-            self.final_max[tp] = max(self.final_max.get(tp, r["offset"]), r["offset"])
+            self.final_end[tp] = max(self.final_end.get(tp, r["offset"] + 1), r["offset"] + 1)
+        for r in self.final_marks(ops):
+            tp = (r["topic"], r["partition"])
+            self.final_end[tp] = max(self.final_end.get(tp, r["offset"]), r["offset"])
+
+    def final_marks(self, ops: list[dict]) -> list[dict]:
+        """hw records of ok final_read ops: the end offset the final phase read a partition to
+        (spec/history.py: how the final read marks a partition as covered, even when empty)."""
+        final_ops = {op["index"] for op in ops if op["f"] == "final_read" and op["type"] == "ok"}
+        return [r for r in self.records if r["kind"] == "hw" and r["type"] == "ok"
+                and r["offset"] is not None and r["op_index"] in final_ops]
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> TwinHistory:
@@ -84,7 +96,8 @@ def _acknowledged(h: TwinHistory) -> set[tuple]:
 def lost_write(h: TwinHistory) -> list[tuple]:
     return [
         (t, p, o, v) for t, p, o, v in _acknowledged(h)
-        if (t, p) in h.final_max and (t, p, v) not in h.final_offset_of and h.final_max[(t, p)] > o
+        if (t, p) in h.final_end and (t, p, v) not in h.final_offset_of
+        and h.final_end[(t, p)] > o + 1
     ]
 
 
@@ -141,8 +154,18 @@ def send_reorder(h: TwinHistory) -> list[tuple]:
     ]
 
 
+def log_ranks(h: TwinHistory) -> dict[tuple, int]:
+    """(topic, partition, offset) -> its position among the partition's observed offsets: the
+    log's order of values, blind to offsets no record is known at (markers, aborted batches)."""
+    offsets = defaultdict(set)
+    for t, p, o, _v in observations(h):
+        offsets[(t, p)].add(o)
+    return {(*tp, o): rank for tp, os_ in offsets.items() for rank, o in enumerate(sorted(os_))}
+
+
 def _poll_steps(h: TwinHistory) -> list[tuple[dict, dict]]:
-    """Successive reads of a partition by one process with no assign/subscribe/seek between."""
+    """Successive polled records of a partition by one process with no assign/subscribe/seek
+    between, each with its rank in the log. Final reads are not polls."""
     resets = defaultdict(list)
     for op in h.ops:
         if op["f"] in POSITION_RESET_FS:
@@ -151,31 +174,41 @@ def _poll_steps(h: TwinHistory) -> list[tuple[dict, dict]]:
     def epoch(r: dict) -> int:
         return sum(1 for index in resets[r["process"]] if index < r["op_index"])
 
-    return list(_consecutive_pairs(h.reads, lambda r: (*_process_partition(r), epoch(r))))
+    ranks = log_ranks(h)
+    ranked = [{**r, "rank": ranks[(r["topic"], r["partition"], r["offset"])]} for r in h.polls]
+    return list(_consecutive_pairs(ranked, lambda r: (*_process_partition(r), epoch(r))))
 
 
 def _poll_case(a: dict, b: dict) -> tuple:
     return (*_process_partition(b), a["op_index"], a["offset"], b["op_index"], b["offset"])
 
 
+def _skipped(a: dict, b: dict) -> bool:
+    return b["rank"] > a["rank"] + 1
+
+
+def _went_back(a: dict, b: dict) -> bool:
+    return b["rank"] <= a["rank"]
+
+
 def poll_skip(h: TwinHistory) -> list[tuple]:
     return [_poll_case(a, b) for a, b in _poll_steps(h)
-            if a["op_index"] != b["op_index"] and b["offset"] > a["offset"] + 1]
+            if a["op_index"] != b["op_index"] and _skipped(a, b)]
 
 
 def nonmonotonic_poll(h: TwinHistory) -> list[tuple]:
     return [_poll_case(a, b) for a, b in _poll_steps(h)
-            if a["op_index"] != b["op_index"] and b["offset"] <= a["offset"]]
+            if a["op_index"] != b["op_index"] and _went_back(a, b)]
 
 
 def int_poll_skip(h: TwinHistory) -> list[tuple]:
     return [_poll_case(a, b) for a, b in _poll_steps(h)
-            if a["op_index"] == b["op_index"] and b["offset"] > a["offset"] + 1]
+            if a["op_index"] == b["op_index"] and _skipped(a, b)]
 
 
 def int_nonmonotonic_poll(h: TwinHistory) -> list[tuple]:
     return [_poll_case(a, b) for a, b in _poll_steps(h)
-            if a["op_index"] == b["op_index"] and b["offset"] <= a["offset"]]
+            if a["op_index"] == b["op_index"] and _went_back(a, b)]
 
 
 def aborted_read(h: TwinHistory) -> list[tuple]:
@@ -187,8 +220,8 @@ def aborted_read(h: TwinHistory) -> list[tuple]:
 def dirty_read(h: TwinHistory) -> list[tuple]:
     return list({
         (r["topic"], r["partition"], r["offset"], r["value"])
-        for r in h.reads
-        if r["kind"] == "poll" and (r["topic"], r["partition"]) in h.final_max
+        for r in h.polls
+        if (r["topic"], r["partition"]) in h.final_end
         and r["value"] not in h.final_values_at.get((r["topic"], r["partition"], r["offset"]), ())
     })
 

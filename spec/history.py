@@ -23,6 +23,19 @@ them); checks rely on it. Record kinds:
                 after healing; these define "the final log"
     hw          a high watermark observed in a fetch response: offset holds the hw, value is null
 
+How the final phase marks a partition as read (covered): an ok final_read op holds, for every
+partition it read, an hw record whose offset is the end offset it read up to (the high watermark
+its last fetch of that partition answered, exclusive), besides the final_read records of what it
+returned. A partition the final phase read and found empty is therefore an hw record and no
+final_read records; a partition absent from every ok final_read op was not read, and records
+polled from it cannot be judged (not dirty, not lost: unknown). Older histories without these hw
+records count a partition as read only when a final_read record came from it. The final log of
+a covered partition ends at max(its highest final_read offset + 1, the highest such hw).
+
+Offsets need not be dense (transaction markers, aborted batches and compaction take offsets), so
+the checks judge order and gaps on the log's values: a poll skipped something only if some value
+is known (from an ok send or any read) at an offset strictly between two successive ones it read.
+
 The anomaly catalogue (names, what each means, what each configuration allows) is defined here
 too, once, and imported by both checkers.
 """
@@ -78,6 +91,10 @@ RECORDS_COLUMNS = (
 TABLE_COLUMNS = {"ops": OPS_COLUMNS, "records": RECORDS_COLUMNS}
 
 
+# Kafka spells acks=all as -1 on the wire and in client configs: both mean the same.
+_ACKS_SPELLINGS = {"-1": "all"}
+
+
 class HistoryError(ValueError):
     """A history that does not follow this schema (wrong version, bad rows, corrupt files)."""
 
@@ -118,7 +135,8 @@ def check_meta(meta, where) -> dict:
 class CheckConfig:
     """The client/broker configuration a history was recorded under; it decides what is allowed."""
 
-    acks: str = attrs.field(default="all", validator=attrs.validators.in_(("0", "1", "all")))
+    acks: str = attrs.field(default="all", converter=lambda v: _ACKS_SPELLINGS.get(str(v), str(v)),
+                            validator=attrs.validators.in_(("0", "1", "all")))
     idempotence: bool = True
     unclean_election: bool = False
     mode: str = attrs.field(default="assign", validator=attrs.validators.in_(("assign", "subscribe")))
@@ -128,7 +146,10 @@ class CheckConfig:
         unknown = set(raw) - {a.name for a in attrs.fields(cls)}
         if unknown:
             raise HistoryError(f"unknown config keys: {sorted(unknown)}")
-        return cls(**{k: (str(v) if k == "acks" else v) for k, v in raw.items()})
+        try:
+            return cls(**raw)
+        except (TypeError, ValueError) as error:
+            raise HistoryError(f"bad config {raw!r}: {error}") from None
 
     def as_dict(self) -> dict:
         return attrs.asdict(self)
@@ -172,7 +193,8 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         _SEND_STEP,
     ),
     "poll_skip": (
-        "a process's successive polls of one partition skip offsets (no assign/seek between)",
+        "a process's successive polls of one partition skip a value of the log (a record known at "
+        "an offset between; no assign/seek between)",
         _POLL_STEP,
     ),
     "nonmonotonic_poll": (
@@ -180,7 +202,7 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         _POLL_STEP,
     ),
     "int_poll_skip": (
-        "inside one poll, successive records of a partition skip offsets",
+        "inside one poll, successive records of a partition skip a value of the log",
         _POLL_STEP,
     ),
     "int_nonmonotonic_poll": (
@@ -192,7 +214,8 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         _RECORD,
     ),
     "dirty_read": (
-        "a poll returned a record that the final log does not hold at that offset",
+        "a poll returned a record that the final log does not hold at that offset, in a "
+        "partition the final phase read (also one it found empty or shorter)",
         _RECORD,
     ),
     "hw_regression": (

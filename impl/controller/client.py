@@ -67,7 +67,7 @@ class ControllerClient(threading.Thread):
 
     def _session(self, sock, stopping) -> None:
         self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
-                          "host": self.server.config.host, "port": self.server.port})
+                          "host": self.server.config.host, "port": self._advertised_port()})
         self.registered.set()
         while not stopping.is_set():
             try:
@@ -78,12 +78,15 @@ class ControllerClient(threading.Thread):
             answer = self._call(sock, message)
             if answer.get("reregister"):
                 self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
-                                  "host": self.server.config.host, "port": self.server.port})
+                                  "host": self.server.config.host, "port": self._advertised_port()})
             if done is not None:
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
                 with self.server.lock:
                     done(error, answer.get("message"))
+
+    def _advertised_port(self) -> int:
+        return self.server.config.advertised_port or self.server.port
 
     def _call(self, sock, message: dict) -> dict:
         message["metadata_epoch"] = self.metadata_epoch

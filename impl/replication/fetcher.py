@@ -101,7 +101,8 @@ class ReplicaFetcher(threading.Thread):
                     fetches[key] = (p.log_end_offset, p.leader_epoch, p.log.epochs.latest_epoch)
         if endpoint is None or not fetches:
             return None
-        return (endpoint.host, endpoint.port), fetches
+        peer = self.server.config.peer_addresses.get(self.leader_id)
+        return (peer or (endpoint.host, endpoint.port)), fetches
 
     def _disconnect(self) -> None:
         if self.connection is not None:

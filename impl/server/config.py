@@ -21,6 +21,12 @@ class ServerConfig:
     select_timeout_ms: int = 100
     max_connections: int = 1000  # beyond this, new connections are closed at once
     zero_copy_fetch: bool = True  # fetched records go out with os.sendfile() from segments
+    # The port registered with the controller (so given to clients and other brokers) when it
+    # is not the bound one: chaos/ wires a cluster through TCP proxies it can cut. 0 = bound.
+    advertised_port: int = 0
+    # broker id -> (host, port) the replica fetcher connects to instead of the registered
+    # address: a per-pair proxy, so the link from this broker to that one can be cut alone.
+    peer_addresses: dict = attrs.field(factory=dict, converter=dict, hash=False)
     # Deliberate faults (impl/mutants.py). Used here: M9, connections are not muted, so one
     # client's requests run concurrently and responses can leave out of order.
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)

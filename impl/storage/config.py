@@ -36,6 +36,11 @@ class LogConfig:
     retention_ms: int = 7 * DAY_MS
     validate_records: bool = True  # append_as_leader checks every record, not just the frame
     decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX
+    # Power-loss mode (chaos/, off by default): what was not fsynced is lost when the broker
+    # dies uncleanly, as on a machine losing power. Each fsync of a segment records the size
+    # it made durable beside it (NAME.log.durable); opening a log that was not closed cleanly
+    # first cuts every segment back to that size (none recorded: 0). A clean close fsyncs all.
+    lose_unflushed_on_crash: bool = False
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
     on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
 

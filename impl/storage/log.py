@@ -52,7 +52,7 @@ from kafkaref.impl.storage.recovery import (
     open_directory,
     remove_clean_shutdown_marker,
 )
-from kafkaref.impl.storage.segment import LogSegment
+from kafkaref.impl.storage.segment import DURABLE_SUFFIX, LogSegment
 
 _STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoch
 _PREFIX_SIZE = _STAMP_PREFIX.size
@@ -662,6 +662,8 @@ class Log:
     # =========================================================================================
     # Opening (loading or recovering the directory: recovery.py)
     def _open(self, recover_from_start: bool) -> RecoveryReport:
+        if self.config.lose_unflushed_on_crash:
+            lose_unflushed(self.directory)
         opened = open_directory(self.directory, self.config, self.clock_ms(), recover_from_start)
         self.segments, self.epochs = opened.segments, opened.epochs
         self._bases = [segment.base_offset for segment in self.segments]
@@ -682,3 +684,21 @@ class Log:
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
         return opened.report
+
+
+def lose_unflushed(directory: str) -> None:
+    """Power-loss mode, on opening: unless the log was closed cleanly, cut every segment back
+    to the size its last fsync made durable (recorded beside it; none recorded: nothing)."""
+    if os.path.exists(os.path.join(directory, CLEAN_SHUTDOWN_FILE)):
+        return
+    for name in sorted(os.listdir(directory)):
+        if not name.endswith(".log"):
+            continue
+        path = os.path.join(directory, name)
+        try:
+            with open(path + DURABLE_SUFFIX) as handle:
+                durable = int(handle.read().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            durable = 0
+        if os.path.getsize(path) > durable:
+            os.truncate(path, durable)

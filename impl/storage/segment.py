@@ -19,11 +19,13 @@ from kafkaref.impl.protocol.records import (
     BatchHeader,
     parse_header,
 )
+from kafkaref.impl.storage.checkpoint import write_atomically
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.impl.storage.index import OffsetIndex
 from kafkaref.impl.storage.timeindex import TimeIndex
 
 NO_TIMESTAMP = -1
+DURABLE_SUFFIX = ".durable"  # power-loss mode: the size of NAME.log known fsynced
 SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
 RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
 
@@ -225,6 +227,7 @@ class LogSegment:
         os.ftruncate(self.fd, position)
         self.size = position
         self.flushed_size = min(self.flushed_size, position)
+        self._record_durable()
         self.index.truncate_to(offset)
         self.timeindex.truncate_to(offset)
         self._reload_tail_state()
@@ -349,6 +352,7 @@ class LogSegment:
     def flush(self) -> None:
         os.fsync(self.fd)
         self.flushed_size = self.size
+        self._record_durable()
         self.index.flush()
         self.timeindex.flush()
 
@@ -362,9 +366,15 @@ class LogSegment:
             os.close(self.fd)
             self.fd = -1
 
+    def _record_durable(self) -> None:
+        """Power-loss mode (LogConfig.lose_unflushed_on_crash): note the durable size."""
+        if self.config.lose_unflushed_on_crash:
+            write_atomically(self.log_path + DURABLE_SUFFIX, str(self.flushed_size))
+
     def delete(self) -> None:
         self.close_files()
-        for path in (self.log_path, self.index.path, self.timeindex.path):
+        for path in (self.log_path, self.index.path, self.timeindex.path,
+                     self.log_path + DURABLE_SUFFIX):
             try:
                 os.unlink(path)
             except FileNotFoundError:

@@ -86,13 +86,20 @@ def test_counterexample_renders_step_by_step():
     assert "Fetch(" in text and "Elect(partition=0, leader=1" in text
 
 
+# Random walks find M4 (read-above-hw): in 5 unseeded runs of the walk below the first failing walk
+# was number 217, 20, 141 and 54, and one run had none in 300 (about 1 walk in 200 fails), so 300
+# walks missed it about one seed in five; 2000 leave a miss very unlikely whatever the seed (a run
+# stops generating soon after the first failure). They do not find B8 (hw-without-maximal-isr) in
+# any budget a test can afford: no failure within 2000 walks in unseeded runs at 3 and at 2
+# brokers; 300 walks had found it only for one particular derandomized sequence, which any change
+# of code shifts (Hypothesis also draws constants from the loaded modules). B8 stays caught,
+# exhaustively, by the two tests above (StrongIsr in 7 states, AckedWritesSurvive in 8) and on the
+# impl by test_core_replica_manager::test_hw_uses_maximal_isr_while_change_is_in_flight.
 @pytest.mark.slow
-@pytest.mark.parametrize("bug", ["read-above-hw", "hw-without-maximal-isr"])
+@pytest.mark.parametrize("bug", ["read-above-hw"])
 def test_random_walk_finds_the_bug_and_shrinks_it(bug):
-    # The Hypothesis machine (properties/model_machine.py) finds these two within a thousand
-    # walks and shrinks them; minutes each, hence slow. 300 walks found B8 only by luck: with
-    # every module's constants in Hypothesis's pool (conftest imports them all, so that the
-    # examples no longer depend on which tests ran before), walk 300 had not met it yet.
+    # The Hypothesis machine (properties/model_machine.py) finds it and shrinks it; a minute or
+    # more, hence slow.
     from hypothesis import HealthCheck, settings
     from hypothesis.stateful import run_state_machine_as_test
 
@@ -102,7 +109,7 @@ def test_random_walk_finds_the_bug_and_shrinks_it(bug):
     config = ClusterConfig(brokers=3, min_insync_replicas=1, replica_lag_time_max_ms=500,
                            bugs={Bug(bug)})
     machine = make_model_machine(config, check_spec_invariants=False)
-    walk = settings(max_examples=1000, stateful_step_count=40, derandomize=True, database=None,
+    walk = settings(max_examples=2000, stateful_step_count=40, derandomize=True, database=None,
                     deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
     with pytest.raises(AssertionError, match="Survive"):
         run_state_machine_as_test(machine, settings=walk)

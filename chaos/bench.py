@@ -1,0 +1,153 @@
+"""`kafkaref bench chaos`: the recorder's cost and the check's speed on recorded histories.
+
+One embedded 3-broker cluster (through the proxy mesh, no faults), the workload unthrottled:
+
+- workload ops/s without recording (the recorder only counts) and with recording (every op
+  streamed to Parquet), alternating, KAFKAREF_BENCH_CHAOS_SECONDS each (default 15), twice each:
+  the recorder's overhead is the ratio, in the same run on the same cluster;
+- the recorder alone: invoke + complete pairs per second into a HistoryWriter (its ceiling);
+- history bytes per op (Parquet, zstd) of the recorded history;
+- the Spark check of that history (records/s) against a synthetic history of the same number of
+  sends checked in the same session (`kafkaref bench spark`'s generator): the synthetic rate is
+  the baseline. With KAFKAREF_BENCH_CHAOS_HOUR=1 also a synthetic history the size an hour of this
+  workload would record, checked the same way (minutes).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+from kafkaref.chaos.history_store import HistoryWriter
+from kafkaref.chaos.recorder import Recorder
+from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
+
+UNTHROTTLED = WorkloadConfig(rate=100_000.0, confluent_producers=0)
+
+
+def _log(message: str) -> None:
+    print(f"[bench chaos {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def _history_bytes(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*.parquet"))
+
+
+def _workload_phase(bootstrap: str, seconds: float, history: Path | None, seed: int) -> dict:
+    writer = HistoryWriter(history, config=UNTHROTTLED.check_config()) if history else None
+    recorder = Recorder(writer)
+    workload = Workload(bootstrap, recorder, UNTHROTTLED, seed)
+    started = time.monotonic()
+    workload.start()
+    time.sleep(seconds)
+    workload.stop()
+    elapsed = time.monotonic() - started
+    if history is not None:
+        workload.final_reads()
+        writer.close()
+    return {"ops": recorder.ops(), "sends": recorder.counts.get("send:invoke", 0),
+            "ops_per_s": recorder.ops() / elapsed,
+            "sends_per_s": recorder.acked_sends / elapsed, "errors": workload.errors}
+
+
+def _recorder_ceiling(directory: Path, pairs: int = 200_000) -> float:
+    with HistoryWriter(directory / "ceiling") as writer:
+        recorder = Recorder(writer)
+        started = time.monotonic()
+        for i in range(pairs):
+            invocation = recorder.invoke(1, "send")
+            recorder.complete(invocation, "ok", records=[("send", "t", 0, i, i)])
+        elapsed = time.monotonic() - started
+    return 2 * pairs / elapsed
+
+
+def _check_rate(spark, path: Path) -> tuple[float, int, str]:
+    from kafkaref.chaos.history_store import read_meta
+    from kafkaref.spark_checks import job
+
+    records = read_meta(path)["records"]
+    started = time.monotonic()
+    result = job.check(spark, str(path))
+    seconds = time.monotonic() - started
+    return seconds, records, str(result.valid)
+
+
+def _synthetic(directory: Path, sends: int, name: str) -> Path:
+    from kafkaref.spark_checks.synth import SynthSpec, generate
+
+    path = directory / name
+    generate(SynthSpec(sends=sends, partitions=3, producers=3, consumers=2, seed=7), path)
+    return path
+
+
+def bench_chaos() -> dict:
+    from kafkaref.chaos.cluster import ProxiedCluster
+    from kafkaref.chaos.run import chaos_session
+
+    seconds = float(os.environ.get("KAFKAREF_BENCH_CHAOS_SECONDS", "15"))
+    rows: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="kafkaref-bench-chaos-") as tmp:
+        directory = Path(tmp)
+        _log("starting 3 brokers")
+        with ProxiedCluster(3, str(directory / "cluster")) as cluster:
+            create_topic(cluster.bootstrap, UNTHROTTLED)
+            for round_ in range(2):
+                for recorded in (False, True):
+                    history = directory / f"history-{round_}" if recorded else None
+                    _log(f"workload {'with' if recorded else 'without'} recording, {seconds}s")
+                    phase = _workload_phase(cluster.bootstrap, seconds, history, round_)
+                    rows.append({"phase": f"{'recorded' if recorded else 'unrecorded'} "
+                                          f"#{round_ + 1}", **phase,
+                                 "history_bytes": _history_bytes(history) if history else 0})
+        recorded = [r for r in rows if r["phase"].startswith("recorded")]
+        unrecorded = [r for r in rows if r["phase"].startswith("unrecorded")]
+        history = directory / "history-1"
+        ops = rows[-1]["ops"]
+        _log("recorder ceiling")
+        ceiling = _recorder_ceiling(directory)
+        _log("Spark check of the recorded history")
+        spark = chaos_session()
+        check_s, records, valid = _check_rate(spark, history)
+        synthetic = _synthetic(directory, max(rows[-1]["sends"], 1000), "synthetic")
+        _log("Spark check of a synthetic history of the same size")
+        synth_s, synth_records, _ = _check_rate(spark, synthetic)
+        figures = {
+            "recorded_ops_per_s": sum(r["ops_per_s"] for r in recorded) / len(recorded),
+            "unrecorded_ops_per_s": sum(r["ops_per_s"] for r in unrecorded) / len(unrecorded),
+            "recorder_ceiling_ops_per_s": ceiling,
+            "history_bytes_per_op": _history_bytes(history) / ops,
+            "check_s": check_s, "check_records": records,
+            "check_records_per_s": records / check_s,
+            "synthetic_records_per_s": synth_records / synth_s,
+            "recorded_valid": valid,
+        }
+        figures["recorder_overhead"] = 1 - (figures["recorded_ops_per_s"]
+                                            / figures["unrecorded_ops_per_s"])
+        figures["check_rate_vs_synthetic"] = (figures["check_records_per_s"]
+                                              / figures["synthetic_records_per_s"])
+        if os.environ.get("KAFKAREF_BENCH_CHAOS_HOUR") == "1":
+            hour_sends = int(rows[-1]["sends"] / seconds * 3600)
+            _log(f"Spark check of an hour's worth: {hour_sends:,} synthetic sends")
+            hour = _synthetic(directory, hour_sends, "hour")
+            hour_s, hour_records, _ = _check_rate(spark, hour)
+            figures.update(hour_check_s=hour_s, hour_records=hour_records)
+    for row in rows:
+        row["errors"] = "; ".join(row["errors"])
+    return {"title": "chaos workload: recording overhead and check speed (3 brokers, no faults)",
+            "rows": [attrs.asdict(_Row(**r)) for r in rows], "figures": figures}
+
+
+@attrs.frozen
+class _Row:
+    phase: str
+    ops: int
+    sends: int
+    ops_per_s: float
+    sends_per_s: float
+    history_bytes: int
+    errors: str

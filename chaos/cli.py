@@ -1,0 +1,239 @@
+"""`kafkaref chaos run` and `kafkaref chaos soak`: fault injection with a recorded, checked history.
+
+run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
+2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
+of its runs (3 > 1 > 2 > 0: a crash first, then an anomaly).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import attrs
+import click
+
+from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, parse_kinds
+
+EXIT_HELP = """\b
+Exit codes: 0 valid, 1 anomalies the configuration disallows,
+2 unknown (the checker could not decide), 3 the run crashed."""
+
+
+def _kinds(ctx, param, value: str) -> tuple[str, ...]:
+    try:
+        return parse_kinds(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _mutants(values: tuple[str, ...], allow: bool) -> tuple[str, ...]:
+    if not values:
+        return ()
+    if not allow:
+        raise click.UsageError("--mutant switches on a deliberate bug in the brokers: "
+                               "add --allow-deliberate-bugs")
+    try:
+        from kafkaref.impl.mutants import parse_mutants
+    except ImportError:  # the registry (branch mutants) is not merged yet: pass codes through
+        return tuple(values)
+    try:
+        return tuple(sorted(m.code for m in parse_mutants(list(values))))
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="--mutant") from None
+
+
+def run_options(**kw):
+    from kafkaref.chaos.run import RunOptions
+    from kafkaref.chaos.workload import WorkloadConfig
+
+    acks = "all" if kw["acks"] in ("all", "-1") else kw["acks"]
+    try:
+        workload = WorkloadConfig(
+            acks=acks, idempotence=kw["idempotence"] and acks == "all",
+            partitions=kw["partitions"], rate=kw["rate"],
+            subscribe_consumers=kw["subscribe"])
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    if kw["bootstrap"]:
+        workload = attrs.evolve(workload, replication_factor=kw["replication_factor"],
+                                min_insync_replicas=kw["min_insync_replicas"])
+    return RunOptions(
+        seed=kw["seed"], time_limit_s=kw["time_limit"], nemesis=kw["nemesis"],
+        workload=workload, bootstrap=kw["bootstrap"],
+        external=ExternalCommands(kw["kill_cmd"], kw["restart_cmd"]),
+        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"],
+        checker=kw["checker"], spark_master=kw["master"])
+
+
+def common_options(function):
+    options = [
+        click.option("--time-limit", type=click.FloatRange(1, 86_400), default=60,
+                     show_default=True, help="Seconds of workload under faults."),
+        click.option("--nemesis", default=",".join(SAFE_KINDS), show_default=True,
+                     callback=_kinds, help="Fault kinds: kill, pause, partition (the safety "
+                     "phase), clock, lose-unfsynced, corrupt (see chaos/nemesis.py)."),
+        click.option("--acks", type=click.Choice(["all", "-1", "1", "0"]), default="all",
+                     show_default=True),
+        click.option("--idempotence/--no-idempotence", default=True, show_default=True,
+                     help="Idempotent producers (needs acks=all; off otherwise)."),
+        click.option("--partitions", type=click.IntRange(1, 64), default=3, show_default=True),
+        click.option("--rate", type=click.FloatRange(1, 10_000), default=40.0,
+                     show_default=True, help="Sends per second per producer (3 producers)."),
+        click.option("--subscribe", type=click.IntRange(0, 8), default=0, show_default=True,
+                     help="Consumers subscribing in a group (confluent-kafka); judged in "
+                     "subscribe mode (skips across rebalances allowed)."),
+        click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
+                     help="Run against this broker instead of an embedded 3-broker cluster."),
+        click.option("--replication-factor", type=click.IntRange(1, 32), default=3,
+                     show_default=True, help="With --bootstrap: the topic's RF."),
+        click.option("--min-insync-replicas", type=click.IntRange(1, 32), default=2,
+                     show_default=True, help="With --bootstrap: the topic's min ISR."),
+        click.option("--kill-cmd", default=None,
+                     help="With --bootstrap: a command that SIGKILLs the broker."),
+        click.option("--restart-cmd", default=None,
+                     help="With --bootstrap: a command that starts it again and returns "
+                     "(background the broker, e.g. sh -c 'kafkaref broker ... &')."),
+        click.option("--mutant", "mutants", multiple=True, metavar="M",
+                     help="Switch on a deliberate broker bug (docs/bugs.md), e.g. M2."),
+        click.option("--allow-deliberate-bugs", is_flag=True,
+                     help="Acknowledge that --mutant makes the brokers wrong on purpose."),
+        click.option("--runs-dir", default="runs", show_default=True,
+                     type=click.Path(file_okay=False)),
+        click.option("--checker", type=click.Choice(["spark", "twin", "none"]),
+                     default="spark", show_default=True,
+                     help="spark: the Spark job; twin: the in-memory twin (small runs)."),
+        click.option("--master", default="local[2]", show_default=True,
+                     help="Spark master for the check."),
+    ]
+    for option in reversed(options):
+        function = option(function)
+    return function
+
+
+@click.group()
+def chaos():
+    """Fault injection against a running cluster, with a recorded and checked history."""
+
+
+@chaos.command("run", epilog=EXIT_HELP)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Draws the fault schedule and the workload's choices.")
+@common_options
+def run_command(seed, **kw):
+    """One run: workload + faults, heal, final reads, check; writes runs/<id>/."""
+    from kafkaref.chaos.run import run
+
+    options = run_options(seed=seed, **kw)
+    result = run(options, log=_log)
+    print_summary(result)
+    sys.exit(result.exit_code)
+
+
+@chaos.command("soak", epilog=EXIT_HELP)
+@click.option("--runs", type=click.IntRange(1, 100_000), default=10, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Run i uses seed SEED+i.")
+@common_options
+def soak_command(runs, seed, **kw):
+    """RUNS seeded runs in a row; a closing note of runs, acked writes, faults and losses."""
+    from kafkaref.chaos.run import chaos_session, run
+
+    spark = chaos_session(kw["master"]) if kw["checker"] == "spark" else None
+    totals = SoakTotals()
+    # rewritten after every run, so a soak stopped early still leaves its totals
+    totals_path = Path(kw["runs_dir"], f"soak-{seed}-{runs}-{int(time.time())}.json")
+    for i in range(runs):
+        options = run_options(seed=seed + i, **kw)
+        _log(f"=== soak run {i + 1}/{runs} (seed {seed + i})")
+        result = run(options, log=_log, spark=spark)
+        totals.add(result)
+        print_summary(result)
+        totals_path.write_text(json.dumps(attrs.asdict(totals), indent=2) + "\n")
+    click.echo(totals.note())
+    sys.exit(totals.exit_code())
+
+
+@attrs.define
+class SoakTotals:
+    runs: int = 0
+    acknowledged: int = 0
+    lost: int = 0
+    faults: dict = attrs.Factory(dict)
+    exit_codes: dict = attrs.Factory(dict)
+    anomalous_runs: list = attrs.Factory(list)
+
+    def add(self, result) -> None:
+        self.runs += 1
+        summary = result.summary
+        self.acknowledged += summary.get("acknowledged", 0)
+        self.lost += lost_writes(result.report)
+        for kind, count in summary.get("faults", {}).items():
+            self.faults[kind] = self.faults.get(kind, 0) + count
+        code = str(result.exit_code)
+        self.exit_codes[code] = self.exit_codes.get(code, 0) + 1
+        if result.exit_code:
+            self.anomalous_runs.append(str(result.run_dir))
+
+    def note(self) -> str:
+        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
+        return (f"soak: {self.runs} runs, {self.acknowledged:,} acknowledged writes, faults "
+                f"injected: {faults}; acknowledged writes lost: {self.lost}; exit codes "
+                f"{self.exit_codes}" + (f"; runs to look at: {self.anomalous_runs}"
+                                        if self.anomalous_runs else ""))
+
+    def exit_code(self) -> int:
+        for code in ("3", "1", "2"):
+            if self.exit_codes.get(code):
+                return int(code)
+        return 0
+
+
+def lost_writes(report: dict) -> int:
+    anomalies = report.get("anomalies") or {}
+    return (anomalies.get("lost_write") or {}).get("count", 0)
+
+
+def _log(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def print_summary(result) -> None:
+    """The table of a run: ops, acknowledged, lost, duplicates, every anomaly found."""
+    from rich.console import Console
+    from rich.table import Table
+
+    report, summary = result.report, result.summary
+    anomalies = report.get("anomalies") or {}
+    table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}")
+    table.add_column("")
+    table.add_column("count", justify="right")
+    table.add_column("allowed / first example")
+    table.add_row("ops", f"{summary.get('ops', 0):,}", "")
+    table.add_row("acknowledged sends", f"{summary.get('acknowledged', 0):,}", "")
+    faults = ", ".join(f"{k} {v}" for k, v in sorted(summary.get("faults", {}).items()))
+    table.add_row("faults injected", str(sum(summary.get("faults", {}).values())), faults)
+    for name in ("lost_write", "duplicate"):
+        entry = anomalies.get(name, {})
+        table.add_row(name, str(entry.get("count", "-")), _example(entry))
+    for name, entry in anomalies.items():
+        if name not in ("lost_write", "duplicate") and entry.get("count"):
+            style = None if entry.get("allowed") else "red"
+            table.add_row(name, str(entry["count"]), _example(entry), style=style)
+    console = Console()
+    console.print(table)
+    if summary.get("skipped"):
+        console.print(f"faults skipped: {summary['skipped']}")
+    if report.get("error"):
+        console.print(f"[bold]could not decide / crashed:[/bold] {report['error']}")
+    html = result.run_dir / "report.html"
+    console.print(f"report: {html if html.exists() else result.run_dir / 'report.json'}")
+
+
+def _example(entry: dict) -> str:
+    examples = entry.get("examples") or []
+    allowed = "allowed" if entry.get("allowed") else "disallowed"
+    return f"{allowed}: {json.dumps(examples[0])[:70]}" if examples else (
+        allowed if entry.get("count") else "")

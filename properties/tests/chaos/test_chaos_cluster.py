@@ -1,0 +1,23 @@
+"""The proxied cluster: a broker restarted from another thread outlives that thread."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+from kafkaref.chaos.cluster import ProxiedCluster
+
+
+def test_broker_restarted_by_a_thread_survives_the_thread(tmp_path):
+    """PR_SET_PDEATHSIG follows the thread that forked a broker: brokers the nemesis thread
+    restarted were SIGTERMed when it ended, and every partition went offline at the end of
+    a run. Brokers are now forked by the cluster's one launcher thread."""
+    with ProxiedCluster(1, str(tmp_path)) as cluster:
+        cluster.signal(0, signal.SIGKILL)
+        restarter = threading.Thread(target=cluster.start_broker, args=(0,))
+        restarter.start()
+        restarter.join()
+        time.sleep(1.0)  # a SIGTERM on the thread's exit would have been handled by now
+        assert cluster.alive(0)
+        cluster.wait_registered({0}, timeout_s=30)
