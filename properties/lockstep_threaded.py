@@ -159,21 +159,23 @@ class Resume:
 class PartitionView:
     """One partition at a settle point: leader (-1: none) and ISR as Metadata reports them, the
     leader's hw (ListOffsets LATEST; -1 without a reachable leader); then what only says the
-    broker is quiescent: (leo, hw) of each broker's replica, None when the broker is down,
-    paused or holds none, and the followers' log end offsets as the leader knows them (-1:
-    unknown; None for a follower outside the ISR: only ISR members' positions move the hw or
-    shrink the ISR, and an outsider's is overwritten by its next fetch before it can join. The
-    two sides do differ there: the model forgets a crashed follower's position, as KIP-903's
-    broker epochs make Kafka ignore its stale fetches; the broker keeps it, as Kafka's leader
-    keeps a replica's state until a new leader epoch; () without a running leader). Without it, a follower that had not yet
-    fetched from a new leader looked settled, and a later cut left the leader believing it
-    behind (the ISR shrank on the broker, not in the model)."""
+    broker is quiescent (read under the core lock: no API shows it): (leo, hw) of each broker's
+    replica, None when the broker is down, paused or holds none; and the followers as the leader
+    knows them, (log end offset or -1 unknown, last caught-up time on the logical clock), for
+    ISR members only (() without a running leader). Without the last, a follower that had not
+    yet fetched from a new leader, or since a heal, looked settled, and a later cut left the
+    leader believing it behind, or caught up long ago: the ISR shrank on the broker, not in the
+    model. Only ISR members' positions move the hw or shrink the ISR; an outsider's is
+    overwritten by its next fetch before it can join, and there the sides differ: the model
+    forgets a crashed follower's position (as KIP-903's broker epochs make Kafka ignore its
+    stale fetches), the broker keeps it (as Kafka's leader keeps a replica's state until a new
+    leader epoch)."""
 
     leader: int
     isr: tuple[int, ...]
     hw: int
     replicas: tuple[tuple[int, int] | None, ...]
-    follower_offsets: tuple[int | None, ...] = ()
+    followers: tuple[tuple[int, int] | None, ...] = ()
 
 
 @attrs.frozen
@@ -227,7 +229,7 @@ def observe_model(state: ModelState, hidden: frozenset[int] = frozenset()) -> Ob
             (r.leo, r.hw) if r is not None and state.alive[b] and b not in hidden else None
             for b, r in enumerate(part.replicas))
         known = () if not visible or lead is None else tuple(
-            lead.follower_offsets[b] if b in control.isr else None
+            (lead.follower_offsets[b], lead.caught_up_ms[b]) if b in control.isr else None
             for b in part_followers(state, part, leader))
         views.append(PartitionView(leader, tuple(sorted(control.isr)),
                                    lead.hw if visible and lead is not None else -1, replicas,
@@ -458,8 +460,9 @@ class ThreadedCluster:
         elif isinstance(event, RestartBroker):
             self._restart(event.broker)
         elif isinstance(event, Flush):
-            with self._server(event.broker).lock:
-                for partition in self._server(event.broker).broker.replica_manager.partitions.values():
+            server = self._server(event.broker)
+            with server.lock:
+                for partition in server.broker.replica_manager.partitions.values():
                     partition.log.flush()
         elif isinstance(event, Elect):
             with self.controller.lock:
@@ -672,9 +675,10 @@ class ThreadedCluster:
             partition = server.broker.replica_manager.partition((TOPIC, p))
             if partition is None or not partition.is_leader:
                 return ()
+            followers = partition.followers
             return tuple(None if b not in partition.isr
-                         else partition.followers[b].log_end_offset
-                         if b in partition.followers else -2
+                         else (followers[b].log_end_offset, followers[b].last_caught_up_ms)
+                         if b in followers else (-2, -2)
                          for b in sorted(partition.replicas) if b != leader)
 
     def _replica_state(self, b: int, p: int) -> tuple[int, int] | None:
@@ -704,7 +708,8 @@ def decode_answer(request_id: int, api_key: int, body) -> Effect:
     if api_key == 2:
         part = body.topics[0].partitions[0]
         error = ErrorCode(part.error_code)
-        return ListOffsetsResponse(request_id, error, part.offset if error == ErrorCode.none else -1)
+        offset = part.offset if error == ErrorCode.none else -1
+        return ListOffsetsResponse(request_id, error, offset)
     part = body.responses[0].partitions[0]
     error = ErrorCode(part.error_code)
     entries: list[Entry] = []
@@ -826,7 +831,8 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             self.step(Produce(self.request_id(), broker, p, values, acks, timeout_ms))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
-              max_wait_ms=st.sampled_from([0, 0, 100, 5000]), max_bytes=st.sampled_from([1, 1 << 20]))
+              max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
+              max_bytes=st.sampled_from([1, 1 << 20]))
         def consumer_fetch(self, p, to_leader, broker, back, max_wait_ms, max_bytes):
             broker = self.target(p, to_leader, broker)
             replica = self.model.state.partitions[p].replicas[broker]
