@@ -52,8 +52,12 @@ leader dies, so after a crash the model is fed that same Elect; the `elect` rule
 controller for a preferred-leader election (Kafka's ElectLeaders; not served on the wire here).
 
 Kept out of this alphabet, and why: crashes that leave a partition without a live ISR member
-(the model's KIP-966 ELR and the controller's offline election differ; see the report), unclean
-elections, fetch shapes whose answer depends on byte accounting (min_bytes > 1, small max_bytes
+(the model's KIP-966 ELR and the controller's offline election differ); crashes while a broker
+is cut off or paused (the model bumps the leader epoch when a follower is fenced, as the
+ZooKeeper-era controller did, so its leader forgets every follower's position and restarts
+their lag clocks; the controller here does not bump it, as KRaft since KAFKA-15021, and the
+leader keeps both: once a follower cannot fetch again, the ISR shrinks at different times);
+unclean elections, fetch shapes whose answer depends on byte accounting (min_bytes > 1, small max_bytes
 other than 1: the model counts value + 1 per record, the broker batch bytes; the core lockstep
 settles that rule), ticks and elections while a broker is paused (the paused broker's clock work
 would happen at resume, not at the tick), client requests to a paused broker (they would hang).
@@ -853,8 +857,12 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
 
         # -- faults ---------------------------------------------------------------------------
         def crashable(self) -> list[int]:
-            """Live brokers whose crash leaves every partition a live ISR member (module doc)."""
-            if self.paused or sum(self.model.state.alive) < 2:
+            """Live brokers whose crash leaves every partition a live ISR member, while no broker
+            is cut off or paused (module docstring: the model's leader-epoch bump on a fenced
+            follower makes the leader forget every follower's position and restart their
+            lag clocks; the broker keeps both, so with a follower unable to fetch again the
+            ISR shrinks at different times)."""
+            if self.paused or self.isolated or sum(self.model.state.alive) < 2:
                 return []
             return [b for b in range(config.brokers)
                     if self.model.state.alive[b] and not self.would_strand(b)]
