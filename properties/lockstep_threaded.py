@@ -800,7 +800,9 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
                             continue
                         out.extend(self.model.feed(event))
                     leader = self.model.state.partitions[p].control.leader
-                    if (leader is not None and leader not in cut and self.model.state.alive[leader]
+                    # an isolated leader still reaches the controller; a paused one does not
+                    if (leader is not None and leader not in self.paused
+                            and self.model.state.alive[leader]
                             and self.model.state.partitions[p].replicas[leader].pending_isr
                             is not None):
                         out.extend(self.model.feed(CommitIsrChange(p)))
