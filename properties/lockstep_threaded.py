@@ -261,17 +261,25 @@ class Links:
 
     def __init__(self) -> None:
         self.isolated: set[int] = set()
+        # A paused broker's links are cut too: a fetch sent to a paused leader would wait in its
+        # request queue and be handled at resume, when the model's follower may be paused itself.
+        self.paused: set[int] = set()
         # Held while a fetch is checked and sent, and while the adapter cuts or heals: once
         # Isolate returns, no fetch leaves over a cut link (a fetcher that had planned its round
         # before, for example while its broker was paused, is refused at the send).
         self.lock = threading.Lock()
 
     def cut(self, a: int, b: int) -> bool:
-        return a in self.isolated or b in self.isolated
+        return (a in self.isolated or b in self.isolated or a in self.paused
+                or b in self.paused)
 
     def set_isolated(self, broker: int, isolated: bool) -> None:
         with self.lock:
             (self.isolated.add if isolated else self.isolated.discard)(broker)
+
+    def set_paused(self, broker: int, paused: bool) -> None:
+        with self.lock:
+            (self.paused.add if paused else self.paused.discard)(broker)
 
 
 class _LinkConnection(KafkaConnection):
@@ -482,6 +490,7 @@ class ThreadedCluster:
             release, thread = self.pauses.pop(event.broker)
             release.set()
             thread.join(5)
+            self.links.set_paused(event.broker, False)
         else:
             raise TypeError(f"the threaded lockstep has no rule for {event!r}")
         return []
@@ -615,6 +624,7 @@ class ThreadedCluster:
 
     def _pause(self, b: int) -> None:
         server, held, release = self._server(b), threading.Event(), threading.Event()
+        self.links.set_paused(b, True)
 
         def hold() -> None:
             with server.lock:
