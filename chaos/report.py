@@ -39,6 +39,7 @@ tr.bad td{background:#fdecea} tr.hit td{background:#fff3c4;font-weight:600}
 .muted{color:#777} code{font-size:12px} figure{margin:8px 0 18px} figcaption{font-weight:600}
 svg text{font:11px system-ui,sans-serif;fill:#333} svg .axis{fill:#666}
 .ops td{font:12px ui-monospace,monospace;white-space:nowrap} .ops td.rec{white-space:normal}
+.row{display:flex;gap:28px;align-items:flex-start;flex-wrap:wrap} .row>div{max-width:420px}
 .note{background:#f6f8fa;border-left:3px solid #999;padding:6px 10px}
 """
 
@@ -101,13 +102,19 @@ def _configuration(report: dict, meta: dict) -> str:
     info = report.get("info", {})
     judged = {**config, "allowed anomalies": ", ".join(report.get("allowed", ())) or "none"}
     sizes = {"ops": f"{info.get('ops', 0):,}", "records": f"{info.get('records', 0):,}"}
-    by_f = info.get("ops_by_f_type", {})
-    counts = "".join(f"<tr><td>{escape(k)}</td><td class=n>{v:,}</td></tr>"
-                     for k, v in by_f.items())
-    return ("<h2>Configuration</h2><h3>judged</h3>" + _kv_table(judged, "config")
-            + "<h3>run</h3>" + _kv_table({**meta_summary(meta), **sizes}, "meta")
-            + f'<h3>ops by f and outcome</h3><table id="ops-by-f"><tr><th>f:type</th>'
-            f"<th>ops</th></tr>{counts}</table>")
+    by_f: dict = {}
+    for key, n in info.get("ops_by_f_type", {}).items():
+        f, _, type_ = key.partition(":")
+        by_f.setdefault(f, {})[type_] = n
+    types = ("invoke", "ok", "info", "fail")
+    counts = "".join(f"<tr><td>{escape(f)}</td>" + "".join(
+        f"<td class=n>{row.get(t, 0):,}</td>" for t in types) + "</tr>"
+        for f, row in sorted(by_f.items(), key=lambda kv: -kv[1].get("invoke", 0)))
+    return ('<h2>Configuration</h2><div class="row"><div><h3>judged</h3>'
+            + _kv_table(judged, "config") + "</div><div><h3>run</h3>"
+            + _kv_table({**meta_summary(meta), **sizes}, "meta") + "</div><div>"
+            + '<h3>ops by f and outcome</h3><table id="ops-by-f"><tr><th>f</th>'
+            + "".join(f"<th>{t}</th>" for t in types) + f"</tr>{counts}</table></div></div>")
 
 
 def _anomaly_table(report: dict) -> str:
@@ -163,9 +170,13 @@ def _latency_plots(data: ReportData, colours: dict) -> list[str]:
         plot.faults(data.faults, colours)
         for (f, type_), points in sorted(series.items(), key=lambda kv: kv[0][1] != "ok"):
             shown = data.latency_counts.get((f, type_), len(points))
-            label = f"{f} {type_} ({shown:,})" if len(fs) > 1 else f"{type_} ({shown:,})"
-            plot.points(points, OUTCOME_COLOURS.get(type_, "#555"), label,
-                        "circle" if type_ == "ok" else "triangle")
+            shape = "circle" if type_ == "ok" else "triangle"
+            if len(fs) > 1:  # a shared panel: colour tells the f, the shape the outcome
+                colour = SERIES_COLOURS[fs.index(f) % len(SERIES_COLOURS)]
+                plot.points(points, colour, f"{f} {type_} ({shown:,})", shape)
+            else:
+                plot.points(points, OUTCOME_COLOURS.get(type_, "#555"), f"{type_} ({shown:,})",
+                            shape)
         out.append(plot.svg())
     if not out:
         out.append('<p class="muted">No completed client ops: no latency plot.</p>')
@@ -198,7 +209,7 @@ def _lag_plot(data: ReportData, colours: dict) -> str:
     plot = Plot("Realtime lag of polls: how stale each poll's view of its partition was",
                 data.t_min, data.t_max, 0, top * 1.05, y_label="lag")
     plot.faults(data.faults, colours)
-    plot.points(data.lag, "#2b7bd3", f"poll ({data.polls_measured:,})")
+    plot.points(data.lag, "#2b7bd3", f"polls ({data.polls_measured:,})")
     times = [data.t_min + (i + 0.5) * data.bucket_ns for i in range(len(data.lag_max))]
     plot.line(list(zip(times, data.lag_max, strict=True)), "#d62d4b", "worst in interval")
     note = "" if data.lag_exact else (
@@ -258,7 +269,7 @@ def _footer(data: ReportData) -> str:
                "</ul></div>" if errors else ""
     return (f'{problems}<p class="muted">Latency plots show {sampled:,} of {total:,} completions '
             f"(every k-th of each f and outcome); lag plot {len(data.lag):,} of "
-            f"{data.polls_measured:,} polls. Written by kafkaref (chaos/report.py).</p>")
+            f"{data.polls_measured:,} polls (one point per poll and partition). Written by kafkaref (chaos/report.py).</p>")
 
 
 # --- the command ---------------------------------------------------------------------------

@@ -42,7 +42,8 @@ END_OF = {
     "cont": ("pause",),
     "heal": ("*",),
     "heal_all": ("*",),
-    "reset_clock": ("clock", "clock_jump", "bump_clock", "strobe_clock"),
+    "clock_reset": ("clock",),
+    "reset_clock": ("clock",),
 }
 
 

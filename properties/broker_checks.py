@@ -30,6 +30,7 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.config import ServerConfig
+from kafkaref.properties.waiting import wait_until
 
 TOPIC = "checked"
 WAIT_S = 15  # bound on waiting for the cluster to reach a state
@@ -77,7 +78,8 @@ def cluster(mutants: frozenset[Mutant], brokers: int = 2, min_insync: int = 2,
                                                  mutants=mutants),
                 BrokerConfig(broker_id=b, replica_lag_time_max_ms=lag_ms, mutants=mutants),
                 log_factory=lambda key: MemoryLog(), replica_fetch_wait_max_ms=100).start()
-        _wait(lambda: len(controller.metadata().brokers) == brokers, "brokers registered")
+        wait_until(lambda: len(controller.metadata().brokers) == brokers, timeout_s=WAIT_S,
+                   what="brokers registered")
         with KafkaConnection("127.0.0.1", servers[0].port, timeout_s=WAIT_S) as connection:
             answer = connection.send(19, 4, {"topics": [{
                 "name": TOPIC, "num_partitions": 1, "replication_factor": brokers,
@@ -85,7 +87,7 @@ def cluster(mutants: frozenset[Mutant], brokers: int = 2, min_insync: int = 2,
                                                 "value": str(min_insync)}]}],
                 "timeout": 10_000, "validate_only": False})
         assert answer.topics[0].error_code == 0, answer
-        _wait(lambda: len(isr(servers[0])) == brokers, "full ISR")
+        wait_until(lambda: len(isr(servers[0])) == brokers, timeout_s=WAIT_S, what="full ISR")
         yield servers
     finally:
         for server in servers.values():
@@ -93,14 +95,6 @@ def cluster(mutants: frozenset[Mutant], brokers: int = 2, min_insync: int = 2,
                 server.shutdown()
         controller.shutdown()
         scratch.cleanup()
-
-
-def _wait(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + WAIT_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{what}: not reached in {WAIT_S} s")
-        time.sleep(0.02)
 
 
 def isr(server) -> tuple[int, ...]:
@@ -163,7 +157,8 @@ def min_insync_replicas_enforced(mutants) -> str | None:
     with NOT_ENOUGH_REPLICAS, and an acks=1 write does not become committed (KIP-966)."""
     with cluster(mutants, session_timeout_ms=600) as servers:
         servers[1].shutdown()
-        _wait(lambda: isr(servers[0]) == (0,), "ISR shrunk to the leader")
+        wait_until(lambda: isr(servers[0]) == (0,), timeout_s=WAIT_S,
+                   what="ISR shrunk to the leader")
         with KafkaConnection("127.0.0.1", servers[0].port, timeout_s=5) as connection:
             answer = produce(connection, acks=-1)
             if answer.error_code != ErrorCode.not_enough_replicas:

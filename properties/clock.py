@@ -3,6 +3,10 @@
 Every clock in kafkaref is a callable returning milliseconds (the core, the purgatories, the
 timing wheel and the storage logs take one), so a test that controls time passes a Clock and
 sets or advances `now_ms` itself: no sleeps, no wall-clock races.
+
+Not to be confused with kafkaref.impl.clock.Clock, the broker's pair of readings (monotonic and
+wall): a test drives a whole broker by giving it impl.clock.Clock(monotonic_ms=clock,
+wall_ms=clock) with one of these (or two).
 """
 
 from __future__ import annotations

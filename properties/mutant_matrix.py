@@ -30,7 +30,7 @@ from hypothesis.errors import HypothesisException
 from hypothesis.reporting import with_reporter
 from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
-from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
+from kafkaref.impl.mutants import LAYERS, NONE, Mutant, parse_mutants
 
 LEVELS = ("core", "broker", "chaos")
 
@@ -204,6 +204,37 @@ def _broker_check(name: str, function: Callable[[frozenset[Mutant]], str | None]
     return run
 
 
+# seconds of faults per chaos run, by budget (the run adds cluster start, heal and final reads)
+CHAOS_SECONDS = {"smoke": 15, "small": 20, "ci": 30, "deep": 120}
+
+
+def _chaos_run(mutants: frozenset[Mutant], budget: Budget) -> Finding:
+    """A chaos run (chaos/run.py: a process cluster with the mutants, the workload, the hunting
+    schedule of faults, final reads) judged by the twin checker: caught = an invalid history."""
+    import tempfile
+
+    from kafkaref.chaos.nemesis import hunting_schedule
+    from kafkaref.chaos.run import EXIT_INVALID, EXIT_VALID, RunOptions, run
+
+    seconds = CHAOS_SECONDS.get(budget.name, 30)
+    codes = tuple(sorted(m.code for m in mutants))
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="kafkaref-mutant-chaos-") as runs:
+        result = run(RunOptions(
+            seed=1, time_limit_s=seconds, mutants=codes, runs_dir=runs,
+            run_id="-".join(codes) or "baseline", checker="twin",
+            schedule=tuple(hunting_schedule(seconds, corrupt=Mutant.M8 in mutants))),
+            log=lambda _: None)
+    elapsed = time.perf_counter() - start
+    anomalies = {name: entry["count"] for name, entry in result.report.get("anomalies", {}).items()
+                 if entry.get("count") and not entry.get("allowed")}
+    if result.exit_code == EXIT_INVALID:
+        detail = "anomalies " + ", ".join(f"{k} x{v}" for k, v in sorted(anomalies.items()))
+        return Finding("chaos run", True, detail, elapsed, elapsed)
+    verdict = "" if result.exit_code == EXIT_VALID else f"run ended {result.exit_code} (unknown)"
+    return Finding("chaos run", False, verdict, elapsed, elapsed)
+
+
 def checks() -> list[Check]:
     """Every check of every level; within a level, the one that should catch most first."""
     from kafkaref.properties import broker_checks
@@ -218,6 +249,7 @@ def checks() -> list[Check]:
     for check in broker_checks.CHECKS:
         found.append(Check(check.name, "broker", check.layers,
                            _broker_check(check.name, check.function)))
+    found.append(Check("chaos run", "chaos", frozenset(LAYERS), _chaos_run))
     return found
 
 

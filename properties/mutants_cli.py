@@ -13,7 +13,8 @@ from kafkaref.properties.mutant_matrix import BUDGETS, LEVELS
 @click.command("mutants")
 @click.option("--level", "levels", type=click.Choice(LEVELS), multiple=True,
               help="Which checks to run (repeatable): core = in-process machines (default), "
-                   "broker = threaded brokers on 127.0.0.1, chaos = process clusters.")
+                   "broker = threaded brokers on 127.0.0.1, chaos = process clusters under the "
+                   "chaos job's faults (chaos/run.py, twin checker).")
 @click.option("--budget", type=click.Choice(sorted(BUDGETS)), default="ci", show_default=True,
               help="How long each machine walks: smoke (150 examples x 40 steps, no "
                    "shrinking), small (40 x 30), ci (150 x 40), deep (1500 x 80).")
@@ -43,8 +44,8 @@ def mutants_command(levels, budget, mutants, as_json, list_only):
         raise click.BadParameter(str(exc), param_hint="--mutant") from None
     levels = levels or ("core",)
     if "chaos" in levels:
-        click.echo("note: no chaos-level checks exist in this tree yet (chaos/ holds none); "
-                   "that level adds nothing", err=True)
+        click.echo("note: the chaos level runs a process cluster per mutant (plus a baseline), "
+                   "each for 15-120 s of faults by budget", err=True)
 
     def progress(line):
         click.echo(line, err=True)

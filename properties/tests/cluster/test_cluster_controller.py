@@ -7,7 +7,7 @@ from kafkaref.impl.core.metadata import metadata_from_dict, metadata_to_dict
 from kafkaref.properties.clock import Clock
 
 
-def cluster(n=3, unclean=False):
+def controller_state(n=3, unclean=False):
     clock = Clock()
     state = ControllerState(clock, session_timeout_ms=1000, unclean_election=unclean)
     for broker_id in range(n):
@@ -21,7 +21,7 @@ def partition(state):
 
 
 def test_leader_failure_elects_next_isr_member_with_a_new_epoch():
-    clock, state = cluster()
+    clock, state = controller_state()
     assert (partition(state).leader, partition(state).leader_epoch) == (0, 0)
     clock.now_ms = 1500
     state.heartbeat(1)
@@ -34,7 +34,7 @@ def test_leader_failure_elects_next_isr_member_with_a_new_epoch():
 
 def test_no_clean_candidate_means_offline_unless_unclean():
     for unclean, expected_leader in ((False, -1), (True, 2)):
-        clock, state = cluster(unclean=unclean)
+        clock, state = controller_state(unclean=unclean)
         assert state.alter_isr(0, "t", 0, 0, [0, 1]) == ErrorCode.none  # 2 fell behind
         clock.now_ms = 1500
         state.heartbeat(2)
@@ -47,7 +47,7 @@ def test_no_clean_candidate_means_offline_unless_unclean():
 
 
 def test_alter_isr_only_from_current_leader_and_epoch_with_live_members():
-    clock, state = cluster()
+    clock, state = controller_state()
     assert state.alter_isr(1, "t", 0, 0, [0, 1]) == ErrorCode.not_leader_or_follower
     assert state.alter_isr(0, "t", 0, 5, [0, 1]) == ErrorCode.fenced_leader_epoch
     assert state.alter_isr(0, "t", 0, 0, [0, 7]) == ErrorCode.ineligible_replica
@@ -56,7 +56,7 @@ def test_alter_isr_only_from_current_leader_and_epoch_with_live_members():
 
 
 def test_reregistration_fences_the_previous_incarnation():
-    clock, state = cluster()
+    clock, state = controller_state()
     state.register(0, "127.0.0.1", 9100)
     p = partition(state)
     assert p.leader_epoch == 1 and p.leader != 0  # the old leader's epoch is over
@@ -64,7 +64,7 @@ def test_reregistration_fences_the_previous_incarnation():
 
 
 def test_create_topic_validation_and_metadata_json_round_trip():
-    _, state = cluster()
+    _, state = controller_state()
     assert state.create_topic("t", 1, 1, {})[0] == ErrorCode.topic_already_exists
     assert state.create_topic("u", 1, 4, {})[0] == ErrorCode.invalid_replication_factor
     assert state.create_topic("bad name", 1, 1, {})[0] == ErrorCode.invalid_topic_exception

@@ -14,10 +14,9 @@ import pytest
 
 from kafkaref.chaos.conform.catalogue import FAIL, PASS
 from kafkaref.chaos.conform.runner import run, select
+from kafkaref.impl import mutants
 from kafkaref.properties.cluster_faults import fault_commands
 from kafkaref.properties.servers import ClusterSetup
-
-mutants = pytest.importorskip("kafkaref.impl.mutants")
 
 CAUGHT_BY = {
     "M1": "hw_waits_for_isr",

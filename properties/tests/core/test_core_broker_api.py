@@ -16,19 +16,21 @@ from kafkaref.properties.clock import Clock
 
 
 @pytest.fixture
-def broker():
+def core_broker():
+    """The core Broker alone (impl/core, no sockets, no threads), on a test Clock; the served
+    broker is the shared `broker` fixture."""
     b = Broker(BrokerConfig(broker_id=0), Clock(), lambda key: MemoryLog())
     LocalController().register(b, "127.0.0.1", 9092)
     return b
 
 
-def call(broker, api_key, version, values):
+def call(core_broker, api_key, version, values):
     """Encode a request, decode it as the server would, handle it, round-trip the response."""
     request = build(load_request_schema(api_key, version), values)
     frame = wire.encode_request(42, "test", request)
     decoded = wire.decode_request(frame[4:])
     out = []
-    broker.handle(decoded, out.append)
+    core_broker.handle(decoded, out.append)
     if not out or out[0] is None:
         return out[0] if out else "pending"
     response = wire.encode_response(decoded.correlation_id, out[0])
@@ -37,22 +39,22 @@ def call(broker, api_key, version, values):
     return body
 
 
-def create(broker, name, version=4, partitions=1, configs=()):
-    return call(broker, 19, version, {"topics": [{
+def create(core_broker, name, version=4, partitions=1, configs=()):
+    return call(core_broker, 19, version, {"topics": [{
         "name": name, "num_partitions": partitions, "replication_factor": 1,
         "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs]}],
         "timeout": datetime.timedelta(seconds=5), "validate_only": False})
 
 
-def produce(broker, version, value, acks=1):
+def produce(core_broker, version, value, acks=1):
     data = build_batch([(b"k", value, (("h", b"v"),), None)])
-    return call(broker, 0, version, {"acks": acks, "timeout": 1000, "transactional_id": None,
+    return call(core_broker, 0, version, {"acks": acks, "timeout": 1000, "transactional_id": None,
                                      "topic_data": [{"name": "t", "partition_data": [
                                          {"index": 0, "records": data}]}]})
 
 
-def fetch(broker, version, offset):
-    return call(broker, 1, version, {
+def fetch(core_broker, version, offset):
+    return call(core_broker, 1, version, {
         "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
         "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
         "topics": [{"topic": "t", "partitions": [{
@@ -62,20 +64,20 @@ def fetch(broker, version, offset):
 
 
 @pytest.mark.parametrize("version", [0, 1, 2, 3])
-def test_api_versions(broker, version):
-    body = call(broker, 18, version, {"client_software_name": "x",
+def test_api_versions(core_broker, version):
+    body = call(core_broker, 18, version, {"client_software_name": "x",
                                       "client_software_version": "1"})
     assert body.error_code == ErrorCode.none
     assert {k.api_key for k in body.api_keys} == set(wire.SUPPORTED)
 
 
-def test_unknown_api_versions_version_answers_unsupported_with_v0_body(broker):
+def test_unknown_api_versions_version_answers_unsupported_with_v0_body(core_broker):
     frame = bytearray(wire.encode_request(
         9, "x", build(load_request_schema(18, 0), {})))
     frame[6:8] = (99).to_bytes(2, "big")
     decoded = wire.decode_request(bytes(frame[4:]))
     out = []
-    broker.handle(decoded, out.append)
+    core_broker.handle(decoded, out.append)
     _, body = wire.decode_response(18, 0, wire.encode_response(9, out[0])[4:])
     assert body.error_code == ErrorCode.unsupported_version and len(body.api_keys) > 5
 
@@ -89,13 +91,13 @@ def test_unsupported_version_of_another_api_is_malformed():
 
 
 @pytest.mark.parametrize("produce_version, fetch_version", [(3, 4), (5, 7), (8, 11), (8, 12)])
-def test_create_produce_fetch_list_offsets(broker, produce_version, fetch_version):
-    assert create(broker, "t").topics[0].error_code == ErrorCode.none
-    assert create(broker, "t").topics[0].error_code == ErrorCode.topic_already_exists
+def test_create_produce_fetch_list_offsets(core_broker, produce_version, fetch_version):
+    assert create(core_broker, "t").topics[0].error_code == ErrorCode.none
+    assert create(core_broker, "t").topics[0].error_code == ErrorCode.topic_already_exists
     for value in (b"a", b"b"):
-        body = produce(broker, produce_version, value)
+        body = produce(core_broker, produce_version, value)
         assert body.responses[0].partition_responses[0].error_code == ErrorCode.none
-    body = fetch(broker, fetch_version, 1)
+    body = fetch(core_broker, fetch_version, 1)
     part = body.responses[0].partitions[0]
     assert part.high_watermark == 2
     error, views = split_batches(part.records)
@@ -103,45 +105,45 @@ def test_create_produce_fetch_list_offsets(broker, produce_version, fetch_versio
     assert [(r.offset, r.key, r.value, r.headers) for r in records] == [
         (1, b"k", b"b", (("h", b"v"),))]
     for timestamp, expected in ((-2, 0), (-1, 2)):
-        body = call(broker, 2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [
+        body = call(core_broker, 2, 5, {"replica_id": -1, "isolation_level": 0, "topics": [
             {"name": "t", "partitions": [{"partition_index": 0, "timestamp": timestamp,
                                           "current_leader_epoch": -1}]}]})
         assert body.topics[0].partitions[0].offset == expected
 
 
-def test_acks0_sends_nothing(broker):
-    create(broker, "t")
-    assert produce(broker, 8, b"a", acks=0) is None
-    assert fetch(broker, 11, 0).responses[0].partitions[0].high_watermark == 1
+def test_acks0_sends_nothing(core_broker):
+    create(core_broker, "t")
+    assert produce(core_broker, 8, b"a", acks=0) is None
+    assert fetch(core_broker, 11, 0).responses[0].partitions[0].high_watermark == 1
 
 
 @pytest.mark.parametrize("version", [1, 4, 8])
-def test_metadata_lists_brokers_topics_and_auto_creates(broker, version):
-    create(broker, "t", partitions=3)
-    body = call(broker, 3, version, {"topics": None, "allow_auto_topic_creation": True})
+def test_metadata_lists_brokers_topics_and_auto_creates(core_broker, version):
+    create(core_broker, "t", partitions=3)
+    body = call(core_broker, 3, version, {"topics": None, "allow_auto_topic_creation": True})
     assert [b.port for b in body.brokers] == [9092]
     assert [len(t.partitions) for t in body.topics] == [3]
     if version >= 4:
-        body = call(broker, 3, version, {"topics": [{"name": "auto"}],
+        body = call(core_broker, 3, version, {"topics": [{"name": "auto"}],
                                          "allow_auto_topic_creation": True})
         assert body.topics[0].error_code == ErrorCode.none
 
 
-def test_min_insync_config_and_offsets_apis(broker):
-    create(broker, "t", configs=[("min.insync.replicas", "2")])
-    assert broker.replica_manager.partition(("t", 0)).config.min_insync_replicas == 2
-    body = call(broker, 22, 1, {"transactional_id": None, "transaction_timeout": 1000})
+def test_min_insync_config_and_offsets_apis(core_broker):
+    create(core_broker, "t", configs=[("min.insync.replicas", "2")])
+    assert core_broker.replica_manager.partition(("t", 0)).config.min_insync_replicas == 2
+    body = call(core_broker, 22, 1, {"transactional_id": None, "transaction_timeout": 1000})
     assert body.error_code == ErrorCode.none and body.producer_id >= 0
-    body = call(broker, 10, 2, {"key": "g", "key_type": 0})
+    body = call(core_broker, 10, 2, {"key": "g", "key_type": 0})
     assert (body.error_code, body.port) == (ErrorCode.none, 9092)
-    call(broker, 8, 7, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+    call(core_broker, 8, 7, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
                         "group_instance_id": None, "topics": [{"name": "t", "partitions": [
                             {"partition_index": 0, "committed_offset": 5,
                              "committed_leader_epoch": -1, "committed_metadata": ""}]}]})
-    body = call(broker, 9, 5, {"group_id": "g", "topics": [{"name": "t",
+    body = call(core_broker, 9, 5, {"group_id": "g", "topics": [{"name": "t",
                                                             "partition_indexes": [0]}]})
     assert body.topics[0].partitions[0].committed_offset == 5
-    body = call(broker, 23, 3, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
+    body = call(core_broker, 23, 3, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
         {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0}]}]})
     assert body.topics[0].partitions[0].end_offset == 0
 
