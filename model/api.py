@@ -23,7 +23,8 @@ from kafkaref.model.step import step
 from kafkaref.model.values import ModelState, initial_state
 
 
-def replica_fetch_for(state: ModelState, follower: int, partition: int) -> ReplicaFetch | None:
+def replica_fetch_for(state: ModelState, follower: int, partition: int, max_bytes: int = 1 << 20,
+                      response_lost: bool = False) -> ReplicaFetch | None:
     """The fetch a follower would send now: from its log end offset, with the latest epoch of its
     epoch cache (as Kafka's fetcher does: an epoch it led without writing counts too) and its
     current leader epoch (KIP-320). None when it has no leader to fetch from."""
@@ -37,6 +38,8 @@ def replica_fetch_for(state: ModelState, follower: int, partition: int) -> Repli
         fetch_offset=replica.leo,
         last_fetched_epoch=replica.latest_epoch,
         current_leader_epoch=replica.leader_epoch,
+        max_bytes=max_bytes,
+        response_lost=response_lost,
     )
 
 

@@ -46,8 +46,6 @@ class ClusterConfig:
     # Flush policy: flush a replica once this many records are unflushed (Kafka's
     # flush.messages). None = never flush by itself (Kafka's default): only Flush events do.
     flush_interval_messages: int | None = None
-    # Upper bound on records a follower takes per replica fetch (None: everything up to leo).
-    replica_fetch_max_records: int | None = None
     bugs: frozenset[Bug] = attrs.field(default=frozenset(), converter=frozenset)
     # Derived, computed once: the replica assignment of every partition.
     _assignments: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)

@@ -35,6 +35,7 @@ class FetchResponse:
     first_offset: int = -1
     records: tuple[Entry, ...] = ()
     via: str = IMMEDIATE
+    log_start_offset: int = -1  # 0 in every answer that reached the log (no retention here)
 
 
 @attrs.frozen(slots=True)

@@ -21,6 +21,9 @@ class Produce:
     values: tuple[bytes, ...]  # one batch
     acks: int = ACKS_ALL
     timeout_ms: int = 30_000
+    # Further batches for the same partition in the same request: the wire format allows them,
+    # Kafka refuses them (INVALID_RECORD: exactly one batch per partition since produce v3).
+    more_batches: tuple[tuple[bytes, ...], ...] = ()
 
 
 @attrs.frozen(slots=True)
@@ -57,6 +60,10 @@ class ReplicaFetch:
     fetch_offset: int
     last_fetched_epoch: int
     current_leader_epoch: int
+    # replica.fetch.max.bytes: whole batches within it, at least one (batch_size in helpers)
+    max_bytes: int = 1 << 20
+    # the leader handled the fetch but the follower never heard the answer
+    response_lost: bool = False
 
 
 @attrs.frozen(slots=True)

@@ -125,7 +125,7 @@ def events_from(node: Node, limits: Limits) -> Iterator[Event]:
         if event is not None and state.alive[follower] and state.alive[event.leader]:
             yield event
     if node.ticks_left > 0:
-        yield Tick(LAG_MS + 1)
+        yield Tick(2 * LAG_MS)  # past the lag time at the next lag check, whatever its phase
     if leading and part.replicas[leader].pending_isr is not None:
         yield CommitIsrChange(0)
     if can_bump and (leader is None or limits.elections):

@@ -124,10 +124,39 @@ def assign_epoch(cache: tuple[tuple[int, int], ...], epoch: int, start_offset: i
     return cache[:keep] + ((epoch, start_offset),)
 
 
-def record_size(value: bytes) -> int:
-    """Bytes a record counts for in min_bytes / max_bytes: its value plus one byte of framing,
-    so that empty values still count (the model does not encode batches; see MODEL.md).
+BATCH_HEADER_BYTES = 61  # a v2 record batch's header (KAFKA_SEMANTICS.md)
 
-    post: __return__ == len(value) + 1
+
+def varint_size(value: int) -> int:
+    """Bytes of a zigzag varint (the record format's lengths and deltas).
+
+    pre: -(2**31) <= value < 2**31
+    post: 1 <= __return__ <= 5
     """
-    return len(value) + 1
+    zigzag = (value << 1) ^ (value >> 31)
+    size = 1
+    while zigzag >= 0x80:
+        zigzag >>= 7
+        size += 1
+    return size
+
+
+def record_bytes(value_length: int, offset_delta: int) -> int:
+    """Bytes one record takes in a v2 batch as the model's clients write it: no key, no
+    headers, the batch's timestamp (delta 0): the length prefix, then attributes, timestamp
+    delta, offset delta, key length (-1), value length, value, header count.
+
+    pre: value_length >= 0 and 0 <= offset_delta < 2**31
+    post: __return__ > value_length
+    """
+    body = 4 + varint_size(offset_delta) + varint_size(value_length) + value_length
+    return varint_size(body) + body
+
+
+def batch_size(value_lengths) -> int:
+    """Bytes of a v2 batch holding values of these lengths, as Kafka counts them for fetch
+    min_bytes / max_bytes (whole batches: at least one, then more within max_bytes).
+
+    post: __return__ >= BATCH_HEADER_BYTES
+    """
+    return BATCH_HEADER_BYTES + sum(record_bytes(n, i) for i, n in enumerate(value_lengths))

@@ -46,10 +46,10 @@ from kafkaref.model.events import (
 from kafkaref.model.helpers import (
     UNDEFINED,
     assign_epoch,
+    batch_size,
     end_offset_for_epoch,
     follower_truncation,
     high_watermark,
-    record_size,
     trim_epoch_cache,
 )
 from kafkaref.model.values import (
@@ -98,6 +98,12 @@ def _with_partition(state: ModelState, p: int, part: PartitionState, purgatory=N
     )
 
 
+def _check_broker(state: ModelState, broker: int) -> None:
+    """A broker id outside the cluster is not addressable: the caller's error, not Kafka's."""
+    if not 0 <= broker < state.config.brokers:
+        raise ValueError(f"no broker {broker}")
+
+
 def _replica_of(state: ModelState, p: int, broker: int) -> Replica | None:
     config = state.config
     if not 0 <= p < config.partitions:
@@ -113,7 +119,7 @@ _KEEP: object = object()
 def _replace(
     r: Replica, *, log=_KEEP, hw=_KEEP, flushed=_KEEP, epoch_cache=_KEEP, leader=_KEEP,
     leader_epoch=_KEEP, partition_epoch=_KEEP, isr=_KEEP, pending_isr=_KEEP,
-    follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP,
+    follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP, last_fetch=_KEEP,
 ) -> Replica:
     """attrs.evolve without its per-call introspection (step() is on the hot path)."""
     return Replica(
@@ -129,6 +135,7 @@ def _replace(
         r.follower_offsets if follower_offsets is _KEEP else follower_offsets,
         r.caught_up_ms if caught_up_ms is _KEEP else caught_up_ms,
         r.synced_epoch if synced_epoch is _KEEP else synced_epoch,
+        r.last_fetch if last_fetch is _KEEP else last_fetch,
     )
 
 
@@ -141,7 +148,11 @@ def _maybe_flush(config: ClusterConfig, replica: Replica) -> Replica:
 
 def _truncate(replica: Replica, length: int) -> Replica:
     if length >= replica.leo:
-        return replica
+        # Kafka's truncateTo: no record goes, but the epoch cache is always truncated to the
+        # leo (an epoch this replica started as leader without writing conflicts with the
+        # leader's log)
+        cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
+        return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
     return _replace(
         replica,
         log=replica.log.truncate(length),
@@ -149,6 +160,15 @@ def _truncate(replica: Replica, length: int) -> Replica:
         flushed=min(replica.flushed, length),
         epoch_cache=trim_epoch_cache(replica.epoch_cache, length),
     )
+
+
+def _recover(replica: Replica) -> Replica:
+    """What an unclean shutdown leaves: the flushed prefix, and the epoch cache truncated to its
+    end (Kafka's log loading always runs truncateFromEnd(recovered leo), so an epoch that had
+    no records yet is forgotten even when no record was lost)."""
+    replica = _truncate(replica, replica.flushed)
+    cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
+    return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -167,9 +187,20 @@ def _leader_hw(config: ClusterConfig, broker: int, replica: Replica) -> Replica:
     return replica if hw == replica.hw else replica.raise_hw(hw)
 
 
+def _batch_at(log, start: int, end: int) -> tuple[int, int]:
+    """The batch starting at `start` (cut at `end`): (its end offset, its size in bytes)."""
+    stop = start
+    lengths = []
+    while stop < end and log[stop].base == start:
+        lengths.append(len(log[stop].value))
+        stop += 1
+    return stop, batch_size(lengths)
+
+
 def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int, tuple[Entry, ...]]:
     """Whole batches from the one holding `offset` up to `end`: at least one batch, then more
-    while the total stays within max_bytes. Returns (first offset, entries)."""
+    while the total stays within max_bytes (batch bytes as Kafka counts them: helpers.batch_size).
+    Returns (first offset, entries)."""
     if offset >= end:
         return offset, ()
     log = replica.log
@@ -177,28 +208,47 @@ def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int,
     stop = first
     total = 0
     while stop < end:
-        batch_end = stop
-        batch_bytes = 0
-        base = log[stop].base
-        while batch_end < end and log[batch_end].base == base:
-            batch_bytes += record_size(log[batch_end].value)
-            batch_end += 1
-        if stop > first and total + batch_bytes > max_bytes:
+        batch_end, size = _batch_at(log, stop, end)
+        if stop > first and total + size > max_bytes:
             break
-        total += batch_bytes
+        total += size
         stop = batch_end
     return first, log.slice(first, stop)
 
 
-def _readable_bytes(replica: Replica, offset: int, end: int, enough: int) -> int:
-    """Bytes readable from `offset` to `end`, counting no further than `enough`."""
-    total = 0
+def _read_bytes(replica: Replica, offset: int, end: int, max_bytes: int) -> int:
+    """Bytes _read returns (Kafka's first min_bytes test is on what it read)."""
+    if offset >= end:
+        return 0
     log = replica.log
-    for index in range(offset, end):
-        total += record_size(log[index].value)
-        if total >= enough:
+    first = log[offset].base
+    stop, total = first, 0
+    while stop < end:
+        batch_end, size = _batch_at(log, stop, end)
+        if stop > first and total + size > max_bytes:
             break
+        total += size
+        stop = batch_end
     return total
+
+
+def _available_bytes(replica: Replica, offset: int, end: int, max_bytes: int, enough: int) -> int:
+    """Kafka's DelayedFetch count: bytes of the whole batches from the one holding `offset` up
+    to `end`, capped at max_bytes (counting no further than `enough`)."""
+    if offset >= end:
+        return 0
+    log = replica.log
+    stop, total = log[offset].base, 0
+    while stop < end and total < enough:
+        stop, size = _batch_at(log, stop, end)
+        total += size
+    return min(total, max_bytes)
+
+
+def _enough_to_answer(replica: Replica, offset: int, end: int, min_bytes: int,
+                      max_bytes: int) -> bool:
+    """A parked fetch completes when min(available bytes, max_bytes) >= min_bytes."""
+    return _available_bytes(replica, offset, end, max_bytes, min_bytes) >= min_bytes
 
 
 def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
@@ -208,7 +258,7 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> FetchResponse:
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
-    return FetchResponse(request_id, NONE, replica.hw, first, records, via)
+    return FetchResponse(request_id, NONE, replica.hw, first, records, via, log_start_offset=0)
 
 
 def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker: int) -> Effect | None:
@@ -216,17 +266,32 @@ def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker:
     lost = replica is None or replica.leader != broker
     if isinstance(op, DelayedProduce):
         if lost:
-            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, op.base_offset,
+                                   op.record_ids, COMPLETED)
         if replica.hw >= op.required_offset:
             error = NONE if len(replica.isr) >= config.min_isr else ErrorCode.not_enough_replicas_after_append
             return ProduceResponse(op.request_id, error, op.base_offset, op.record_ids, COMPLETED)
         return None
-    if lost:
-        return FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=COMPLETED)
+    error = _parked_fetch_error(op, replica, broker)
+    if error != NONE:
+        return FetchResponse(op.request_id, error, via=COMPLETED)
     end = _consumer_end(config, replica)
-    if _readable_bytes(replica, op.offset, end, op.min_bytes) >= op.min_bytes:
+    if _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
         return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, COMPLETED)
     return None
+
+
+def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) -> ErrorCode:
+    """A parked fetch is answered by reading again, with the same checks in the same order as
+    when it arrived (Kafka's DelayedFetch.onComplete): the epoch it carries, then leadership."""
+    if replica is None:
+        return ErrorCode.not_leader_or_follower
+    if op.current_leader_epoch >= 0 and op.current_leader_epoch != replica.leader_epoch:
+        return (ErrorCode.fenced_leader_epoch if op.current_leader_epoch < replica.leader_epoch
+                else ErrorCode.unknown_leader_epoch)
+    if replica.leader != broker:
+        return ErrorCode.not_leader_or_follower
+    return NONE
 
 
 def _try_complete(
@@ -268,20 +333,25 @@ def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionStat
 
 def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
     config, p, broker = state.config, event.partition, event.broker
-    replica = _replica_of(state, p, broker)
+    _check_broker(state, broker)
     silent = event.acks == ACKS_NONE  # acks=0: the client expects no answer at all
 
     def fail(error: ErrorCode) -> tuple[ModelState, Effects]:
         return state, () if silent else (ProduceResponse(event.request_id, error),)
 
+    # Kafka's order: the topic is known, the records hold exactly one batch (KafkaApis), the
+    # acks are valid, this broker leads, the ISR is large enough (ReplicaManager, Partition)
     if not state.alive[broker]:
         return state, () if silent else (Disconnected(event.request_id),)
-    if replica is None or replica.leader != broker:
-        return fail(ErrorCode.not_leader_or_follower)
+    if not 0 <= p < config.partitions:
+        return fail(ErrorCode.unknown_topic_or_partition)
+    if not event.values or event.more_batches:
+        return fail(ErrorCode.invalid_record)
     if event.acks not in (ACKS_NONE, 1, ACKS_ALL):
         return fail(ErrorCode.invalid_required_acks)
-    if not event.values:
-        return fail(ErrorCode.invalid_request)
+    replica = state.partitions[p].replicas[broker]
+    if replica is None or replica.leader != broker:
+        return fail(ErrorCode.not_leader_or_follower)
     if event.acks == ACKS_ALL and len(replica.isr) < config.min_isr:
         return fail(ErrorCode.not_enough_replicas)  # checked before the append: nothing written
 
@@ -306,7 +376,8 @@ def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
         if answer is not None:
             effects.append(ProduceResponse(op.request_id, answer.error, base, record_ids))
         elif event.timeout_ms <= 0:
-            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
+            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, base,
+                                           record_ids, EXPIRED))
         else:
             state = ModelState(state.config, state.now_ms, state.alive, state.partitions,
                                state.purgatory + (op,))
@@ -315,20 +386,27 @@ def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
 
 def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_epoch: int
                         ) -> tuple[Replica | None, ErrorCode]:
-    replica = _replica_of(state, p, broker)
-    if replica is None or replica.leader != broker:
+    """The replica if `broker` leads p in the epoch the client expects. Kafka's order
+    (Partition.getLocalLog): the partition is known, is hosted here, the epoch matches (KIP-320),
+    then this replica leads."""
+    if not 0 <= p < state.config.partitions:
+        return None, ErrorCode.unknown_topic_or_partition
+    replica = state.partitions[p].replicas[broker]
+    if replica is None:
         return None, ErrorCode.not_leader_or_follower
     if current_leader_epoch >= 0:
         if current_leader_epoch < replica.leader_epoch:
             return None, ErrorCode.fenced_leader_epoch
         if current_leader_epoch > replica.leader_epoch:
             return None, ErrorCode.unknown_leader_epoch
+    if replica.leader != broker:
+        return None, ErrorCode.not_leader_or_follower
     return replica, NONE
 
 
 def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
+    _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        _replica_of(state, event.partition, event.broker)
         return state, (Disconnected(event.request_id),)
     config = state.config
     replica, error = _leader_for_request(state, event.partition, event.broker,
@@ -336,20 +414,26 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
     if replica is None:
         return state, (FetchResponse(event.request_id, error),)
     if not 0 <= event.offset <= replica.leo:
-        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw),)
+        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw,
+                                     log_start_offset=0),)
     end = _consumer_end(config, replica)
-    if event.max_wait_ms <= 0 or _readable_bytes(replica, event.offset, end, event.min_bytes) >= event.min_bytes:
+    # Kafka answers at once when max_wait <= 0, when what it read reaches min_bytes, or when the
+    # purgatory's first try (tryCompleteElseWatch) finds enough available
+    if event.max_wait_ms <= 0 or _read_bytes(replica, event.offset, end, event.max_bytes) >= (
+            event.min_bytes) or _enough_to_answer(replica, event.offset, end, event.min_bytes,
+                                                  event.max_bytes):
         return state, (_fetch_answer(config, replica, event.request_id, event.offset,
                                      event.max_bytes, IMMEDIATE),)
     op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
-                      event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms)
+                      event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms,
+                      event.current_leader_epoch)
     return ModelState(config, state.now_ms, state.alive, state.partitions,
                       state.purgatory + (op,)), ()
 
 
 def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Effects]:
+    _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        _replica_of(state, event.partition, event.broker)
         return state, (Disconnected(event.request_id),)
     replica, error = _leader_for_request(state, event.partition, event.broker, -1)
     if replica is None:
@@ -369,10 +453,8 @@ def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Ef
 def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, Effects]:
     config, p = state.config, event.partition
     leader_id, follower_id = event.leader, event.follower
-    leader = _replica_of(state, p, leader_id)
-    follower = _replica_of(state, p, follower_id)
-    if leader is None or follower is None or leader_id == follower_id:
-        raise ValueError(f"replica fetch between non-replicas of partition {p}: {event!r}")
+    _check_broker(state, leader_id)
+    _check_broker(state, follower_id)
     if not state.alive[follower_id]:
         return state, ()  # a dead broker sends nothing
 
@@ -381,16 +463,18 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
 
     if not state.alive[leader_id]:
         return state, (result(ErrorCode.network_exception, applied=False),)
-    if leader.leader != leader_id:
+    # the leader's checks, in Kafka's order: partition, epoch, leadership, a known follower
+    leader, error = _leader_for_request(state, p, leader_id, event.current_leader_epoch)
+    if leader is None:
+        return state, (result(error, applied=False),)
+    follower = state.partitions[p].replicas[follower_id]
+    if follower is None or follower_id == leader_id:
         return state, (result(ErrorCode.not_leader_or_follower, applied=False),)
-    if event.current_leader_epoch < leader.leader_epoch:
-        return state, (result(ErrorCode.fenced_leader_epoch, applied=False),)
-    if event.current_leader_epoch > leader.leader_epoch:
-        return state, (result(ErrorCode.unknown_leader_epoch, applied=False),)
 
     # The follower applies the response only if it is still in the state it fetched from.
     current = (
-        follower.leader == leader_id
+        not event.response_lost
+        and follower.leader == leader_id
         and follower.leader_epoch == event.current_leader_epoch
         and follower.leo == event.fetch_offset
         and follower.latest_epoch == event.last_fetched_epoch
@@ -423,7 +507,7 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     # Leader side. The response carries the hw from before this fetch's update (Kafka reads the
     # log first and then updates the follower's state), so followers learn the hw one fetch late.
     response_hw = leader.hw
-    stop = _replica_fetch_stop(config, leader, event.fetch_offset)
+    stop = _replica_fetch_stop(leader, event.fetch_offset, event.max_bytes)
     records = leader.log.slice(event.fetch_offset, stop)
     leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset)
     effects: list[Effect] = []
@@ -440,35 +524,44 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     return state, tuple(effects)
 
 
-def _replica_fetch_stop(config: ClusterConfig, leader: Replica, fetch_offset: int) -> int:
-    """Where a follower's fetch stops: the leader's leo, or whole batches up to the cap."""
-    cap = config.replica_fetch_max_records
-    if cap is None or leader.leo - fetch_offset <= cap:
-        return leader.leo
-    stop = fetch_offset
-    log = leader.log
-    while stop < leader.leo and (stop == fetch_offset or stop - fetch_offset < cap):
-        base = log[stop].base
-        while stop < leader.leo and log[stop].base == base:
-            stop += 1
-    return stop
+def _replica_fetch_stop(leader: Replica, fetch_offset: int, max_bytes: int) -> int:
+    """Where a follower's fetch stops: whole batches up to the leader's leo, at least one, then
+    more within max_bytes (fetch offsets of followers are batch boundaries)."""
+    if fetch_offset >= leader.leo:
+        return fetch_offset
+    first, records = _read(leader, fetch_offset, leader.leo, max_bytes)
+    return first + len(records)
 
 
 def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follower_id: int,
                       fetch_offset: int) -> Replica:
     """The leader records the follower's fetch offset and catch-up time, and proposes an ISR
-    expansion when the follower has reached the hw and the start of the leader's epoch."""
+    expansion when the follower has reached the hw and the start of the leader's epoch.
+
+    Caught up (Kafka's Replica.updateFetchState): a fetch at the leader's leo makes the follower
+    caught up now; a fetch at or past where the leader's leo was at the follower's previous
+    fetch makes it caught up as of that previous fetch."""
+    now = state.now_ms
     offsets = leader.follower_offsets
     offsets = offsets[:follower_id] + (fetch_offset,) + offsets[follower_id + 1 :]
+    last = leader.last_fetch or ((UNKNOWN_OFFSET, 0),) * len(offsets)
+    previous_leo, previous_ms = last[follower_id]
     caught_up = leader.caught_up_ms
+    since = None
     if fetch_offset >= leader.leo:
-        caught_up = caught_up[:follower_id] + (state.now_ms,) + caught_up[follower_id + 1 :]
+        since = now
+    elif 0 <= previous_leo <= fetch_offset:
+        since = previous_ms
+    if since is not None and since > caught_up[follower_id]:
+        caught_up = caught_up[:follower_id] + (since,) + caught_up[follower_id + 1 :]
+    last = last[:follower_id] + ((leader.leo, now),) + last[follower_id + 1 :]
     pending = leader.pending_isr
     if pending is None and follower_id not in leader.isr:
         epoch_start = leader.epoch_cache[-1][1] if leader.epoch_cache else 0
         if fetch_offset >= leader.hw and fetch_offset >= epoch_start:
             pending = leader.isr | {follower_id}
-    return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending)
+    return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending,
+                    last_fetch=last)
 
 
 def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[Entry, ...],
@@ -504,14 +597,32 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
                 continue
             replica = state.partitions[op.partition].replicas[op.broker]
             if isinstance(op, DelayedProduce):
-                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, via=EXPIRED))
-            elif replica is None or replica.leader != op.broker:
-                effects.append(FetchResponse(op.request_id, ErrorCode.not_leader_or_follower, via=EXPIRED))
+                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out,
+                                               op.base_offset, op.record_ids, EXPIRED))
+            elif (error := _parked_fetch_error(op, replica, op.broker)) != NONE:
+                effects.append(FetchResponse(op.request_id, error, via=EXPIRED))
             else:
                 effects.append(_fetch_answer(state.config, replica, op.request_id, op.offset,
                                              op.max_bytes, EXPIRED))
         if effects:
             state = ModelState(state.config, now, state.alive, state.partitions, tuple(keep))
+    for at in isr_check_times(state.config, now - event.ms, now):
+        state = _shrink_isrs(state, at)
+    return state, tuple(effects)
+
+
+def isr_check_times(config: ClusterConfig, after: int, until: int) -> range:
+    """When leaders check their followers' lag within (after, until]: Kafka's isr-expiration
+    task runs at a fixed rate, every replica.lag.time.max.ms / 2 (here at the multiples of that
+    interval, the same on every broker)."""
+    interval = max(1, config.replica_lag_time_max_ms // 2)
+    first = (after // interval + 1) * interval
+    return range(first, until + 1, interval)
+
+
+def _shrink_isrs(state: ModelState, now: int) -> ModelState:
+    """One lag check at time `now`: every live leader without an ISR change in flight proposes to
+    drop the followers that are neither at its leo nor caught up within the lag time."""
     parts = state.partitions
     new_parts = list(parts)
     lag = state.config.replica_lag_time_max_ms
@@ -531,8 +642,8 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
             new_parts[p] = _with_replica(part, leader_id,
                                          _replace(leader, pending_isr=leader.isr - laggards))
     if any(a is not b for a, b in zip(new_parts, parts, strict=True)):
-        state = ModelState(state.config, now, state.alive, tuple(new_parts), state.purgatory)
-    return state, tuple(effects)
+        state = ModelState(state.config, state.now_ms, state.alive, tuple(new_parts), state.purgatory)
+    return state
 
 
 def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[ModelState, Effects]:
@@ -551,15 +662,19 @@ def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[Model
     if leader.leader != leader_id or proposed is None:
         return state, ()
     error = NONE
-    if leader.partition_epoch != control.partition_epoch or leader.leader_epoch != control.leader_epoch:
+    # Kafka's AlterPartition checks: a stale leader epoch is FENCED_LEADER_EPOCH, a stale
+    # partition epoch INVALID_UPDATE_VERSION, a new member that is not alive INELIGIBLE_REPLICA
+    if leader.leader_epoch != control.leader_epoch:
+        error = ErrorCode.fenced_leader_epoch
+    elif leader.partition_epoch != control.partition_epoch:
         error = ErrorCode.invalid_update_version
     elif any(not state.alive[r] for r in proposed - control.isr):
         error = ErrorCode.ineligible_replica
     if error != NONE:
+        # back to the committed ISR; without the proposed members the hw may move
         leader = _replace(leader, pending_isr=None)
-        return _with_partition(state, p, _with_replica(part, leader_id, leader)), (
-            IsrChangeResult(p, error, control.isr),
-        )
+        effects = [IsrChangeResult(p, error, control.isr)]
+        return _leader_progress(state, p, leader_id, part, leader, effects), tuple(effects)
     removed = control.isr - proposed
     elr = (control.elr | removed) - proposed if len(proposed) < config.min_isr else frozenset()
     control = control.changed(leader=leader_id, isr=proposed, elr=elr, new_leader_epoch=False)
@@ -580,7 +695,8 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
     was_leader = replica.leader == broker
     if control.leader == broker:
         brokers = config.brokers
-        caught_up = tuple(now if f in control.isr else replica.caught_up_ms[f] for f in range(brokers))
+        # Kafka's resetReplicaState: ISR members get a grace period, others count from 0
+        caught_up = tuple(now if f in control.isr else 0 for f in range(brokers))
         replica = _replace(
             replica,
             leader=broker,
@@ -591,6 +707,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
             epoch_cache=assign_epoch(replica.epoch_cache, control.leader_epoch, replica.leo),
             follower_offsets=(UNKNOWN_OFFSET,) * brokers,
             caught_up_ms=caught_up,
+            last_fetch=(),
             synced_epoch=control.leader_epoch,
         )
     else:
@@ -607,7 +724,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
         )
     part = _with_replica(part, broker, replica)
     purgatory = state.purgatory
-    if was_leader and control.leader != broker:
+    if was_leader:  # a leadership change or a new epoch: what waits here is checked again
         purgatory, done = _try_complete(config, purgatory, broker, p, replica)
         effects.extend(done)
     return part, purgatory
@@ -629,13 +746,16 @@ def _publish(state: ModelState, p: int, part: PartitionState, effects: list[Effe
 
 def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
     config, p, candidate = state.config, event.partition, event.leader
-    if _replica_of(state, p, candidate) is None:
-        raise ValueError(f"broker {candidate} holds no replica of partition {p}")
-    part = state.partitions[p]
-    control = part.control
 
     def refuse(error: ErrorCode) -> tuple[ModelState, Effects]:
         return state, (ElectionResult(p, candidate, error),)
+
+    if not 0 <= p < config.partitions:
+        return refuse(ErrorCode.unknown_topic_or_partition)
+    if _replica_of(state, p, candidate) is None:
+        return refuse(ErrorCode.ineligible_replica)
+    part = state.partitions[p]
+    control = part.control
 
     if control.leader == candidate:
         return refuse(ErrorCode.election_not_needed)
@@ -679,7 +799,7 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         replica = part.replicas[broker]
         if replica is None:
             continue
-        replica = _truncate(replica, replica.flushed)
+        replica = _recover(replica)
         replica = _replace(replica, leader=None, pending_isr=None)
         part = _with_replica(part, broker, replica)
         part = _forget_crashed_follower(state, part, broker)
@@ -693,7 +813,12 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         else:
             if elr != control.elr:
                 control = control.changed(leader=control.leader, isr=isr, elr=elr, new_leader_epoch=False)
-            state = _with_partition(state, p, PartitionState(part.replicas, control, part.next_record_id))
+                part = _new_partition_epoch(state, part, control.partition_epoch)
+            part = PartitionState(part.replicas, control, part.next_record_id)
+            state = _with_partition(state, p, part)
+            found = state.leader_replica(p)
+            if found is not None:  # the maximal ISR may have lost the crashed broker: hw again
+                state = _leader_progress(state, p, found[0], part, found[1], effects)
     return state, tuple(effects)
 
 
@@ -714,6 +839,16 @@ def _forget_crashed_follower(state: ModelState, part: PartitionState, broker: in
     offsets = leader.follower_offsets
     offsets = offsets[:broker] + (UNKNOWN_OFFSET,) + offsets[broker + 1 :]
     return _with_replica(part, leader_id, _replace(leader, pending_isr=pending, follower_offsets=offsets))
+
+
+def _new_partition_epoch(state: ModelState, part: PartitionState, epoch: int) -> PartitionState:
+    """A change that keeps leader and ISR (only the ELR moved) still reaches every live broker,
+    as every partition change record does in KRaft: live replicas learn the partition epoch
+    (nothing else changes for them: same leader, same leader epoch)."""
+    replicas = tuple(
+        _replace(r, partition_epoch=epoch) if r is not None and state.alive[b] else r
+        for b, r in enumerate(part.replicas))
+    return PartitionState(replicas, part.control, part.next_record_id)
 
 
 def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effects]:

@@ -72,6 +72,9 @@ class Replica:
     follower_offsets: tuple[int, ...]
     caught_up_ms: tuple[int, ...]
     synced_epoch: int
+    # Leader only, per broker: (the leader's leo at the follower's previous fetch, its time), for
+    # Kafka's second catch-up clause; () until a follower fetches in this epoch.
+    last_fetch: tuple[tuple[int, int], ...] = ()
 
     @property
     def leo(self) -> int:
@@ -95,7 +98,7 @@ class Replica:
             return self
         return Replica(self.log, hw, self.flushed, self.epoch_cache, self.leader, self.leader_epoch,
                        self.partition_epoch, self.isr, self.pending_isr, self.follower_offsets,
-                       self.caught_up_ms, self.synced_epoch)
+                       self.caught_up_ms, self.synced_epoch, self.last_fetch)
 
 
 @attrs.frozen(slots=True)
@@ -155,6 +158,7 @@ class DelayedFetch:
     min_bytes: int
     max_bytes: int
     deadline_ms: int
+    current_leader_epoch: int = -1  # checked again when it completes (KIP-320)
 
 
 Delayed = DelayedProduce | DelayedFetch

@@ -13,16 +13,18 @@ model's (or satisfy `compare`). Invariants: the model's client-level properties
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+import attrs
 from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.effects import Effect
+from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
 from kafkaref.model.events import (
     EARLIEST,
     LATEST,
@@ -34,11 +36,13 @@ from kafkaref.model.events import (
     Flush,
     ListOffsets,
     Produce,
+    ReplicaFetch,
     RestartBroker,
     Tick,
 )
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
+from kafkaref.model.values import ModelState
 
 
 class SystemUnderTest(Protocol):
@@ -52,11 +56,81 @@ def _same_effects(expected: Sequence[Effect], actual: Sequence[Effect]) -> bool:
     return list(expected) == list(actual)
 
 
+@attrs.frozen
+class StateCheck:
+    """How to compare the system's state with the model's after every step: `image` maps the
+    system to a ModelState, `observe` projects a ModelState onto what must be equal, and
+    `describe(model_state, system_image)` explains a difference (both sides rendered)."""
+
+    image: Callable[[SystemUnderTest], ModelState]
+    observe: Callable[[ModelState], object]
+    describe: Callable[[ModelState, ModelState], str]
+
+
+FIRED: collections.Counter = collections.Counter()
+"""How often each rule outcome fired in this process (properties/lockstep_bench.py prints it)."""
+
+
+def _pending(state: ModelState, p: int):
+    found = state.leader_replica(p)
+    return None if found is None else found[1].pending_isr
+
+
+def fired_labels(event: Event, effects: Sequence[Effect], before: ModelState,
+                 after: ModelState) -> list[str]:
+    """Names for what one event did: its kind and outcome, plus one per answer that left
+    purgatory (completed, expired) or was lost to a crash."""
+    kind = type(event).__name__
+    errors = sorted({e.error.name for e in effects if hasattr(e, "error")})
+    outcome = ",".join(errors) or "no answer"
+    labels = []
+    if isinstance(event, Produce):
+        shape = "+batches" if event.more_batches else ""
+        labels.append(f"Produce acks={event.acks}{shape}: {outcome if effects else 'parked/none'}")
+    elif isinstance(event, Fetch | ListOffsets):
+        lagging = ""
+        if 0 <= event.partition < before.config.partitions:
+            replica = before.partitions[event.partition].replicas[event.broker]
+            if replica is not None and replica.hw < replica.leo:
+                lagging = " (hw<leo)"
+        answered = outcome if any(e.via == IMMEDIATE for e in effects if hasattr(e, "via")
+                                  ) or isinstance(event, ListOffsets) else "parked"
+        labels.append(f"{kind}{lagging}: {answered}")
+    elif isinstance(event, ReplicaFetch):
+        (result, *_) = effects or (None,)
+        if result is None:
+            labels.append("ReplicaFetch: follower down")
+        elif result.diverging is not None:
+            labels.append("ReplicaFetch: diverging epoch" + (", truncated" if result.truncated_to is not None else ""))
+        elif event.response_lost:
+            labels.append(f"ReplicaFetch: response lost ({result.error.name})")
+        else:
+            known = 0 <= event.partition < before.config.partitions
+            leader = before.partitions[event.partition].replicas[event.leader] if known else None
+            short = leader is not None and 0 < result.appended < leader.leo - event.fetch_offset
+            labels.append(f"ReplicaFetch: {result.error.name}" + (", cut by max_bytes" if short else ""))
+    elif isinstance(event, Tick):
+        proposed = any(_pending(before, p) is None and _pending(after, p) is not None
+                       for p in range(before.config.partitions))
+        labels.append(f"Tick: {'expiries' if effects else 'no expiry'}"
+                      + (", ISR shrink proposed" if proposed else ""))
+    else:
+        labels.append(f"{kind}: {outcome}")
+    for effect in effects:
+        via = getattr(effect, "via", None)
+        if via in (COMPLETED, EXPIRED):
+            labels.append(f"purgatory {via}: {type(effect).__name__} {effect.error.name}")
+        elif isinstance(effect, Disconnected):
+            labels.append("answer lost: disconnected")
+    return labels
+
+
 def make_model_machine(
     config: ClusterConfig,
     sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
     compare: Compare = _same_effects,
     check_spec_invariants: bool = True,
+    state_check: StateCheck | None = None,
     rules: str = "model",
 ) -> type[RuleBasedStateMachine]:
     """A state machine class driving the model (and optionally a system under test in lockstep).
@@ -86,12 +160,27 @@ def make_model_machine(
         # -- plumbing ---------------------------------------------------------------------
 
         def feed(self, event: Event) -> Sequence[Effect]:
+            before = self.model.state
             expected = self.model.feed(event)
+            for label in fired_labels(event, expected, before, self.model.state):
+                FIRED[label] += 1
             note(f"{event!r} -> {list(expected)!r}")
             if self.sut is not None:
                 actual = self.sut.feed(event)
-                assert compare(expected, actual), f"{event!r}: model {expected!r}, system {actual!r}"
+                assert compare(expected, actual), (
+                    f"{event!r}: effects differ\nmodel  {list(expected)!r}\nsystem {list(actual)!r}"
+                    f"\n{self._states()}")
+                if state_check is not None:
+                    image = state_check.image(self.sut)
+                    assert state_check.observe(self.model.state) == state_check.observe(image), (
+                        f"after {event!r} the states differ\n"
+                        f"{state_check.describe(self.model.state, image)}")
             return expected
+
+        def _states(self) -> str:
+            if state_check is None:
+                return ""
+            return state_check.describe(self.model.state, state_check.image(self.sut))
 
         def request_id(self) -> int:
             self.next_request_id += 1
@@ -104,63 +193,139 @@ def make_model_machine(
         # -- client requests --------------------------------------------------------------
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, acks=st.sampled_from([-1, -1, 1, 0]),
-              count=st.integers(1, 3), timeout_ms=st.sampled_from([0, 50, 1000, 60_000]))
-        def produce(self, p, to_leader, broker, acks, count, timeout_ms):
+              count=st.integers(1, 3), timeout_ms=st.sampled_from([0, 50, 1000, 60_000]),
+              more=st.sampled_from([0, 0, 0, 0, 0, 0, 0, 1]))
+        def produce(self, p, to_leader, broker, acks, count, timeout_ms, more):
+            """more=1: a second batch for the partition in the same request (Kafka refuses)."""
             broker = self.leader_or_any(p, to_leader, broker)
             values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
-            self.feed(Produce(self.request_id(), broker, p, values, acks, timeout_ms))
+            extra = ((b"x%d" % self.next_request_id,),) if more else ()
+            self.feed(Produce(self.request_id(), broker, p, values, acks, timeout_ms, extra))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
-              min_bytes=st.sampled_from([1, 1, 8, 100]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
-              max_bytes=st.sampled_from([1, 16, 1 << 20]))
-        def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes):
+              min_bytes=st.sampled_from([1, 1, 70, 200]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
+              max_bytes=st.sampled_from([1, 80, 1 << 20]), epoch=st.sampled_from([None, None, 0, -1, 1]))
+        def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes, epoch):
+            """epoch: the current leader epoch the client sends, relative to the broker's (None:
+            not sent, as old clients do)."""
             broker = self.leader_or_any(p, to_leader, broker)
             replica = self.model.state.partitions[p].replicas[broker]
             hw = replica.hw if replica is not None else 0
             offset = max(0, hw - back) if back >= 0 else hw + 1
-            self.feed(Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes, max_wait_ms))
+            leader_epoch = -1
+            if epoch is not None and replica is not None and replica.leader_epoch + epoch >= 0:
+                leader_epoch = replica.leader_epoch + epoch
+            self.feed(Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes, max_wait_ms,
+                            leader_epoch))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans())
         def list_offsets(self, p, to_leader, broker, latest):
             broker = self.leader_or_any(p, to_leader, broker)
             self.feed(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
 
+        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect"]),
+              broker=brokers, other=brokers)
+        def bad_input(self, kind, broker, other):
+            """Requests the model calls impossible get the same error code on both sides: an
+            unknown partition, an empty produce, invalid acks, a fetch from a broker that holds
+            no replica, an election of a non-replica."""
+            unknown = config.partitions
+            if kind == "produce":
+                self.feed(Produce(self.request_id(), broker, unknown, (b"u",), 1))
+            elif kind == "fetch":
+                self.feed(Fetch(self.request_id(), broker, unknown, 0))
+            elif kind == "list":
+                self.feed(ListOffsets(self.request_id(), broker, unknown))
+            elif kind == "empty":
+                self.feed(Produce(self.request_id(), broker, 0, (), 1))
+            elif kind == "acks":
+                self.feed(Produce(self.request_id(), broker, 0, (b"a",), 2))
+            elif kind == "replica":
+                self.feed(ReplicaFetch(broker, other, 0, 0, -1, -1) if other not in
+                          config.assignment(0) or broker == other else
+                          ReplicaFetch(broker, other, unknown, 0, -1, -1))
+            else:
+                outsiders = [b for b in range(config.brokers) if b not in config.assignment(0)]
+                self.feed(Elect(0, outsiders[0]) if outsiders else Elect(unknown, broker))
+
         # -- replication and time ---------------------------------------------------------
 
-        @rule(p=partitions, follower=brokers, times=st.integers(1, 3))
-        def replicate(self, p, follower, times):
-            for _ in range(times):
-                event = replica_fetch_for(self.model.state, follower, p)
+        def fetchers(self) -> list[tuple[int, int]]:
+            state = self.model.state
+            return [(p, f) for p in range(config.partitions) for f in config.assignment(p)
+                    if state.alive[f] and replica_fetch_for(state, f, p) is not None]
+
+        @precondition(lambda self: self.fetchers())
+        @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
+              max_bytes=st.sampled_from([1 << 20, 1 << 20, 1 << 20, 1, 150]),
+              lost=st.sampled_from([False, False, False, False, True]))
+        def replicate(self, pick, times, max_bytes, lost):
+            """max_bytes: replica.fetch.max.bytes (1: one batch); lost: the leader handled the
+            last fetch but its answer never reached the follower."""
+            pairs = self.fetchers()
+            p, follower = pairs[pick % len(pairs)]
+            for i in range(times):
+                event = replica_fetch_for(self.model.state, follower, p, max_bytes,
+                                          lost and i == times - 1)
                 if event is None or not self.model.state.alive[follower]:
                     return
                 self.feed(event)
 
-        @rule(ms=st.sampled_from([1, 40, 600, config.replica_lag_time_max_ms + 1]))
+        @rule(ms=st.sampled_from([1, 40, 600, config.replica_lag_time_max_ms + 1,
+                                   2 * config.replica_lag_time_max_ms]))
         def tick(self, ms):
             self.feed(Tick(ms))
 
-        @rule(p=partitions)
-        def commit_isr_change(self, p):
+        def pending(self) -> list[int]:
+            state = self.model.state
+            return [p for p in range(config.partitions)
+                    if (found := state.leader_replica(p)) is not None
+                    and found[1].pending_isr is not None]
+
+        @precondition(lambda self: self.pending())
+        @rule(pick=st.integers(0, 8))
+        def commit_isr_change(self, pick):
+            pending = self.pending()
+            self.feed(CommitIsrChange(pending[pick % len(pending)]))
+
+        @precondition(lambda self: self.pending())
+        @rule(pick=st.integers(0, 8), index=st.integers(0, config.replication_factor - 1),
+              unclean=st.booleans())
+        def elect_right_after_isr_change(self, pick, index, unclean):
+            pending = self.pending()
+            p = pending[pick % len(pending)]
             self.feed(CommitIsrChange(p))
+            self.feed(Elect(p, config.assignment(p)[index], unclean and config.unclean_leader_election))
 
         # -- faults -----------------------------------------------------------------------
 
-        @precondition(lambda self: sum(self.model.state.alive) > 1)
-        @rule(broker=brokers)
-        def crash(self, broker):
-            self.feed(CrashBroker(broker))
+        def up(self) -> list[int]:
+            return [b for b, alive in enumerate(self.model.state.alive) if alive]
 
-        @rule(broker=brokers)
-        def restart(self, broker):
-            self.feed(RestartBroker(broker))
+        def down(self) -> list[int]:
+            return [b for b, alive in enumerate(self.model.state.alive) if not alive]
+
+        @precondition(lambda self: len(self.up()) > 1)
+        @rule(pick=st.integers(0, 8))
+        def crash(self, pick):
+            up = self.up()
+            self.feed(CrashBroker(up[pick % len(up)]))
+
+        @precondition(lambda self: self.down())
+        @rule(pick=st.integers(0, 8))
+        def restart(self, pick):
+            down = self.down()
+            self.feed(RestartBroker(down[pick % len(down)]))
 
         @rule(p=partitions, index=st.integers(0, config.replication_factor - 1), unclean=st.booleans())
         def elect(self, p, index, unclean):
             self.feed(Elect(p, config.assignment(p)[index], unclean and config.unclean_leader_election))
 
-        @rule(broker=brokers)
-        def flush(self, broker):
-            self.feed(Flush(broker))
+        @precondition(lambda self: self.up())
+        @rule(pick=st.integers(0, 8))
+        def flush(self, pick):
+            up = self.up()
+            self.feed(Flush(up[pick % len(up)]))
 
         # -- invariants -------------------------------------------------------------------
 

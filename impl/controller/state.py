@@ -6,7 +6,17 @@ Elections: when a leader is fenced, the first replica in assignment order that i
 the ISR leads with leader_epoch + 1; none -> the partition is offline (leader -1) and keeps its
 last ISR, unless unclean election is on (then any live replica leads, ISR = {it}: loss by design).
 ISR: fenced brokers leave every ISR (never emptying it); leaders change it with alter_isr, accepted
-only from the current leader at the current leader epoch and only with live members.
+only from the current leader at the current leader and partition epochs and only with live
+members. KIP-966: members leaving an ISR that is then below min.insync.replicas become eligible
+leader replicas (ELR); an ISR at or above the minimum clears the ELR.
+
+Two election modes. automatic_elections=True (the running cluster): a fenced leader is replaced
+at once and offline partitions are elected when brokers register. False (the lockstep machine,
+where the model's Elect events are the controller's elections): fencing only removes the broker
+(a fenced leader leaves the partition leaderless, every ISR change bumps the leader epoch, as the
+ZooKeeper-era controller did), `elect` picks the leader, and a last ISR member returning from an
+unclean shutdown leaves the ISR (KIP-966), so only the ELR or an unclean election brings the
+partition back.
 """
 
 from __future__ import annotations
@@ -25,8 +35,9 @@ class ControllerState:
     def __init__(self, clock: Callable[[], int], session_timeout_ms: int = 1500,
                  unclean_election: bool = False, metadata: ClusterMetadata | None = None,
                  on_change: Callable[[ClusterMetadata], None] | None = None,
-                 mutants=frozenset()):
+                 mutants=frozenset(), automatic_elections: bool = True):
         self.clock = clock
+        self.automatic_elections = automatic_elections
         self.mutants = parse_mutants(mutants)
         # mutant M14: the leader epoch is not bumped on a leader change
         self._epoch_bump = 0 if switches(self.mutants).M14 else 1
@@ -58,9 +69,22 @@ class ControllerState:
         brokers = tuple(b for b in self.metadata.brokers if b.broker_id != broker_id)
         brokers = tuple(sorted((*brokers, BrokerEndpoint(broker_id, host, port)),
                                key=lambda b: b.broker_id))
-        self._commit(attrs.evolve(self.metadata, brokers=brokers,
-                                  topics=self._elect_offline(self.metadata.topics)))
+        topics = (self._elect_offline(self.metadata.topics) if self.automatic_elections
+                  else self._map_partitions(lambda p: self._returning(p, broker_id)))
+        self._commit(attrs.evolve(self.metadata, brokers=brokers, topics=topics))
         return self.metadata
+
+    @staticmethod
+    def _returning(p: PartitionMeta, broker_id: int) -> PartitionMeta:
+        """KIP-966: the last ISR member of a leaderless partition coming back from an unclean
+        shutdown may have lost committed records, so it leaves the ISR."""
+        if p.leader == -1 and p.isr == (broker_id,):
+            return attrs.evolve(p, isr=(), partition_epoch=p.partition_epoch + 1)
+        return p
+
+    def _map_partitions(self, change) -> tuple[TopicMeta, ...]:
+        return tuple(attrs.evolve(t, partitions=tuple(change(p) for p in t.partitions))
+                     for t in self.metadata.topics)
 
     def heartbeat(self, broker_id: int) -> bool:
         """False if the broker is not registered (it must register again)."""
@@ -78,21 +102,39 @@ class ControllerState:
     def fence(self, broker_id: int) -> None:
         self.last_heartbeat_ms.pop(broker_id, None)
         brokers = tuple(b for b in self.metadata.brokers if b.broker_id != broker_id)
-        topics = tuple(
-            attrs.evolve(t, partitions=tuple(self._without(p, broker_id) for p in t.partitions))
-            for t in self.metadata.topics)
+        without = self._without if self.automatic_elections else self._fenced
+        topics = self._map_partitions(lambda p: without(p, broker_id))
         self._commit(attrs.evolve(self.metadata, brokers=brokers, topics=topics))
 
     # -- elections ----------------------------------------------------------------------------
     def _without(self, p: PartitionMeta, dead: int) -> PartitionMeta:
         if dead not in p.replicas:
             return p
+        if dead in p.elr:
+            p = attrs.evolve(p, elr=tuple(r for r in p.elr if r != dead),
+                             partition_epoch=p.partition_epoch + 1)
         isr = tuple(r for r in p.isr if r != dead) or p.isr
         if p.leader != dead:
             if isr == p.isr:
                 return p
             return attrs.evolve(p, isr=isr, partition_epoch=p.partition_epoch + 1)
         return self._elect(attrs.evolve(p, isr=isr), exclude={dead})
+
+    def _fenced(self, p: PartitionMeta, dead: int) -> PartitionMeta:
+        """Explicit elections: the dead broker leaves the ELR and the ISR (the last member
+        stays: the partition is then offline rather than led by a replica without the data);
+        losing the leader or an ISR member bumps the leader epoch."""
+        if dead not in p.replicas:
+            return p
+        elr = tuple(r for r in p.elr if r != dead)
+        if dead == p.leader or (dead in p.isr and len(p.isr) > 1):
+            isr = tuple(r for r in p.isr if r != dead) if len(p.isr) > 1 else p.isr
+            leader = -1 if dead == p.leader else p.leader
+            return PartitionMeta(leader, p.leader_epoch + 1, p.replicas, isr,
+                                 p.partition_epoch + 1, elr)
+        if elr != p.elr:
+            return attrs.evolve(p, elr=elr, partition_epoch=p.partition_epoch + 1)
+        return p
 
     def _elect(self, p: PartitionMeta, exclude=frozenset()) -> PartitionMeta:
         alive = self.alive - set(exclude)
@@ -101,7 +143,7 @@ class ControllerState:
             if replica in p.isr and replica in alive:
                 isr = tuple(r for r in p.isr if r in alive or r == replica) or (replica,)
                 return PartitionMeta(replica, p.leader_epoch + bump, p.replicas, isr,
-                                     p.partition_epoch + 1)
+                                     p.partition_epoch + 1, p.elr)
         if self.unclean_election:
             for replica in p.replicas:
                 if replica in alive:
@@ -109,7 +151,8 @@ class ControllerState:
                                          p.partition_epoch + 1)
         if p.leader == -1:
             return p
-        return PartitionMeta(-1, p.leader_epoch + bump, p.replicas, p.isr, p.partition_epoch + 1)
+        return PartitionMeta(-1, p.leader_epoch + bump, p.replicas, p.isr, p.partition_epoch + 1,
+                             p.elr)
 
     def _elect_offline(self, topics) -> tuple[TopicMeta, ...]:
         return tuple(
@@ -119,24 +162,49 @@ class ControllerState:
 
     def elect_leader(self, topic: str, index: int, broker_id: int) -> ErrorCode:
         """Move leadership to broker_id (a live ISR member): a preferred-leader election."""
+        return self.elect(topic, index, broker_id)[0]
+
+    def elect(self, topic: str, index: int, candidate: int,
+              unclean: bool = False) -> tuple[ErrorCode, int]:
+        """Elect `candidate`: clean from the live ISR; from the ELR when no ISR member is alive
+        (KIP-966); with unclean=True any live replica, only when unclean election is configured
+        and nothing clean is available. Returns (error, new leader epoch or -1)."""
         meta = self.metadata.topic(topic)
         if meta is None or not 0 <= index < len(meta.partitions):
-            return ErrorCode.unknown_topic_or_partition
+            return ErrorCode.unknown_topic_or_partition, -1
         p = meta.partitions[index]
-        if broker_id == p.leader:  # Kafka's ElectLeaders: the preferred replica already leads
-            return ErrorCode.election_not_needed
-        if broker_id not in p.isr or broker_id not in self.alive:
-            return ErrorCode.ineligible_replica
+        if candidate not in p.replicas:
+            return ErrorCode.ineligible_replica, -1
+        if candidate == p.leader:
+            return ErrorCode.election_not_needed, -1
+        alive = self.alive
+        if candidate not in alive:
+            return ErrorCode.ineligible_replica, -1
+        live_isr = [r for r in p.isr if r in alive]
+        live_elr = [r for r in p.elr if r in alive]
+        if unclean:
+            if not self.unclean_election or live_isr or live_elr:
+                return ErrorCode.ineligible_replica, -1
+            isr, elr = (candidate,), ()
+        elif candidate in live_isr:
+            isr, elr = p.isr, p.elr
+        elif not live_isr and candidate in live_elr:
+            isr, elr = (candidate,), tuple(r for r in p.elr if r != candidate)
+        else:
+            return ErrorCode.ineligible_replica, -1
         bump = self._epoch_bump
-        new = PartitionMeta(broker_id, p.leader_epoch + bump, p.replicas, p.isr,
-                            p.partition_epoch + 1)
+        new = PartitionMeta(candidate, p.leader_epoch + bump, p.replicas, isr,
+                            p.partition_epoch + 1, elr)
         partitions = tuple(new if i == index else q for i, q in enumerate(meta.partitions))
         self._commit(self.metadata.with_topic(attrs.evolve(meta, partitions=partitions)))
-        return ErrorCode.none
+        return ErrorCode.none, new.leader_epoch
 
     # -- requests from brokers ----------------------------------------------------------------
     def alter_isr(self, broker_id: int, topic: str, index: int, leader_epoch: int,
-                  isr) -> ErrorCode:
+                  isr, partition_epoch: int | None = None) -> ErrorCode:
+        """AlterPartition: compare-and-set on the leader epoch (FENCED_LEADER_EPOCH) and, when
+        the leader sends it, the partition epoch (INVALID_UPDATE_VERSION); members the ISR does
+        not hold yet must be alive (INELIGIBLE_REPLICA). Updates the ELR (KIP-966)."""
         meta = self.metadata.topic(topic)
         if meta is None or not 0 <= index < len(meta.partitions):
             return ErrorCode.unknown_topic_or_partition
@@ -145,11 +213,17 @@ class ControllerState:
             return ErrorCode.not_leader_or_follower
         if leader_epoch != p.leader_epoch:
             return ErrorCode.fenced_leader_epoch
+        if partition_epoch is not None and partition_epoch != p.partition_epoch:
+            return ErrorCode.invalid_update_version
         isr = tuple(sorted(set(isr)))
-        if broker_id not in isr or any(r not in p.replicas or r not in self.alive for r in isr):
+        if broker_id not in isr or any(r not in p.replicas or (r not in self.alive and r not in p.isr)
+                                       for r in isr):
             return ErrorCode.ineligible_replica
         if isr != tuple(sorted(p.isr)):
-            new = attrs.evolve(p, isr=isr, partition_epoch=p.partition_epoch + 1)
+            removed = set(p.isr) - set(isr)
+            minimum = min(meta.config().min_insync_replicas, len(p.replicas))
+            elr = tuple(sorted((set(p.elr) | removed) - set(isr))) if len(isr) < minimum else ()
+            new = attrs.evolve(p, isr=isr, partition_epoch=p.partition_epoch + 1, elr=elr)
             partitions = tuple(new if i == index else q for i, q in enumerate(meta.partitions))
             self._commit(self.metadata.with_topic(attrs.evolve(meta, partitions=partitions)))
         return ErrorCode.none
@@ -186,7 +260,10 @@ class ControllerState:
         for index in range(partitions):
             start = (count + index) % len(ids)  # spread leaders over brokers
             replicas = tuple(ids[(start + k) % len(ids)] for k in range(replication_factor))
-            metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
+            if self.automatic_elections:
+                metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
+            else:  # offline until an election picks the leader (epoch 0)
+                metas.append(PartitionMeta(-1, -1, replicas, replicas))
         configs = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
         self._commit(self.metadata.with_topic(TopicMeta(name, tuple(metas), configs)))
         return ErrorCode.none, None

@@ -51,6 +51,7 @@ class Broker:
         self.replica_manager = ReplicaManager(
             config.broker_id, clock, log_factory, alter_isr,
             isr_check_interval_ms=max(1, config.replica_lag_time_max_ms // 2),
+            known_partition=self._known_partition,
         )
         self.metadata = ClusterMetadata()
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
@@ -74,8 +75,11 @@ class Broker:
         """Adopt a newer metadata image: lead, follow or update ISRs accordingly."""
         if metadata.epoch < self.metadata.epoch:
             return
+        live_before = {b.broker_id for b in self.metadata.brokers}
         self.metadata = metadata
         rm = self.replica_manager
+        for gone in live_before - {b.broker_id for b in metadata.brokers}:
+            rm.follower_fenced(gone)
         for topic in metadata.topics:
             config = self._partition_config(topic)
             for index, meta in enumerate(topic.partitions):
@@ -87,14 +91,20 @@ class Broker:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):
                         current.config = config
-                        rm.isr_committed(key, meta.leader_epoch, meta.isr)
+                        rm.isr_committed(key, meta.leader_epoch, meta.isr, meta.partition_epoch)
                     else:
-                        rm.become_leader(key, config, meta.leader_epoch, meta.isr, meta.replicas)
+                        rm.become_leader(key, config, meta.leader_epoch, meta.isr, meta.replicas,
+                                         meta.partition_epoch)
                 elif current is None or current.leader_id != meta.leader or (
                         current.leader_epoch != meta.leader_epoch):
-                    rm.become_follower(key, config, meta.leader, meta.leader_epoch, meta.replicas)
+                    rm.become_follower(key, config, meta.leader, meta.leader_epoch, meta.replicas,
+                                       meta.partition_epoch)
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
+
+    def _known_partition(self, key: tuple[str, int]) -> bool:
+        topic = self.metadata.topic(key[0])
+        return topic is not None and 0 <= key[1] < len(topic.partitions)
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()

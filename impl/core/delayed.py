@@ -87,9 +87,10 @@ class DelayedFetch(DelayedOperation):
             if fetch.fetch_offset < end:
                 # A readable offset holds at least one whole batch (> 1 byte), so when at most
                 # one more byte is wanted the byte count (a walk of batch headers) is skipped.
+                # Kafka counts min(available, the partition's max bytes).
                 wanted = self.min_bytes - accumulated
-                accumulated += 1 if wanted <= 1 else partition.readable_bytes(
-                    fetch.fetch_offset, self.replica_id)
+                accumulated += 1 if wanted <= 1 else min(partition.readable_bytes(
+                    fetch.fetch_offset, self.replica_id), fetch.partition_max_bytes)
                 if accumulated >= self.min_bytes:
                     # Kafka completes at the same point; partitions not looked at yet answer
                     # their own errors when the response is read.

@@ -15,8 +15,11 @@ from kafkaref.impl.protocol.records import BatchHeader
 
 
 class MemoryLog:
-    def __init__(self, log_start_offset: int = 0):
+    def __init__(self, log_start_offset: int = 0, flush_interval_messages: int | None = None):
         self.log_start_offset = log_start_offset
+        # Kafka's flush.messages: fsync once this many records are unflushed (None: never)
+        self.flush_interval_messages = flush_interval_messages
+        self.high_watermark = 0  # the checkpointed hw (exact: written on every change)
         self.log_end_offset = log_start_offset
         self._bases: list[int] = []
         self._batches: list[tuple[BatchHeader, bytes]] = []
@@ -36,6 +39,9 @@ class MemoryLog:
             self._bases.append(header.base_offset)
             self._batches.append((header, raw))
             self.log_end_offset = header.next_offset
+        every = self.flush_interval_messages
+        if every is not None and self.log_end_offset - self.flushed_offset >= every:
+            self.flush()
 
     def read(self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True) -> bytes:
         """Whole batches from the one holding `offset`, below max_offset, within max_bytes
@@ -80,3 +86,12 @@ class MemoryLog:
 
     def flush(self) -> None:
         self.flushed_offset = self.log_end_offset
+
+    def set_high_watermark(self, hw: int) -> None:
+        self.high_watermark = hw
+
+    def crash(self) -> None:
+        """An unclean shutdown: what was not flushed is lost (the epoch cache is trimmed to the
+        recovered end, as recovery does); the checkpointed hw cannot pass the recovered end."""
+        self.truncate_to(self.flushed_offset)
+        self.high_watermark = min(self.high_watermark, self.log_end_offset)

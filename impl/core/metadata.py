@@ -26,6 +26,7 @@ class PartitionMeta:
     replicas: tuple[int, ...]
     isr: tuple[int, ...]
     partition_epoch: int = 0  # bumped on every leader or ISR change (Kafka's partition epoch)
+    elr: tuple[int, ...] = ()  # KIP-966 eligible leader replicas
 
 
 @attrs.frozen
@@ -80,7 +81,8 @@ def metadata_from_dict(data: dict) -> ClusterMetadata:
             TopicMeta(
                 t["name"],
                 tuple(PartitionMeta(p["leader"], p["leader_epoch"], tuple(p["replicas"]),
-                                    tuple(p["isr"]), p["partition_epoch"])
+                                    tuple(p["isr"]), p["partition_epoch"],
+                                    tuple(p.get("elr", ())))
                       for p in t["partitions"]),
                 tuple(tuple(c) for c in t["configs"]),
             )

@@ -96,6 +96,7 @@ class Partition:
         self.replicas: tuple[int, ...] = (broker_id,)
         self.leader_id: int | None = None
         self.leader_epoch = UNDEFINED
+        self.partition_epoch = 0  # the controller's version of leader + ISR (KIP-497)
         self.isr: frozenset[int] = frozenset()
         self.pending_isr: frozenset[int] | None = None
         # a reopened log remembers its checkpointed hw (impl/storage); MemoryLog starts at 0
@@ -132,13 +133,14 @@ class Partition:
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
 
-    def make_leader(self, leader_epoch: int, isr, replicas) -> bool:
+    def make_leader(self, leader_epoch: int, isr, replicas, partition_epoch: int = 0) -> bool:
         """Become leader of leader_epoch; True if this is a new epoch or a leader change."""
         changed = leader_epoch != self.leader_epoch or not self.is_leader
         now = self.clock()
-        if leader_epoch > self.log.epochs.latest_epoch:
-            self.log.epochs.assign(leader_epoch, self.log.log_end_offset)
+        # Kafka's makeLeader: the epoch starts at the leo (the cache's assign rule decides)
+        self.log.epochs.assign(leader_epoch, self.log.log_end_offset)
         self.leader_id, self.leader_epoch = self.broker_id, leader_epoch
+        self.partition_epoch = partition_epoch
         self.replicas, self.isr, self.pending_isr = tuple(replicas), frozenset(isr), None
         if changed:
             # a new leader knows nothing of its followers yet; ISR members get a grace period
@@ -150,9 +152,11 @@ class Partition:
         self.maybe_increment_hw()
         return changed
 
-    def make_follower(self, leader_id: int | None, leader_epoch: int, replicas) -> bool:
+    def make_follower(self, leader_id: int | None, leader_epoch: int, replicas,
+                      partition_epoch: int = 0) -> bool:
         changed = leader_epoch != self.leader_epoch or leader_id != self.leader_id
         self.leader_id, self.leader_epoch = leader_id, leader_epoch
+        self.partition_epoch = partition_epoch
         self.replicas, self.isr, self.pending_isr = tuple(replicas), frozenset(), None
         self.followers = {}
         return changed
@@ -381,10 +385,12 @@ class Partition:
             return
         self._propose(self.isr | {replica_id})
 
-    def maybe_shrink_isr(self) -> None:
+    def maybe_shrink_isr(self, now: int | None = None) -> None:
+        """The lag check, run at `now` (a scheduled check time; default the clock)."""
         if not self.is_leader or self.pending_isr is not None:
             return
-        now, lag = self.clock(), self.config.replica_lag_time_max_ms
+        now = self.clock() if now is None else now
+        lag = self.config.replica_lag_time_max_ms
         leo = self.log.log_end_offset
         out = {  # Kafka's isCaughtUp: at the leader's leo, or caught up within the lag time
             r for r in self.isr - {self.broker_id}
@@ -401,7 +407,19 @@ class Partition:
         else:
             self.alter_isr(self, self.pending_isr)
 
-    def isr_committed(self, leader_epoch: int, isr) -> bool:
+    def forget_follower(self, replica_id: int) -> None:
+        """The follower's broker was fenced (it crashed): its fetch position is unknown again and
+        an ISR addition of it still in flight is dropped (KIP-903: the controller would reject
+        it by its stale broker epoch; without this a follower that lost its log in the crash
+        could enter the ISR on a fetch sent before it)."""
+        state = self.followers.get(replica_id)
+        if state is not None:
+            state.log_end_offset = -1
+        pending = self.pending_isr
+        if pending is not None and replica_id in pending - self.isr:
+            self.pending_isr = None
+
+    def isr_committed(self, leader_epoch: int, isr, partition_epoch: int | None = None) -> bool:
         """The controller's ISR for leader_epoch (from a metadata image); False if stale.
 
         An in-flight proposal stays pending unless the image shows exactly it: an image sent
@@ -411,6 +429,8 @@ class Partition:
         if leader_epoch != self.leader_epoch or not self.is_leader:
             return False
         self.isr = frozenset(isr)
+        if partition_epoch is not None:
+            self.partition_epoch = partition_epoch
         if self.pending_isr == self.isr:
             self.pending_isr = None
         self.maybe_increment_hw()

@@ -74,6 +74,9 @@ class Purgatory:
             self._watchers.setdefault(key, []).append(op)
         if op.completed or op.try_complete():
             return op.completed
+        if op.delay_ms <= 0:  # Kafka's timer runs an already expired task at once
+            op._expire()
+            return True
         op._timer = self.timer
         op._timer_task = self.timer.add(op.delay_ms, op)
         return False

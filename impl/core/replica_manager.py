@@ -35,14 +35,18 @@ class OffsetAnswer:
 
 class ReplicaManager:
     def __init__(self, broker_id: int, clock: Callable[[], int], log_factory: Callable,
-                 alter_isr: Callable | None = None, isr_check_interval_ms: int | None = None):
+                 alter_isr: Callable | None = None, isr_check_interval_ms: int | None = None,
+                 known_partition: Callable[[Key], bool] | None = None):
         self.broker_id, self.clock, self.log_factory = broker_id, clock, log_factory
+        # Kafka answers NOT_LEADER_OR_FOLLOWER for a partition the metadata knows but this
+        # broker does not host, UNKNOWN_TOPIC_OR_PARTITION only when nobody knows it.
+        self.known_partition = known_partition or (lambda key: False)
         self.alter_isr = alter_isr
         self.partitions: dict[Key, Partition] = {}
         self.produce_purgatory = Purgatory("produce", clock)
         self.fetch_purgatory = Purgatory("fetch", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
-        self._next_isr_check_ms = clock()
+        self._next_isr_check_ms = self._first_isr_check(clock())
         # True once any partition has a deliberate fault on: the per-request mutant checks
         # below are skipped entirely otherwise (zero cost when off).
         self._mutants_on = False
@@ -50,6 +54,11 @@ class ReplicaManager:
     # -- partitions -------------------------------------------------------------------------
     def partition(self, key: Key) -> Partition | None:
         return self.partitions.get(key)
+
+    def missing(self, key: Key) -> ErrorCode:
+        """The error for a partition this broker does not host."""
+        return (ErrorCode.not_leader_or_follower if self.known_partition(key)
+                else ErrorCode.unknown_topic_or_partition)
 
     def ensure_partition(self, key: Key, config: PartitionConfig) -> Partition:
         partition = self.partitions.get(key)
@@ -63,24 +72,25 @@ class ReplicaManager:
         return partition
 
     def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
-                      replicas) -> None:
+                      replicas, partition_epoch: int = 0) -> None:
         partition = self.ensure_partition(key, config)
-        partition.make_leader(leader_epoch, isr, replicas)
+        partition.make_leader(leader_epoch, isr, replicas, partition_epoch)
         self._wake(key, hw_changed=True)
 
     def become_follower(self, key: Key, config: PartitionConfig, leader_id, leader_epoch: int,
-                        replicas) -> None:
+                        replicas, partition_epoch: int = 0) -> None:
         partition = self.ensure_partition(key, config)
-        partition.make_follower(leader_id, leader_epoch, replicas)
+        partition.make_follower(leader_id, leader_epoch, replicas, partition_epoch)
         # waiting requests learn now that this broker no longer leads
         self.produce_purgatory.check_and_complete(key)
         self.fetch_purgatory.check_and_complete(key)
 
-    def isr_committed(self, key: Key, leader_epoch: int, isr) -> None:
+    def isr_committed(self, key: Key, leader_epoch: int, isr,
+                      partition_epoch: int | None = None) -> None:
         partition = self.partitions.get(key)
         if partition is not None:
             before = partition.high_watermark
-            partition.isr_committed(leader_epoch, isr)
+            partition.isr_committed(leader_epoch, isr, partition_epoch)
             self._wake(key, hw_changed=partition.high_watermark != before)
             self.produce_purgatory.check_and_complete(key)  # ISR size matters to acks=all
 
@@ -93,6 +103,23 @@ class ReplicaManager:
             self._wake(key, hw_changed=partition.high_watermark != before)
             self.produce_purgatory.check_and_complete(key)
 
+    def isr_rejected(self, key: Key) -> None:
+        """The controller refused this partition's ISR proposal: back to the committed ISR."""
+        partition = self.partitions.get(key)
+        if partition is not None:
+            before = partition.high_watermark
+            partition.isr_rejected()
+            self._wake(key, hw_changed=partition.high_watermark != before)
+
+    def follower_fenced(self, replica_id: int) -> None:
+        """A follower's broker was fenced: every partition this broker leads forgets it."""
+        for key, partition in self.partitions.items():
+            if partition.is_leader and replica_id in partition.followers:
+                before = partition.pending_isr
+                partition.forget_follower(replica_id)
+                if partition.pending_isr != before:
+                    self._wake(key, hw_changed=False)
+
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
             self.produce_purgatory.check_and_complete(key)
@@ -101,14 +128,24 @@ class ReplicaManager:
     # -- produce ----------------------------------------------------------------------------
     def append_records(self, timeout_ms: int, required_acks: int, entries: dict[Key, bytes],
                        respond: Callable[[dict[Key, AppendResult]], None]) -> None:
-        if required_acks not in (-1, 0, 1):
-            respond({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries})
-            return
+        # Kafka's order: unknown partitions and malformed record sets are refused first
+        # (KafkaApis), then the acks, then each partition's leader (ReplicaManager, Partition)
         results = {}
         for key, data in entries.items():
+            error = self._request_error(key, data)
+            if error != ErrorCode.none:
+                results[key] = AppendResult(error, error_message="refused before the append")
+        if required_acks not in (-1, 0, 1):
+            results.update({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries
+                            if k not in results})
+            respond(results)
+            return
+        for key, data in entries.items():
+            if key in results:
+                continue
             partition = self.partitions.get(key)
             if partition is None:
-                results[key] = AppendResult(ErrorCode.unknown_topic_or_partition)
+                results[key] = AppendResult(self.missing(key))
                 continue
             before = partition.high_watermark
             results[key] = partition.append_as_leader(data, required_acks)
@@ -124,6 +161,16 @@ class ReplicaManager:
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)
+
+    def _request_error(self, key: Key, data) -> ErrorCode:
+        """UNKNOWN_TOPIC_OR_PARTITION for a partition nobody knows; INVALID_RECORD unless the
+        records are exactly one batch (Kafka's ProduceRequest.validateRecords, v3+)."""
+        if key not in self.partitions and not self.known_partition(key):
+            return ErrorCode.unknown_topic_or_partition
+        error, views = records.split_batches(data)
+        if error == ErrorCode.none and len(views) != 1:
+            return ErrorCode.invalid_record
+        return ErrorCode.none
 
     def _any_on(self, keys, mutant: Mutant) -> bool:
         """Is `mutant` on for any of these partitions (only asked when some mutant is)?"""
@@ -158,7 +205,7 @@ class ReplicaManager:
         for key, fetch in fetches.items():
             partition = self.partitions.get(key)
             if partition is None:
-                results[key] = FetchResult(ErrorCode.unknown_topic_or_partition)
+                results[key] = FetchResult(self.missing(key))
                 continue
             before = partition.high_watermark
             result = partition.fetch(
@@ -178,7 +225,7 @@ class ReplicaManager:
         """The partition if this broker leads it in the epoch the client expects, else an error."""
         partition = self.partitions.get(key)
         if partition is None:
-            return None, ErrorCode.unknown_topic_or_partition
+            return None, self.missing(key)
         error = partition.check_leader_epoch(current_leader_epoch)
         if error == ErrorCode.none and not partition.is_leader:
             error = ErrorCode.not_leader_or_follower
@@ -228,14 +275,27 @@ class ReplicaManager:
         return OffsetAnswer(ErrorCode.none, end, -1, epoch)
 
     # -- time -------------------------------------------------------------------------------
+    def _first_isr_check(self, now: int) -> int:
+        interval = self.isr_check_interval_ms
+        return now if not interval else -(-now // interval) * interval
+
     def advance_clock(self, now_ms: int | None = None) -> None:
         now = self.clock() if now_ms is None else now_ms
         self.produce_purgatory.advance_clock(now)
         self.fetch_purgatory.advance_clock(now)
+        self.run_isr_checks(now)
+
+    def run_isr_checks(self, now: int) -> None:
+        """Kafka's isr-expiration task runs at a fixed rate (every replica.lag.time.max.ms / 2,
+        here at the multiples of that interval): every check time passed since the last call
+        runs, in order, judged at its own time (nothing else happened in between)."""
         interval = self.isr_check_interval_ms
-        if interval is not None and now >= self._next_isr_check_ms:
-            self._next_isr_check_ms = now + interval
-            self.maybe_shrink_isrs()
+        if interval is None:
+            return
+        while now >= self._next_isr_check_ms:
+            at = self._next_isr_check_ms
+            self._next_isr_check_ms = at + interval
+            self.maybe_shrink_isrs(at)
 
     def next_deadline_ms(self) -> int | None:
         """Nothing advance_clock does is due before this time (None: nothing is scheduled): the
@@ -245,9 +305,9 @@ class ReplicaManager:
                self._next_isr_check_ms if self.isr_check_interval_ms is not None else None]
         return min((d for d in due if d is not None), default=None)
 
-    def maybe_shrink_isrs(self) -> None:
+    def maybe_shrink_isrs(self, now: int | None = None) -> None:
         for key, partition in self.partitions.items():
             before = partition.high_watermark
-            partition.maybe_shrink_isr()
+            partition.maybe_shrink_isr(now)
             if partition.high_watermark != before or partition.pending_isr is None:
                 self._wake(key, hw_changed=partition.high_watermark != before)

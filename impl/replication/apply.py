@@ -15,6 +15,18 @@ from kafkaref.impl.core.batches import positioned_headers
 log = logging.getLogger(__name__)
 
 
+def response_is_current(partition, leader_id: int, leader_epoch: int, fetch_offset: int,
+                        last_fetched_epoch: int | None = None) -> bool:
+    """A follower applies a fetch answer only if it is still in the state it fetched from: same
+    leader and leader epoch, still a follower, log end (and latest epoch) unchanged (Kafka's
+    fetcher drops a response whose partition state moved while it was out)."""
+    if partition.is_leader or partition.leader_id != leader_id:
+        return False
+    if partition.leader_epoch != leader_epoch or partition.log_end_offset != fetch_offset:
+        return False
+    return last_fetched_epoch is None or partition.log.epochs.latest_epoch == last_fetched_epoch
+
+
 def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw: int) -> str:
     """Apply a fetch answer; returns what happened: 'error', 'truncated' or 'appended'.
 

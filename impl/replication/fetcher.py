@@ -21,7 +21,7 @@ from kafkaref.impl.protocol.replica_fetch import (
     decode_fetch_response,
     encode_fetch_request,
 )
-from kafkaref.impl.replication.apply import apply_fetch_response
+from kafkaref.impl.replication.apply import apply_fetch_response, response_is_current
 
 log = logging.getLogger(__name__)
 PARTITION_MAX_BYTES = 1 << 20
@@ -143,11 +143,8 @@ class ReplicaFetcher(threading.Thread):
                     if partition is None or key not in fetches:
                         continue
                     offset, epoch, _ = fetches[key]
-                    if partition.is_leader or partition.leader_id != self.leader_id or (
-                            partition.leader_epoch != epoch):
-                        continue  # the role changed while the fetch was out
-                    if partition.log_end_offset != offset:
-                        continue
+                    if not response_is_current(partition, self.leader_id, epoch, offset):
+                        continue  # the role or the log changed while the fetch was out
                     progressed |= self._apply_partition(partition, answer)
         return progressed
 

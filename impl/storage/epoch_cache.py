@@ -46,11 +46,16 @@ class LeaderEpochCache:
         return None
 
     def assign(self, epoch: int, start_offset: int) -> None:
-        """Record that epoch starts at start_offset. Only a new, greater epoch is recorded;
-        earlier epochs that started at or after start_offset never held data and are dropped."""
-        if epoch < 0 or (self.entries and epoch <= self.entries[-1][0]):
+        """Record that epoch starts at start_offset, as Kafka's LeaderEpochFileCache.assign: no
+        change when it is the latest epoch already starting at or before start_offset;
+        otherwise trailing entries with an epoch >= `epoch` or a start >= start_offset are
+        dropped first (so the cache stays strictly increasing in both: an epoch without records
+        has no range, and an older epoch appended again replaces newer empty ones)."""
+        if epoch < 0 or start_offset < 0:
             return
-        while self.entries and self.entries[-1][1] >= start_offset:
+        if self.entries and self.entries[-1][0] == epoch and start_offset >= self.entries[-1][1]:
+            return
+        while self.entries and (self.entries[-1][0] >= epoch or self.entries[-1][1] >= start_offset):
             self.entries.pop()
         self.entries.append((epoch, start_offset))
         self._persist()

@@ -108,7 +108,9 @@ def _load_segments(directory: str, config: LogConfig, segments: list[LogSegment]
             scanned_bytes += result.valid_bytes
             truncated += result.truncated_bytes
             for epoch, start in result.epochs:
-                epochs.assign(epoch, start)
+                # Kafka's LogSegment.recover: only an epoch newer than the cache's latest
+                if epoch > epochs.latest_epoch:
+                    epochs.assign(epoch, start)
             kept.append(segment)
             previous_next = segment.next_offset
             if result.truncated_bytes:

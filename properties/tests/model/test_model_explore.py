@@ -23,7 +23,7 @@ def test_build_returns_what_the_explorer_needs():
     (start,) = starts
     labels = [label for label, _ in successors(start)]
     assert "Elect(partition=0, leader=0, unclean=False)" in labels
-    assert "CrashBroker(broker=1)" in labels and "Tick(ms=101)" in labels
+    assert "CrashBroker(broker=1)" in labels and "Tick(ms=200)" in labels
     assert "controller: leader none" in render(start) and render is describe
 
 

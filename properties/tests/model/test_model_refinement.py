@@ -93,7 +93,7 @@ def test_known_divergence_lag_shrink_of_a_follower_that_did_catch_up():
     model.feed(Produce(1, 0, 0, (b"a",), acks=1))
     model.replicate(1)
     model.replicate(2)
-    model.feed(Tick(101))
+    model.feed(Tick(200))
     model.feed(CommitIsrChange(0))
     report = check_trace(config, model.events)
     assert [s.kind for s in report.steps][-1] == "known-divergence"

@@ -45,3 +45,16 @@ def test_truncation_drops_epochs_starting_at_or_after_the_end():
     cache.truncate_from_end(12)
     assert cache.entries == [(1, 0), (3, 10)]
     assert cache.end_offset_for(4, 12) == (UNDEFINED, UNDEFINED)
+
+
+@given(assignments)
+def test_assign_follows_the_model_rule(steps):
+    """One rule for recording an epoch's start (Kafka's LeaderEpochFileCache.assign): the
+    broker's caches agree with model/helpers.assign_epoch after any sequence of assignments."""
+    from kafkaref.model.helpers import assign_epoch
+
+    expected: tuple[tuple[int, int], ...] = ()
+    for epoch, start in steps:
+        expected = assign_epoch(expected, epoch, start)
+    assert tuple(built(EpochCache(), steps).entries) == expected
+    assert tuple(built(LeaderEpochCache(None), steps).entries) == expected

@@ -302,7 +302,6 @@ def test_epoch_cache_end_offset_for_follows_kafka(tmp_path):
     assert cache.end_offset_for(0, 20) == (0, 0)  # below the first: ends where it starts
     assert cache.end_offset_for(5, 20) == (-1, -1)
     assert cache.end_offset_for(-1, 20) == (-1, -1)
-    cache.assign(2, 30)  # not newer: ignored
     cache.assign(5, 15)  # epoch 4 never held data: replaced
     assert cache.entries == [(1, 0), (3, 10), (5, 15)]
     assert LeaderEpochCache.load(cache.path).entries == cache.entries
@@ -310,6 +309,8 @@ def test_epoch_cache_end_offset_for_follows_kafka(tmp_path):
     assert cache.entries == [(3, 12), (5, 15)]
     cache.truncate_from_end(15)
     assert cache.entries == [(3, 12)]
+    cache.assign(2, 30)  # Kafka's assign: an older epoch drops the newer entries
+    assert cache.entries == [(2, 30)]
 
 
 # -- checkpoints ----------------------------------------------------------------------------------
