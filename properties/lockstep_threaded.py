@@ -52,8 +52,12 @@ leader dies, so after a crash the model is fed that same Elect; the `elect` rule
 controller for a preferred-leader election (Kafka's ElectLeaders; not served on the wire here).
 
 Kept out of this alphabet, and why: crashes that leave a partition without a live ISR member
-(the model's KIP-966 ELR and the controller's offline election differ; see the report), unclean
-elections, fetch shapes whose answer depends on byte accounting (min_bytes > 1, small max_bytes
+(the model's KIP-966 ELR and the controller's offline election differ); crashes while a broker
+is cut off or paused (the model bumps the leader epoch when a follower is fenced, as the
+ZooKeeper-era controller did, so its leader forgets every follower's position and restarts
+their lag clocks; the controller here does not bump it, as KRaft since KAFKA-15021, and the
+leader keeps both: once a follower cannot fetch again, the ISR shrinks at different times);
+unclean elections, fetch shapes whose answer depends on byte accounting (min_bytes > 1, small max_bytes
 other than 1: the model counts value + 1 per record, the broker batch bytes; the core lockstep
 settles that rule), ticks and elections while a broker is paused (the paused broker's clock work
 would happen at resume, not at the tick), client requests to a paused broker (they would hang).
@@ -76,7 +80,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
 from kafkaref.impl.clock import Clock
 from kafkaref.impl.controller.server import ControllerServer
 from kafkaref.impl.core.broker import BrokerConfig
@@ -85,7 +89,7 @@ from kafkaref.impl.protocol.records import (
     decode_batch_fields,
     split_batches,
 )
-from kafkaref.impl.replication.fetcher import FetcherManager, ReplicaFetcher
+from kafkaref.impl.replication.fetcher import RESPONSE_BYTES_MAX, FetcherManager, ReplicaFetcher
 from kafkaref.impl.server.clustered import clustered_broker
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer
@@ -159,21 +163,23 @@ class Resume:
 class PartitionView:
     """One partition at a settle point: leader (-1: none) and ISR as Metadata reports them, the
     leader's hw (ListOffsets LATEST; -1 without a reachable leader); then what only says the
-    broker is quiescent: (leo, hw) of each broker's replica, None when the broker is down,
-    paused or holds none, and the followers' log end offsets as the leader knows them (-1:
-    unknown; None for a follower outside the ISR: only ISR members' positions move the hw or
-    shrink the ISR, and an outsider's is overwritten by its next fetch before it can join. The
-    two sides do differ there: the model forgets a crashed follower's position, as KIP-903's
-    broker epochs make Kafka ignore its stale fetches; the broker keeps it, as Kafka's leader
-    keeps a replica's state until a new leader epoch; () without a running leader). Without it, a follower that had not yet
-    fetched from a new leader looked settled, and a later cut left the leader believing it
-    behind (the ISR shrank on the broker, not in the model)."""
+    broker is quiescent (read under the core lock: no API shows it): (leo, hw) of each broker's
+    replica, None when the broker is down, paused or holds none; and the followers as the leader
+    knows them, (log end offset or -1 unknown, last caught-up time on the logical clock), for
+    ISR members only (() without a running leader). Without the last, a follower that had not
+    yet fetched from a new leader, or since a heal, looked settled, and a later cut left the
+    leader believing it behind, or caught up long ago: the ISR shrank on the broker, not in the
+    model. Only ISR members' positions move the hw or shrink the ISR; an outsider's is
+    overwritten by its next fetch before it can join, and there the sides differ: the model
+    forgets a crashed follower's position (as KIP-903's broker epochs make Kafka ignore its
+    stale fetches), the broker keeps it (as Kafka's leader keeps a replica's state until a new
+    leader epoch)."""
 
     leader: int
     isr: tuple[int, ...]
     hw: int
     replicas: tuple[tuple[int, int] | None, ...]
-    follower_offsets: tuple[int | None, ...] = ()
+    followers: tuple[tuple[int, int] | None, ...] = ()
 
 
 @attrs.frozen
@@ -227,7 +233,7 @@ def observe_model(state: ModelState, hidden: frozenset[int] = frozenset()) -> Ob
             (r.leo, r.hw) if r is not None and state.alive[b] and b not in hidden else None
             for b, r in enumerate(part.replicas))
         known = () if not visible or lead is None else tuple(
-            lead.follower_offsets[b] if b in control.isr else None
+            (lead.follower_offsets[b], lead.caught_up_ms[b]) if b in control.isr else None
             for b in part_followers(state, part, leader))
         views.append(PartitionView(leader, tuple(sorted(control.isr)),
                                    lead.hw if visible and lead is not None else -1, replicas,
@@ -255,21 +261,62 @@ class Links:
 
     def __init__(self) -> None:
         self.isolated: set[int] = set()
+        # A paused broker's links are cut too: a fetch sent to a paused leader would wait in its
+        # request queue and be handled at resume, when the model's follower may be paused itself.
+        self.paused: set[int] = set()
+        # Held while a fetch is checked and sent, and while the adapter cuts or heals: once
+        # Isolate returns, no fetch leaves over a cut link (a fetcher that had planned its round
+        # before, for example while its broker was paused, is refused at the send).
+        self.lock = threading.Lock()
 
     def cut(self, a: int, b: int) -> bool:
-        return a in self.isolated or b in self.isolated
+        return (a in self.isolated or b in self.isolated or a in self.paused
+                or b in self.paused)
+
+    def set_isolated(self, broker: int, isolated: bool) -> None:
+        with self.lock:
+            (self.isolated.add if isolated else self.isolated.discard)(broker)
+
+    def set_paused(self, broker: int, paused: bool) -> None:
+        with self.lock:
+            (self.paused.add if paused else self.paused.discard)(broker)
+
+
+class _LinkConnection(KafkaConnection):
+    """A follower's connection to its leader that refuses to send over a cut link."""
+
+    links: Links
+    follower: int
+    leader: int
+
+    def send_raw(self, frame: bytes) -> None:
+        with self.links.lock:
+            if self.links.cut(self.follower, self.leader):
+                raise ConnectionClosed(f"link {self.follower}-{self.leader} is cut")
+            super().send_raw(frame)
 
 
 class CuttableFetcher(ReplicaFetcher):
-    """A replica fetcher that neither sends nor applies fetches over a cut link. A response that
-    arrives after the cut is dropped, as if lost; the request it answers reported the follower's
-    position, which the leader already knew (every step ends settled)."""
+    """A replica fetcher that neither sends nor applies fetches over a cut link (the send is
+    checked under Links.lock). A response that arrives after the cut is dropped, as if lost; its
+    request left before the cut, from a settled state, so it told the leader nothing new."""
 
     def _cut(self) -> bool:
         return self.server.links.cut(self.server.broker.broker_id, self.leader_id)
 
     def _plan(self):
         return None if self._cut() else super()._plan()
+
+    def _fetch(self, address, fetches):
+        if self.connection is None or self.address != address:
+            self._disconnect()
+            connection = _LinkConnection(
+                *address, timeout_s=10, client_id=f"replica-{self.server.broker.broker_id}",
+                response_bytes_max=RESPONSE_BYTES_MAX)
+            connection.links, connection.leader = self.server.links, self.leader_id
+            connection.follower = self.server.broker.broker_id
+            self.connection, self.address = connection, address
+        return super()._fetch(address, fetches)
 
     def _apply(self, fetches, answers) -> bool:
         return False if self._cut() else super()._apply(fetches, answers)
@@ -425,23 +472,25 @@ class ThreadedCluster:
         elif isinstance(event, RestartBroker):
             self._restart(event.broker)
         elif isinstance(event, Flush):
-            with self._server(event.broker).lock:
-                for partition in self._server(event.broker).broker.replica_manager.partitions.values():
+            server = self._server(event.broker)
+            with server.lock:
+                for partition in server.broker.replica_manager.partitions.values():
                     partition.log.flush()
         elif isinstance(event, Elect):
             with self.controller.lock:
                 error = self.controller.state.elect_leader(TOPIC, event.partition, event.leader)
             return [ElectionResult(event.partition, event.leader, error)]
         elif isinstance(event, Isolate):
-            self.links.isolated.add(event.broker)
+            self.links.set_isolated(event.broker, True)
         elif isinstance(event, Heal):
-            self.links.isolated.discard(event.broker)
+            self.links.set_isolated(event.broker, False)
         elif isinstance(event, Pause):
             self._pause(event.broker)
         elif isinstance(event, Resume):
             release, thread = self.pauses.pop(event.broker)
             release.set()
             thread.join(5)
+            self.links.set_paused(event.broker, False)
         else:
             raise TypeError(f"the threaded lockstep has no rule for {event!r}")
         return []
@@ -564,7 +613,7 @@ class ThreadedCluster:
                     with contextlib.suppress(FileNotFoundError):
                         os.truncate(path, size)
         self.servers[b] = None
-        self.links.isolated.discard(b)  # a restarted broker comes back connected
+        self.links.set_isolated(b, False)  # a restarted broker comes back connected
         with self.controller.lock:
             self.controller.state.fence(b)
         return lost
@@ -575,6 +624,7 @@ class ThreadedCluster:
 
     def _pause(self, b: int) -> None:
         server, held, release = self._server(b), threading.Event(), threading.Event()
+        self.links.set_paused(b, True)
 
         def hold() -> None:
             with server.lock:
@@ -639,9 +689,10 @@ class ThreadedCluster:
             partition = server.broker.replica_manager.partition((TOPIC, p))
             if partition is None or not partition.is_leader:
                 return ()
+            followers = partition.followers
             return tuple(None if b not in partition.isr
-                         else partition.followers[b].log_end_offset
-                         if b in partition.followers else -2
+                         else (followers[b].log_end_offset, followers[b].last_caught_up_ms)
+                         if b in followers else (-2, -2)
                          for b in sorted(partition.replicas) if b != leader)
 
     def _replica_state(self, b: int, p: int) -> tuple[int, int] | None:
@@ -671,7 +722,8 @@ def decode_answer(request_id: int, api_key: int, body) -> Effect:
     if api_key == 2:
         part = body.topics[0].partitions[0]
         error = ErrorCode(part.error_code)
-        return ListOffsetsResponse(request_id, error, part.offset if error == ErrorCode.none else -1)
+        offset = part.offset if error == ErrorCode.none else -1
+        return ListOffsetsResponse(request_id, error, offset)
     part = body.responses[0].partitions[0]
     error = ErrorCode(part.error_code)
     entries: list[Entry] = []
@@ -758,7 +810,9 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
                             continue
                         out.extend(self.model.feed(event))
                     leader = self.model.state.partitions[p].control.leader
-                    if (leader is not None and leader not in cut and self.model.state.alive[leader]
+                    # an isolated leader still reaches the controller; a paused one does not
+                    if (leader is not None and leader not in self.paused
+                            and self.model.state.alive[leader]
                             and self.model.state.partitions[p].replicas[leader].pending_isr
                             is not None):
                         out.extend(self.model.feed(CommitIsrChange(p)))
@@ -793,7 +847,8 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             self.step(Produce(self.request_id(), broker, p, values, acks, timeout_ms))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
-              max_wait_ms=st.sampled_from([0, 0, 100, 5000]), max_bytes=st.sampled_from([1, 1 << 20]))
+              max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
+              max_bytes=st.sampled_from([1, 1 << 20]))
         def consumer_fetch(self, p, to_leader, broker, back, max_wait_ms, max_bytes):
             broker = self.target(p, to_leader, broker)
             replica = self.model.state.partitions[p].replicas[broker]
@@ -814,8 +869,12 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
 
         # -- faults ---------------------------------------------------------------------------
         def crashable(self) -> list[int]:
-            """Live brokers whose crash leaves every partition a live ISR member (module doc)."""
-            if self.paused or sum(self.model.state.alive) < 2:
+            """Live brokers whose crash leaves every partition a live ISR member, while no broker
+            is cut off or paused (module docstring: the model's leader-epoch bump on a fenced
+            follower makes the leader forget every follower's position and restart their
+            lag clocks; the broker keeps both, so with a follower unable to fetch again the
+            ISR shrinks at different times)."""
+            if self.paused or self.isolated or sum(self.model.state.alive) < 2:
                 return []
             return [b for b in range(config.brokers)
                     if self.model.state.alive[b] and not self.would_strand(b)]

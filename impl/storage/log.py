@@ -472,6 +472,11 @@ class Log:
         if offset < 0:
             raise ValueError(f"cannot truncate to negative offset {offset}")
         if offset >= self._leo:
+            # As Kafka's UnifiedLog.truncateTo: the epoch cache is cut at the leo even so. A
+            # broker that led an epoch without appending keeps an entry starting at its leo,
+            # which conflicts with the new leader's; kept, its fetches named that epoch, the
+            # leader answered the same divergence, and the follower never caught up.
+            self.epochs.truncate_from_end(self._leo)
             return
         if offset < self.segments[0].base_offset:
             self._truncate_fully_and_start_at(offset)
