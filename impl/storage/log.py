@@ -222,7 +222,9 @@ class Log:
         if segment.needs_roll_at(last_offset, size, self.clock_ms()):
             segment = self._roll(leo)
         epochs = self.epochs.entries
-        if not epochs or leader_epoch > epochs[-1][0]:  # assign() is a no-op otherwise
+        # assign() is a no-op only for the latest epoch again (its entries start below the leo);
+        # any other epoch, an older one included, goes through Kafka's assign rule
+        if not epochs or leader_epoch != epochs[-1][0]:
             self.epochs.assign(leader_epoch, leo)
         segment.append_parts(
             (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:]),
