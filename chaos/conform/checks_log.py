@@ -114,22 +114,23 @@ def acks_all_visible(probe: Probe):
 
     The hw is read with ListOffsets, not from a fetch: a consumer fetch at an offset above the
     hw may wait in purgatory until the hw passes it (Kafka does, and so does kafkaref), so its
-    answer would report an hw that replication reached while it waited."""
+    answer would report an hw that replication reached while it waited. One record per round:
+    LATEST after a multi-record batch is a check of its own (list_offsets), not this one's."""
     topic = probe.create_topic("acksall", configs={"min.insync.replicas": str(
         min(2, probe.replication_factor()))})
     conn = probe.leader(topic)
     for i in range(20):
-        base = probe.produce_ok(topic, values_batch(b"r%d" % i, 2), acks=-1, conn=conn)
+        base = probe.produce_ok(topic, values_batch(b"r%d" % i, 1), acks=-1, conn=conn)
         latest = probe.list_offset(topic, LATEST, conn=conn)
-        probe.expect(latest.error_code == ErrorCode.none and latest.offset >= base + 2,
+        probe.expect(latest.error_code == ErrorCode.none and latest.offset >= base + 1,
                      f"round {i}: acks=all answered offset {base} but the hw (ListOffsets "
                      f"LATEST) is {latest.offset}", response=latest,
-                     expected=f"hw >= {base + 2} once acknowledged")
+                     expected=f"hw >= {base + 1} once acknowledged")
         answer = probe.fetch(topic, base, max_wait_ms=1, conn=conn)
         values = [r.value for r in probe.records(answer) if r.offset >= base]
-        probe.expect(values[:2] == [b"r%d-0" % i, b"r%d-1" % i],
-                     f"round {i}: acknowledged records not readable right after the ack",
-                     response=answer, expected=f"records r{i}-0, r{i}-1 at {base}")
+        probe.expect(values[:1] == [b"r%d-0" % i],
+                     f"round {i}: acknowledged record not readable right after the ack",
+                     response=answer, expected=f"record r{i}-0 at {base}")
     return f"20 acks=all rounds, replication factor {probe.replication_factor()}"
 
 
