@@ -105,7 +105,9 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
                                      power_loss="lose-unfsynced" in options.nemesis)
             cluster.start()  # apart: a broker that fails to start still gets cleaned up
         bootstrap = options.bootstrap or cluster.bootstrap
-        replicas, min_isr = create_topic(bootstrap, options.workload)
+        replicas, min_isr = create_topic(
+            bootstrap, options.workload,
+            brokers_expected=options.brokers if cluster is not None else None)
         summary["topic"] = {"name": options.workload.topic, "replication_factor": replicas,
                             "min_insync_replicas": min_isr}
         if replicas < options.workload.replication_factor:

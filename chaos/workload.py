@@ -110,18 +110,25 @@ class ObservingConsumer(Consumer):
         return super()._take(key, part)
 
 
-def create_topic(bootstrap: str, config: WorkloadConfig,
-                 timeout_s: float = 30.0) -> tuple[int, int]:
+def create_topic(bootstrap: str, config: WorkloadConfig, timeout_s: float = 30.0,
+                 brokers_expected: int | None = None) -> tuple[int, int]:
     """Create the workload's topic (an existing one is fine), retrying while brokers start;
     returns the (replication factor, min ISR) asked for. A cluster of fewer brokers than the
     replication factor gets one replica per broker (a single broker: RF 1, min ISR 1), so the
-    workload runs against any broker; the run's summary says what was used."""
+    workload runs against any broker; the run's summary says what was used.
+
+    brokers_expected: a cluster we started ourselves has that many brokers; wait until Metadata
+    lists them all (a broker's metadata image can lag the controller's registrations by a
+    moment), so the topic is not made smaller than the cluster."""
     deadline = time.monotonic() + timeout_s
     last: Exception | None = None
     while time.monotonic() < deadline:
         view = ClusterView(bootstrap)
         try:
             view.refresh([])
+            if brokers_expected is not None and len(view.brokers) < brokers_expected:
+                raise NoBrokerAvailable(
+                    f"metadata lists {len(view.brokers)} of {brokers_expected} brokers")
             replicas = min(config.replication_factor, len(view.brokers))
             min_isr = min(config.min_insync_replicas, replicas)
             connection = view.connection(min(view.brokers))
