@@ -21,7 +21,7 @@ import sys
 import time
 
 from kafkaref.chaos.proxy import ProxyMesh
-from kafkaref.impl.server.local_cluster import popen_dying_with_us
+from kafkaref.impl.server.local_cluster import popen_dying_with_us, stop_processes
 
 READY_TIMEOUT_S = 60
 # Small segments, so a run of a minute rolls each partition's log a few times: rolls, indexes
@@ -165,17 +165,8 @@ class ProxiedCluster:
                 process.wait(10)
 
     def stop(self) -> None:
+        stop_processes(list(self.processes.values()))
         for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGCONT)  # a paused broker cannot act on SIGTERM
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for process in self.processes.values():
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
             if process.stdout is not None:
                 process.stdout.close()
         self.controller.shutdown()

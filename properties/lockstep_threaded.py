@@ -116,9 +116,9 @@ from kafkaref.model.events import (
     RestartBroker,
     Tick,
 )
-from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.values import Entry, ModelState
+from kafkaref.properties.model_machine import assert_model_invariants
 
 TOPIC = "lockstep"
 PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
@@ -956,15 +956,8 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
 
         # -- invariants -----------------------------------------------------------------------
         @invariant()
-        def client_properties_hold(self):
-            broken = self.model.check()
-            assert not broken, f"{broken} violated in\n{render_state(self.model.state)}"
-
-        @invariant()
-        def spec_invariants_hold_on_the_image(self):
-            if check_spec_invariants:
-                broken = image_violations(self.model.state)
-                assert not broken, f"spec invariants {broken} violated"
+        def model_invariants_hold(self):
+            assert_model_invariants(self.model, check_spec_invariants)
 
     ThreadedMachine.__name__ = ThreadedMachine.__qualname__ = "ThreadedMachine"
     return ThreadedMachine

@@ -330,18 +330,21 @@ def make_model_machine(
         # -- invariants -------------------------------------------------------------------
 
         @invariant()
-        def client_properties_hold(self):
-            broken = self.model.check()
-            assert not broken, f"{broken} violated in\n{render_state(self.model.state)}"
-
-        @invariant()
-        def spec_invariants_hold_on_the_image(self):
-            if check_spec_invariants:
-                broken = image_violations(self.model.state)
-                assert not broken, f"spec invariants {broken} violated in\n{render_state(self.model.state)}"
+        def model_invariants_hold(self):
+            assert_model_invariants(self.model, check_spec_invariants)
 
     ModelMachine.__name__ = ModelMachine.__qualname__ = "ModelMachine"
     return ModelMachine
+
+
+def assert_model_invariants(model: ReferenceModel, check_spec_invariants: bool = True) -> None:
+    """The model's client-level properties (model/properties.py) and, on the refinement image of
+    every partition, the spec's invariants: what every machine over the model asserts."""
+    broken = model.check()
+    assert not broken, f"{broken} violated in\n{render_state(model.state)}"
+    if check_spec_invariants:
+        broken = image_violations(model.state)
+        assert not broken, f"spec invariants {broken} violated in\n{render_state(model.state)}"
 
 
 def run_walk(config: ClusterConfig, events: Sequence[Event]) -> ReferenceModel:

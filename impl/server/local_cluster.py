@@ -39,6 +39,22 @@ def _die_with_parent() -> None:
 _LAUNCHER = concurrent.futures.ThreadPoolExecutor(1, "broker-launcher")
 
 
+def stop_processes(processes, grace_s: float = 10.0) -> None:
+    """SIGTERM every process still running (after SIGCONT: a paused one cannot act on SIGTERM),
+    wait up to grace_s for all of them together, then SIGKILL what is left."""
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGCONT)
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for process in processes:
+        try:
+            process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
     """subprocess.Popen(command, **kwargs) forked by the launcher thread, with SIGTERM on our
     death (see _LAUNCHER)."""
@@ -164,16 +180,7 @@ class LocalCluster:
                 process.wait(5)
 
     def stop(self) -> None:
-        for process in self.processes.values():
-            if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + 10
-        for process in self.processes.values():
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        stop_processes(list(self.processes.values()))
         self.controller.shutdown()
 
     def __enter__(self):
