@@ -15,6 +15,16 @@ from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, met
 
 log = logging.getLogger(__name__)
 
+# Admin requests a broker forwards (ControllerClient): message type -> the state's decision.
+TOPIC_CHANGES = {
+    "delete_topic": lambda state, m: state.delete_topic(str(m["name"])),
+    "create_partitions": lambda state, m: state.create_partitions(
+        str(m["name"]), int(m["count"]),
+        None if m.get("assignment") is None else [[int(b) for b in r] for r in m["assignment"]]),
+    "alter_configs": lambda state, m: state.alter_configs(
+        str(m["name"]), {str(k): str(v) for k, v in dict(m["configs"]).items()}),
+}
+
 
 class ControllerServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
@@ -129,6 +139,9 @@ class ControllerServer:
                                                      int(message["replication_factor"]),
                                                      dict(message.get("configs") or {}),
                                                      message.get("assignment"))
+                    answer = {"error": int(error), "message": text}
+                elif kind in TOPIC_CHANGES:
+                    error, text = TOPIC_CHANGES[kind](state, message)
                     answer = {"error": int(error), "message": text}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}

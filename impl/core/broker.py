@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core.admin import AdminApis
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
@@ -69,6 +70,11 @@ class Broker:
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
+        # DeleteTopics, CreatePartitions, Describe/Alter/IncrementalAlterConfigs (admin.py); their
+        # control plane is set with create_topic
+        self.delete_topic = self.create_partitions = self.alter_topic_configs = None
+        self._handlers.update(AdminApis(self).handlers())
+        self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
 
     # -- metadata ---------------------------------------------------------------------------
     def apply_metadata(self, metadata: ClusterMetadata) -> None:
@@ -78,6 +84,7 @@ class Broker:
         live_before = {b.broker_id for b in self.metadata.brokers}
         self.metadata = metadata
         rm = self.replica_manager
+        self._drop_deleted_topics(metadata)
         for gone in live_before - {b.broker_id for b in metadata.brokers}:
             rm.follower_fenced(gone)
         for topic in metadata.topics:
@@ -101,6 +108,20 @@ class Broker:
                                        meta.partition_epoch)
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
+                else:
+                    current.config = config  # AlterConfigs reaches followers too
+
+    def _drop_deleted_topics(self, metadata: ClusterMetadata) -> None:
+        """Partitions of a topic the image no longer lists, or lists under another topic id
+        (deleted and created again while this broker looked away), stop and lose their logs
+        (DeleteTopics; Kafka's brokers do so on the topic's removal record)."""
+        rm = self.replica_manager
+        for key in list(rm.partitions):
+            topic = metadata.topic(key[0])
+            seen = self._topic_ids.get(key[0])
+            if topic is None or (seen is not None and topic.topic_id != seen):
+                rm.stop_partition(key)
+        self._topic_ids = {t.name: t.topic_id for t in metadata.topics}
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])

@@ -120,6 +120,21 @@ class ReplicaManager:
                 if partition.pending_isr != before:
                     self._wake(key, hw_changed=False)
 
+    def stop_partition(self, key: Key) -> None:
+        """The partition's topic was deleted (or replaced by a new topic of the same name):
+        stop hosting it, answer what waits on it now, delete its log. Kafka's
+        ReplicaManager.stopPartitions(deletePartition = true): waiting produce and fetch requests
+        complete at once and, the partition gone, answer UNKNOWN_TOPIC_OR_PARTITION (or
+        NOT_LEADER_OR_FOLLOWER while the metadata still names the partition)."""
+        partition = self.partitions.pop(key, None)
+        if partition is None:
+            return
+        self.produce_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
+        delete = getattr(partition.log, "delete", None)
+        if delete is not None:
+            delete()
+
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
             self.produce_purgatory.check_and_complete(key)
@@ -157,7 +172,7 @@ class ReplicaManager:
         if waiting:
             if self._mutants_on and self._any_on(results, Mutant.M10):
                 timeout_ms = 2**62  # mutant M10: produce purgatory never expires
-            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
+            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond, self.missing)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)

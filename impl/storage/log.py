@@ -23,8 +23,10 @@ batches(), flush(), flushed_offset.
 
 import bisect
 import os
+import shutil
 import struct
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -103,6 +105,7 @@ class Log:
         # start) write theirs under it; two writers must not share the temp file.
         self._checkpoint_lock = threading.Lock()
         self._closed = False
+        self._deleted = False
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
         # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
@@ -583,6 +586,8 @@ class Log:
     def maybe_flush(self) -> bool:
         """Apply the flush policy now (call it on clock ticks); True if it flushed. Otherwise
         checkpoint the hw and log start if they moved and checkpoint_interval_ms has passed."""
+        if self._deleted:
+            return False  # its topic was deleted after the ticker picked it: nothing to do
         self._check_open()
         if self._maybe_flush():
             return True
@@ -641,6 +646,23 @@ class Log:
         marker = os.path.join(self.directory, CLEAN_SHUTDOWN_FILE)
         checkpoint.write_atomically(marker, "")
         self._closed = True
+
+    def delete(self) -> None:
+        """The partition's topic was deleted: close every file and remove the directory.
+        Kafka renames it to <dir>.<id>-delete and removes it after file.delete.delay.ms; here
+        it goes at once (the rename first, so a crash midway never leaves a directory a broker
+        would reopen as the partition). Holds the checkpoint lock: a checkpoint the ticker
+        writes off the core lock finishes first, and later ones see the log closed."""
+        with self._checkpoint_lock:
+            if not self._closed:
+                for segment in self.segments:
+                    segment.close_files()
+                self._closed = True
+            self._deleted = True
+            if os.path.isdir(self.directory):
+                doomed = f"{self.directory}.{uuid.uuid4().hex}-delete"
+                os.replace(self.directory, doomed)
+                shutil.rmtree(doomed, ignore_errors=True)
 
     def crash(self) -> dict[str, int]:
         """Simulate a process or power failure: close every file without flushing, writing
