@@ -39,7 +39,10 @@ class LocalController:
 
     def create_topic(self, name: str, partitions: int, replication_factor: int, configs: dict,
                      done: Callable[[ErrorCode, str | None], None],
-                     assignment: dict[int, list[int]] | None = None) -> None:
+                     assignment: dict[int, list[int]] | None = None,
+                     topic_id: str | None = None) -> None:
+        """topic_id: a reopened topic's (single.py), else a new one."""
+        topic_id = topic_id or new_topic_id()
         ids = sorted(b.broker_id for b in self.metadata.brokers)
         if self.metadata.topic(name) is not None:
             done(ErrorCode.topic_already_exists, "topic exists")
@@ -52,7 +55,7 @@ class LocalController:
             metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))
                           for r in (assignment[i] for i in range(len(assignment))))
             self.metadata = self.metadata.with_topic(
-                topic_changes.new_topic(name, metas, configs, new_topic_id()))
+                topic_changes.new_topic(name, metas, configs, topic_id))
             self._push()
             done(ErrorCode.none, None)
             return
@@ -67,7 +70,7 @@ class LocalController:
         for index in range(partitions):
             replicas = tuple(ids[(index + k) % len(ids)] for k in range(replication_factor))
             metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
-        topic = topic_changes.new_topic(name, tuple(metas), configs, new_topic_id())
+        topic = topic_changes.new_topic(name, tuple(metas), configs, topic_id)
         self.metadata = self.metadata.with_topic(topic)
         self._push()
         done(ErrorCode.none, None)

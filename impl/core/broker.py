@@ -94,6 +94,8 @@ class Broker:
                     continue
                 key = (topic.name, index)
                 current = rm.partition(key)
+                if current is None and topic.topic_id:
+                    rm.open_partition(key, config, topic.topic_id)  # hosted as new below
                 if meta.leader == self.broker_id:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):

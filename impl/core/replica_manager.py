@@ -60,10 +60,25 @@ class ReplicaManager:
         return (ErrorCode.not_leader_or_follower if self.known_partition(key)
                 else ErrorCode.unknown_topic_or_partition)
 
-    def ensure_partition(self, key: Key, config: PartitionConfig) -> Partition:
+    def open_partition(self, key: Key, config: PartitionConfig, topic_id: str) -> Partition:
+        """Host a partition of the topic with this id. A log left by an earlier topic of the
+        same name (deleted while this broker was down: its directory records another id) is
+        stray: deleted, and the partition starts empty (Kafka's stray log detection)."""
+        log = self.log_factory(key)
+        recorded = getattr(log, "topic_id", None)
+        if recorded is not None and recorded != topic_id:
+            log.delete()
+            log = self.log_factory(key)
+        record = getattr(log, "record_topic_id", None)
+        if record is not None:
+            record(topic_id)
+        return self.ensure_partition(key, config, log)
+
+    def ensure_partition(self, key: Key, config: PartitionConfig, log=None) -> Partition:
         partition = self.partitions.get(key)
         if partition is None:
-            partition = Partition(key[0], key[1], self.broker_id, self.log_factory(key),
+            partition = Partition(key[0], key[1], self.broker_id,
+                                  log if log is not None else self.log_factory(key),
                                   self.clock, config, self.alter_isr)
             self.partitions[key] = partition
         else:

@@ -8,6 +8,7 @@ from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.core.topic_rules import RESERVED_CONFIG_PREFIX
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
+from kafkaref.impl.storage.log import recorded_topic_id
 
 
 def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  # noqa: B008
@@ -83,6 +84,7 @@ def _reopen_existing_topics(server, controller, data_dir) -> None:
     import re
 
     found: dict[str, int] = {}
+    ids: dict[str, str | None] = {}
     if not data_dir or not os.path.isdir(data_dir):
         return
     for name in os.listdir(data_dir):
@@ -90,9 +92,11 @@ def _reopen_existing_topics(server, controller, data_dir) -> None:
         if match and os.path.isdir(os.path.join(data_dir, name)):
             topic, index = match.group(1), int(match.group(2))
             found[topic] = max(found.get(topic, 0), index + 1)
+            ids.setdefault(topic, recorded_topic_id(os.path.join(data_dir, name)))
     for topic, partitions in sorted(found.items()):
+        # the id its directories recorded: the same topic again, not a stray of a deleted one
         controller.create_topic(topic, partitions, 1, _saved_configs(data_dir, topic),
-                                lambda error, message: None)
+                                lambda error, message: None, topic_id=ids[topic])
 
 
 def _saved_configs(data_dir, topic) -> dict:

@@ -62,6 +62,11 @@ _NO_ERROR = ErrorCode.none
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
 
 
+# Kafka's name: the id of the topic a partition directory belongs to (KIP-516), so a broker
+# that was down while its topic was deleted and created again knows the directory is stray.
+PARTITION_METADATA_FILE = "partition.metadata"
+
+
 class AppendInfo(NamedTuple):
     """Outcome of an append: error is ErrorCode.none when every batch was written.
     (An immutable NamedTuple rather than attrs: one is built per append, on the hot path.)"""
@@ -647,6 +652,17 @@ class Log:
         checkpoint.write_atomically(marker, "")
         self._closed = True
 
+    @property
+    def topic_id(self) -> str | None:
+        """The topic id this log was written for (Kafka's partition.metadata), None if none
+        was recorded (a log older than topic ids, or never hosted through a metadata image)."""
+        return recorded_topic_id(self.directory)
+
+    def record_topic_id(self, topic_id: str) -> None:
+        if topic_id and self.topic_id != topic_id:
+            checkpoint.write_atomically(os.path.join(self.directory, PARTITION_METADATA_FILE),
+                                        f"version: 0\ntopic_id: {topic_id}\n")
+
     def delete(self) -> None:
         """The partition's topic was deleted: close every file and remove the directory.
         Kafka renames it to <dir>.<id>-delete and removes it after file.delete.delay.ms; here
@@ -713,6 +729,16 @@ class Log:
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
         return opened.report
+
+
+def recorded_topic_id(directory: str) -> str | None:
+    """The topic id in directory's partition.metadata, or None (no file, or unreadable)."""
+    try:
+        with open(os.path.join(directory, PARTITION_METADATA_FILE)) as f:
+            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fields.get("topic_id") or None
 
 
 def lose_unflushed(directory: str) -> None:

@@ -375,3 +375,25 @@ def test_controller_state_delete_grow_alter():
     assert state.delete_topic("t")[0] == ErrorCode.unknown_topic_or_partition
     state.create_topic("t", 1, 1, {})
     assert state.metadata.topic("t").topic_id not in ("", first_id)
+
+
+def test_a_restarted_broker_deletes_the_stray_log_of_a_deleted_topic(tmp_path):
+    """The broker was down while "t" was deleted and created again: its directory records
+    the old topic id, so it is stray and the new partition starts empty. The same id (a
+    plain restart) keeps the data."""
+    factory = storage_log_factory(str(tmp_path))
+    (b,) = brokers(log_factory=factory)
+    create(b, "t")
+    produce(b, "t")
+    old = b.metadata
+    b.replica_manager.partition(("t", 0)).log.close()  # the broker stops
+
+    (same,) = brokers(log_factory=factory)
+    same.apply_metadata(attrs.evolve(old, epoch=old.epoch + 10))
+    assert latest(same, "t") == (ErrorCode.none, 1)
+    same.replica_manager.partition(("t", 0)).log.close()
+
+    (again,) = brokers(log_factory=factory)
+    recreated = attrs.evolve(old.topic("t"), topic_id="the-new-topic")
+    again.apply_metadata(attrs.evolve(old.with_topic(recreated), epoch=old.epoch + 20))
+    assert latest(again, "t") == (ErrorCode.none, 0)
