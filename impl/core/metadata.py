@@ -46,9 +46,8 @@ class TopicMeta:
         values = dict(self.configs)
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
-            replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
             max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
-        )  # never mutants: those come from the broker's own config (impl/mutants.py)
+        )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 
 @attrs.frozen

@@ -21,11 +21,11 @@ NAME_MAX = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 # Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
-# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas,
-# max.message.bytes and replica.lag.time.max.ms per topic (PARTITION_CONFIGS: what
-# metadata.TopicMeta.config() reads); the others are accepted, stored and described as Kafka does
-# and take the broker's settings. replica.lag.time.max.ms is a broker config in Kafka; kafkaref
-# also takes it per topic (tests shorten it).
+# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas and
+# max.message.bytes per topic (PARTITION_CONFIGS: what metadata.TopicMeta.config() reads); the
+# others are accepted, stored and described as Kafka does and take the broker's settings.
+# replica.lag.time.max.ms is a broker config (BrokerConfig.replica_lag_time_max_ms), not a
+# topic config: refused here as Kafka refuses it.
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 LONG_MAX = str(2**63 - 1)
 # Kafka's default max.message.bytes (the broker's message.max.bytes): 1 MiB + batch overhead.
@@ -62,10 +62,9 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "segment.jitter.ms": ("0", LONG),
     "segment.ms": ("604800000", LONG),
     "unclean.leader.election.enable": ("false", BOOLEAN),
-    "replica.lag.time.max.ms": ("30000", LONG),
 }
 TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
-PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "replica.lag.time.max.ms")
+PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes")
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
