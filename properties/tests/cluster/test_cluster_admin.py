@@ -52,6 +52,12 @@ def topic_seen_by(cluster, broker_id, topic):
     return answer.topics[0]
 
 
+def brokers_seen_by(cluster, broker_id) -> set[int]:
+    with KafkaConnection("127.0.0.1", cluster.ports[broker_id], timeout_s=5) as connection:
+        answer = connection.send(3, 8, {"topics": [], "allow_auto_topic_creation": False})
+    return {b.node_id for b in answer.brokers}
+
+
 def min_insync_seen_by(cluster, broker_id, topic) -> str:
     """min.insync.replicas as broker_id describes it (from its own metadata image)."""
     with KafkaConnection("127.0.0.1", cluster.ports[broker_id], timeout_s=5) as connection:
@@ -168,3 +174,34 @@ def test_altered_min_insync_replicas_refuses_acks_all_below_it(cluster):
     finally:
         cluster.start_broker(follower)
         cluster.wait_registered({follower}, 30)
+
+
+def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
+    """Broker 2 is down while "stray" is deleted; its directory stays behind. When the topic is
+    created again with broker 2 as leader, broker 2 sees that the directory records the old
+    topic id and deletes it: the new topic serves only its own record, not the old five."""
+    admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
+    assert results(admin.create_topics([NewTopic("stray", num_partitions=1, replica_assignment=[[0, 1, 2]])])) == {
+        "stray": None}
+    full_isr(cluster, "stray", 1)
+    assert produce(cluster, "stray", [b"old-%d" % i for i in range(5)]) == [None] * 5
+    cluster.kill(2)
+    try:
+        wait_until(lambda: 2 not in {b.broker_id for b in cluster.controller.metadata().brokers},
+                   what="broker 2 fenced")  # else its old registration counts as alive
+        admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
+        assert results(admin.delete_topics(["stray"])) == {"stray": None}
+        wait_until(lambda: on_every_broker(cluster, "stray", lambda t: t.error_code == 3),
+                   what="the live brokers no longer list the topic")
+    finally:
+        cluster.start_broker(2)
+        cluster.wait_registered({2}, 30)
+    wait_until(lambda: all(2 in brokers_seen_by(cluster, b) for b in live(cluster)),
+               what="every broker's image lists broker 2 again")  # it is in the assignment
+    assert dirs(cluster, "stray") == ["stray-0"]  # broker 2's, left while it was down
+    assert results(admin.create_topics([NewTopic("stray", num_partitions=1, replica_assignment=[[2, 0, 1]])])) == {
+        "stray": None}
+    full_isr(cluster, "stray", 1)
+    assert topic_seen_by(cluster, 2, "stray").partitions[0].leader_id == 2
+    assert produce(cluster, "stray", [b"new"]) == [None]
+    assert read_all(cluster, "stray") == [b"new"]
