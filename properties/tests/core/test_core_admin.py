@@ -7,6 +7,8 @@ import os
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
@@ -397,3 +399,58 @@ def test_a_restarted_broker_deletes_the_stray_log_of_a_deleted_topic(tmp_path):
     recreated = attrs.evolve(old.topic("t"), topic_id="the-new-topic")
     again.apply_metadata(attrs.evolve(old.with_topic(recreated), epoch=old.epoch + 20))
     assert latest(again, "t") == (ErrorCode.none, 0)
+
+
+# -- both controllers, one set of rules -------------------------------------------------------
+NAMES = st.sampled_from(["a", "b"])
+CONFIGS = st.dictionaries(st.sampled_from(["min.insync.replicas", "retention.ms", "bogus"]),
+                          st.sampled_from(["1", "2", "x"]), max_size=2)
+OPS = st.lists(st.one_of(
+    st.tuples(st.just("create"), NAMES, st.integers(1, 3), st.integers(1, 2)),
+    st.tuples(st.just("delete"), NAMES),
+    st.tuples(st.just("grow"), NAMES, st.integers(1, 5)),
+    st.tuples(st.just("alter"), NAMES, CONFIGS),
+), max_size=12)
+
+
+def shape(metadata):
+    """What both controllers must agree on: topics, partition counts, RF, overrides."""
+    return {t.name: (len(t.partitions), {len(p.replicas) for p in t.partitions}, t.configs)
+            for t in metadata.topics}
+
+
+@given(OPS)
+def test_the_wire_path_and_the_cluster_controller_decide_alike(ops):
+    """The same admin requests, sent to a core broker (single-broker control plane) and to the
+    cluster's ControllerState, give the same error codes and the same topics; every broker hosts
+    exactly the partitions assigned to it, with its topic's configs."""
+    b0, b1 = brokers(2)
+    state = ControllerState(Clock())
+    for broker_id in (0, 1):
+        state.register(broker_id, "127.0.0.1", 9092 + broker_id)
+    for op in ops:
+        if op[0] == "create":
+            _, name, partitions, rf = op
+            body = call(b0, 19, 4, {"topics": [{
+                "name": name, "num_partitions": partitions, "replication_factor": rf,
+                "assignments": [], "configs": []}], "timeout": SECONDS, "validate_only": False})
+            wire_error = body.topics[0].error_code
+            state_error = state.create_topic(name, partitions, rf, {})[0]
+        elif op[0] == "delete":
+            wire_error = delete(b0, op[1])[op[1]]
+            state_error = state.delete_topic(op[1])[0]
+        elif op[0] == "grow":
+            wire_error = grow(b0, op[1], op[2])
+            state_error = state.create_partitions(op[1], op[2])[0]
+        else:
+            wire_error = alter(b0, op[1], op[2])
+            state_error = state.alter_configs(op[1], op[2])[0]
+        assert wire_error == state_error, op
+    assert shape(b0.metadata) == shape(state.metadata)
+    for b in (b0, b1):
+        assigned = {(t.name, i) for t in b.metadata.topics
+                    for i, p in enumerate(t.partitions) if b.broker_id in p.replicas}
+        assert set(b.replica_manager.partitions) == assigned
+        for (name, _), partition in b.replica_manager.partitions.items():
+            assert partition.config.min_insync_replicas == (
+                b.metadata.topic(name).config().min_insync_replicas)
