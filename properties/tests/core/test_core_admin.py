@@ -454,3 +454,13 @@ def test_the_wire_path_and_the_cluster_controller_decide_alike(ops):
         for (name, _), partition in b.replica_manager.partitions.items():
             assert partition.config.min_insync_replicas == (
                 b.metadata.topic(name).config().min_insync_replicas)
+
+
+def test_an_altered_max_message_bytes_refuses_larger_batches_at_once():
+    (b,) = brokers()
+    create(b, "t")
+    assert produce(b, "t", value=b"x" * 1000).error_code == ErrorCode.none
+    assert alter_incremental(b, "t", [("max.message.bytes", SET, "500")]) == ErrorCode.none
+    assert produce(b, "t", value=b"x" * 1000).error_code == ErrorCode.message_too_large
+    assert alter_incremental(b, "t", [("max.message.bytes", DELETE, None)]) == ErrorCode.none
+    assert produce(b, "t", value=b"x" * 1000).error_code == ErrorCode.none
