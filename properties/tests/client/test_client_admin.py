@@ -86,6 +86,10 @@ def test_confluent_admin_delete_recreate_grow(broker, tmp_path):
     assert results(a.create_partitions([NewPartitions("t", 5)], validate_only=True)) == {
         "t": None}
     assert len(a.list_topics(timeout=TIMEOUT_S).topics["t"].partitions) == 3
+    # an explicit assignment on a broker on disk (its config-saving wrapper passes it on)
+    assigned = NewTopic("assigned", num_partitions=1, replica_assignment=[[0]],
+                        config={"retention.ms": "1000"})
+    assert results(a.create_topics([assigned])) == {"assigned": None}
 
 
 def test_confluent_admin_configs(broker):
