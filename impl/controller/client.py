@@ -47,16 +47,20 @@ class ControllerClient(threading.Thread):
         self.outbox.put((message, done))
 
     def delete_topic(self, name: str, done: Callable[[ErrorCode, str | None], None]) -> None:
-        self.outbox.put(({"type": "delete_topic", "name": name}, done))
+        self.outbox.put(({"type": "delete_topic", "name": name, **self._sender()}, done))
 
     def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
                           done: Callable[[ErrorCode, str | None], None]) -> None:
         self.outbox.put(({"type": "create_partitions", "name": name, "count": count,
-                          "assignment": assignment}, done))
+                          "assignment": assignment, **self._sender()}, done))
 
     def alter_topic_configs(self, name: str, configs: dict[str, str],
                             done: Callable[[ErrorCode, str | None], None]) -> None:
-        self.outbox.put(({"type": "alter_configs", "name": name, "configs": configs}, done))
+        self.outbox.put(({"type": "alter_configs", "name": name, "configs": configs,
+                          **self._sender()}, done))
+
+    def _sender(self) -> dict:
+        return {"broker_id": self.server.broker.broker_id}
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):

@@ -279,8 +279,8 @@ class ControllerState:
         """DeleteTopics: every broker drops the topic's partitions when it sees the image."""
         return self._apply(topic_changes.deleted(self.metadata, name))
 
-    def create_partitions(self, name: str, count: int,
-                          assignment: list[list[int]] | None = None) -> tuple[ErrorCode, str | None]:
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None = None,
+                          ) -> tuple[ErrorCode, str | None]:
         return self._apply(topic_changes.grown(self.metadata, name, count, assignment,
                                                self.alive, self.automatic_elections))
 

@@ -96,6 +96,8 @@ class Broker:
                 current = rm.partition(key)
                 if current is None and topic.topic_id:
                     rm.open_partition(key, config, topic.topic_id)  # hosted as new below
+                elif current is not None:
+                    current.config = config  # AlterConfigs reaches leaders and followers
                 if meta.leader == self.broker_id:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):
@@ -110,8 +112,10 @@ class Broker:
                                        meta.partition_epoch)
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
-                else:
-                    current.config = config  # AlterConfigs reaches followers too
+
+    def _known_partition(self, key: tuple[str, int]) -> bool:
+        topic = self.metadata.topic(key[0])
+        return topic is not None and 0 <= key[1] < len(topic.partitions)
 
     def _drop_deleted_topics(self, metadata: ClusterMetadata) -> None:
         """Partitions of a topic the image no longer lists, or lists under another topic id
@@ -124,10 +128,6 @@ class Broker:
             if topic is None or (seen is not None and topic.topic_id != seen):
                 rm.stop_partition(key)
         self._topic_ids = {t.name: t.topic_id for t in metadata.topics}
-
-    def _known_partition(self, key: tuple[str, int]) -> bool:
-        topic = self.metadata.topic(key[0])
-        return topic is not None and 0 <= key[1] < len(topic.partitions)
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()

@@ -58,6 +58,13 @@ def brokers_seen_by(cluster, broker_id) -> set[int]:
     return {b.node_id for b in answer.brokers}
 
 
+def every_broker_seen(cluster) -> None:
+    """Wait until every live broker's image lists every live broker (a restarted broker is
+    registered with the controller before the others' images show it)."""
+    wait_until(lambda: all(set(live(cluster)) <= brokers_seen_by(cluster, b)
+                           for b in live(cluster)), what="every broker in every image")
+
+
 def min_insync_seen_by(cluster, broker_id, topic) -> str:
     """min.insync.replicas as broker_id describes it (from its own metadata image)."""
     with KafkaConnection("127.0.0.1", cluster.ports[broker_id], timeout_s=5) as connection:
@@ -174,15 +181,17 @@ def test_altered_min_insync_replicas_refuses_acks_all_below_it(cluster):
     finally:
         cluster.start_broker(follower)
         cluster.wait_registered({follower}, 30)
+        every_broker_seen(cluster)
 
 
 def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
     """Broker 2 is down while "stray" is deleted; its directory stays behind. When the topic is
     created again with broker 2 as leader, broker 2 sees that the directory records the old
     topic id and deletes it: the new topic serves only its own record, not the old five."""
+    every_broker_seen(cluster)  # the assignment names every broker
     admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-    assert results(admin.create_topics([NewTopic("stray", num_partitions=1, replica_assignment=[[0, 1, 2]])])) == {
-        "stray": None}
+    first = NewTopic("stray", num_partitions=1, replica_assignment=[[0, 1, 2]])
+    assert results(admin.create_topics([first])) == {"stray": None}
     full_isr(cluster, "stray", 1)
     assert produce(cluster, "stray", [b"old-%d" % i for i in range(5)]) == [None] * 5
     cluster.kill(2)
@@ -196,11 +205,10 @@ def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
     finally:
         cluster.start_broker(2)
         cluster.wait_registered({2}, 30)
-    wait_until(lambda: all(2 in brokers_seen_by(cluster, b) for b in live(cluster)),
-               what="every broker's image lists broker 2 again")  # it is in the assignment
+    every_broker_seen(cluster)  # broker 2 is in the assignment
     assert dirs(cluster, "stray") == ["stray-0"]  # broker 2's, left while it was down
-    assert results(admin.create_topics([NewTopic("stray", num_partitions=1, replica_assignment=[[2, 0, 1]])])) == {
-        "stray": None}
+    again = NewTopic("stray", num_partitions=1, replica_assignment=[[2, 0, 1]])
+    assert results(admin.create_topics([again])) == {"stray": None}
     full_isr(cluster, "stray", 1)
     assert topic_seen_by(cluster, 2, "stray").partitions[0].leader_id == 2
     assert produce(cluster, "stray", [b"new"]) == [None]
