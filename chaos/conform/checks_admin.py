@@ -26,9 +26,22 @@ def _until(probe: Probe, condition, what: str, response=lambda: "") -> None:
         time.sleep(0.1)
 
 
-def _topic_error(probe: Probe, topic: str) -> ErrorCode:
-    found = [t for t in probe.metadata([topic]).topics if t.name == topic]
+def _topic_error(probe: Probe, topic: str, conn=None) -> ErrorCode:
+    found = [t for t in probe.metadata([topic], conn).topics if t.name == topic]
     return ErrorCode(int(found[0].error_code)) if found else ErrorCode.unknown_topic_or_partition
+
+
+def _gone_everywhere(probe: Probe, topic: str) -> bool:
+    """Every broker's Metadata leaves the topic out: each has applied the deletion (until then
+    a broker may still serve the old partition under the same name)."""
+    for broker in probe.metadata([]).brokers:
+        conn = probe.connect((broker.host, broker.port))
+        try:
+            if _topic_error(probe, topic, conn) != ErrorCode.unknown_topic_or_partition:
+                return False
+        finally:
+            conn.close()
+    return True
 
 
 def _create_again(probe: Probe, label: str) -> str:
@@ -47,16 +60,17 @@ def _create_again(probe: Probe, label: str) -> str:
 @check("delete_topic", "admin", "protocol: DeleteTopics; KIP-516 (a topic created again under "
        "the same name is a new topic)")
 def delete_topic(probe: Probe):
-    """A deleted topic leaves Metadata (UNKNOWN_TOPIC_OR_PARTITION); deleting it again answers
-    UNKNOWN_TOPIC_OR_PARTITION; a topic created again under the same name starts empty."""
+    """A deleted topic leaves every broker's Metadata (UNKNOWN_TOPIC_OR_PARTITION); deleting it
+    again answers UNKNOWN_TOPIC_OR_PARTITION; a topic created again under the same name starts
+    empty."""
     probe.version(20)
     topic = probe.create_topic("delete")
     probe.produce_ok(topic, build_batch([(None, b"old", (), None)]))
     request = {"topic_names": [topic], "timeout": int(probe.timeout_s * 1000)}
     answer = probe.connect().call(20, request)
     probe.expect_error(answer.responses[0].error_code, ErrorCode.none, "DeleteTopics", answer)
-    _until(probe, lambda: _topic_error(probe, topic) == ErrorCode.unknown_topic_or_partition,
-           "the deleted topic is still in Metadata")
+    _until(probe, lambda: _gone_everywhere(probe, topic),
+           "the deleted topic is still in some broker's Metadata")
     again = probe.connect().call(20, request)
     probe.expect_error(again.responses[0].error_code, ErrorCode.unknown_topic_or_partition,
                        "DeleteTopics of a topic that no longer exists", again, soft=True)
