@@ -230,8 +230,11 @@ class Broker:
         def done(error, message):
             self._offsets_topic_requested = False
 
-        self.create_topic(offsets_topic.NAME, self.config.offsets_topic_num_partitions,
-                          min(self.config.offsets_topic_replication_factor, live), {}, done)
+        rf = min(self.config.offsets_topic_replication_factor, live)
+        # an answered commit is on two brokers whenever there are two: one SIGKILL never
+        # loses it, even after the ISR shrank (Kafka leaves this to the cluster-wide default)
+        self.create_topic(offsets_topic.NAME, self.config.offsets_topic_num_partitions, rf,
+                          {"min.insync.replicas": str(min(2, rf))}, done)
 
     def _offsets_partition(self, group_id: str) -> int | None:
         topic = self.metadata.topic(offsets_topic.NAME)
