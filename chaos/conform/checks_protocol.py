@@ -94,8 +94,9 @@ def advertised_versions_answer(probe: Probe):
         low, high = probe.versions[api_key]
         for version in range(low, high + 1):
             conn = probe.connect()
-            try:
-                answer = conn.call(api_key, values, version=version)
+            try:  # FindCoordinator: retriable until the offsets topic exists (Kafka too)
+                answer = (probe.find_coordinator(values, version) if api_key == 10
+                          else conn.call(api_key, values, version=version))
             except (OSError, ValueError, KeyError) as exc:
                 wrong.append(f"{PREFERRED[api_key][0]} v{version}: {exc!r}")
                 continue
