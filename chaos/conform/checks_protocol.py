@@ -86,7 +86,8 @@ SIMPLE_REQUESTS = {
        "ApiVersions the versions it serves")
 def advertised_versions_answer(probe: Probe):
     """Every advertised version of ApiVersions, Metadata, FindCoordinator and InitProducerId
-    (requests that need no state) is answered without an error code."""
+    (requests that need no state) is answered without an error code (FindCoordinator asked
+    again while it answers the retriable COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS)."""
     wrong, tried = [], 0
     for api_key, values in SIMPLE_REQUESTS.items():
         if api_key not in probe.versions:
