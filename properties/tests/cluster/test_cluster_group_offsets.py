@@ -4,6 +4,8 @@ leader of the group's __consumer_offsets partition) is SIGKILLed, and a fresh co
 commits back through the new coordinator. Also ListGroups / DescribeGroups via the admin
 clients."""
 
+import time
+
 import confluent_kafka as ck
 import confluent_kafka.admin as ck_admin
 import kafka
@@ -73,11 +75,15 @@ def test_commits_survive_the_coordinators_sigkill(cluster, client):
             consumer.close()
     wait_until(lambda: fully_replicated(cluster, group), what="the offsets partition's full ISR")
     coordinator = offsets_partition(cluster, group).leader
+    killed_at = time.monotonic()
     cluster.kill(coordinator)  # SIGKILL
     wait_until(lambda: offsets_partition(cluster, group).leader not in (-1, coordinator),
                timeout_s=60, what="a new coordinator elected")
     try:
         assert read_back(live_bootstrap(cluster), group, client) == wanted
+        print(f"{client}: commits read back {time.monotonic() - killed_at:.1f} s after the "
+              f"coordinator's SIGKILL (controller session timeout "
+              f"{SETUP.session_timeout_ms} ms)")
     finally:
         restart(cluster, coordinator)
 
