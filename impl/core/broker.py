@@ -148,6 +148,9 @@ class Broker:
         names = None if body.topics is None else [t.name for t in body.topics]
         missing = [n for n in names or () if self.metadata.topic(n) is None
                    and legal_topic_name(n)]
+        if offsets_topic.NAME in missing:  # created with its own settings, never as a default
+            missing.remove(offsets_topic.NAME)
+            self._create_offsets_topic()
         allow = getattr(body, "allow_auto_topic_creation", True)
         if missing and allow and self.config.auto_create_topics and self.create_topic:
             pending = set(missing)
@@ -242,9 +245,13 @@ class Broker:
             return None
         return offsets_topic.partition_for(group_id or "", len(topic.partitions))
 
-    def _coordinator_error(self, group_id: str) -> ErrorCode:
+    def _coordinator_error(self, group_id: str, membership: bool = False) -> ErrorCode:
         """NONE when this broker coordinates the group and has loaded its offsets;
-        COORDINATOR_LOAD_IN_PROGRESS while loading; NOT_COORDINATOR otherwise."""
+        COORDINATOR_LOAD_IN_PROGRESS while loading; NOT_COORDINATOR otherwise. Membership
+        requests need a group id (INVALID_GROUP_ID, as Kafka's isValidGroupId); offset
+        requests accept the empty one."""
+        if membership and not group_id:
+            return ErrorCode.invalid_group_id
         index = self._offsets_partition(group_id)
         return ErrorCode.not_coordinator if index is None else self.committed.status(index)
 
@@ -546,7 +553,7 @@ class Broker:
     # -- consumer groups (classic protocol) ----------------------------------------------------
     def _join_group(self, request, respond):
         body = request.body
-        error = self._coordinator_error(body.group_id)
+        error = self._coordinator_error(body.group_id, membership=True)
         if error != ErrorCode.none:
             respond(self._response(request, {"error_code": error, "generation_id": -1,
                                              "member_id": body.member_id}))
@@ -568,7 +575,7 @@ class Broker:
 
     def _sync_group(self, request, respond):
         body = request.body
-        error = self._coordinator_error(body.group_id)
+        error = self._coordinator_error(body.group_id, membership=True)
         if error != ErrorCode.none:
             respond(self._response(request, {"error_code": error}))
             return
@@ -582,7 +589,7 @@ class Broker:
 
     def _heartbeat(self, request, respond):
         body = request.body
-        error = self._coordinator_error(body.group_id)
+        error = self._coordinator_error(body.group_id, membership=True)
         if error == ErrorCode.none:
             error = self.groups.heartbeat(body.group_id, body.generation_id, body.member_id,
                                           getattr(body, "group_instance_id", None))
@@ -590,7 +597,7 @@ class Broker:
 
     def _leave_group(self, request, respond):
         body = request.body
-        error = self._coordinator_error(body.group_id)
+        error = self._coordinator_error(body.group_id, membership=True)
         if error == ErrorCode.none:
             error = self.groups.leave(body.group_id, body.member_id)
         respond(self._response(request, {"error_code": error}))

@@ -254,3 +254,19 @@ def test_list_and_describe_groups(cluster):
     assert by_id["offsets-only"].group_state == "Empty"  # known by its offsets alone
     assert by_id["nobody"].group_state == "Dead" and by_id["nobody"].members == ()
     assert call(broker, 15, 0, {"groups": ["g"]}).groups[0].members[0].member_id == member
+
+
+def test_membership_needs_a_group_id_and_metadata_never_autocreates_the_offsets_topic(cluster):
+    _, broker, _ = cluster
+    answer = call(broker, 3, 8, {"topics": [{"name": offsets_topic.NAME}],
+                                 "allow_auto_topic_creation": True,
+                                 "include_cluster_authorized_operations": False,
+                                 "include_topic_authorized_operations": False})
+    # made with its own partition count, not default_partitions (the in-process controller
+    # creates at once: a cluster's answers UNKNOWN_TOPIC_OR_PARTITION until it exists)
+    assert answer.topics[0].is_internal and len(answer.topics[0].partitions) == PARTITIONS
+    assert call(broker, 11, 5, join_values("")).error_code == ErrorCode.invalid_group_id
+    assert call(broker, 12, 3, {"group_id": "", "generation_id": 1, "member_id": "m",
+                                "group_instance_id": None}).error_code == (
+        ErrorCode.invalid_group_id)
+    assert commit(broker, "", "t", 0, 3) == ErrorCode.none  # offsets accept the empty group
