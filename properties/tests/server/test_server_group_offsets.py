@@ -67,3 +67,29 @@ def test_a_restarted_static_member_gets_its_assignment_back(tmp_path):
             assert group.generation_id == generation  # no rebalance
         finally:
             second.close()
+
+
+def test_kafka_python_admin_lists_and_describes_groups(tmp_path):
+    import kafka
+    import kafka.admin
+
+    with running_broker(SETUP, str(tmp_path)) as server:
+        producer = kafka.KafkaProducer(bootstrap_servers=server.address)
+        producer.send("kp", b"x").get(10)
+        producer.close()
+        consumer = kafka.KafkaConsumer("kp", bootstrap_servers=server.address, group_id="kpg",
+                                       auto_offset_reset="earliest")
+        admin = kafka.admin.KafkaAdminClient(bootstrap_servers=server.address)
+        try:
+            wait_until(lambda: consumer.assignment(), step=lambda: consumer.poll(100),
+                       timeout_s=60, what="an assignment")
+            assert {"group_id": "kpg", "protocol_type": "consumer"} in admin.list_groups()
+            group = admin.describe_groups(["kpg"])["kpg"]
+            assert (group["group_state"], group["protocol_type"]) == ("Stable", "consumer")
+            [member] = group["members"]  # metadata and assignment decoded by the client
+            assert member["member_metadata"]["topics"] == ["kp"]
+            assert member["member_assignment"]["assigned_partitions"] == [
+                {"topic": "kp", "partitions": [0, 1]}]
+        finally:
+            admin.close()
+            consumer.close()
