@@ -644,9 +644,10 @@ class Broker:
 
 def _commit_error(append_error: ErrorCode) -> ErrorCode:
     """What an OffsetCommit answers when its append failed (Kafka's GroupMetadataManager)."""
-    if append_error in (ErrorCode.none, ErrorCode.unknown_topic_or_partition):
-        return ErrorCode.coordinator_not_available if append_error else ErrorCode.none
-    if append_error in (ErrorCode.not_enough_replicas, ErrorCode.not_enough_replicas_after_append,
+    if append_error == ErrorCode.none:
+        return ErrorCode.none
+    if append_error in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
+                        ErrorCode.not_enough_replicas_after_append,
                         ErrorCode.request_timed_out):
         return ErrorCode.coordinator_not_available
     if append_error in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
