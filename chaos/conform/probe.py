@@ -252,7 +252,10 @@ class Probe:
                 conn.close()
             retriable = (ErrorCode.coordinator_not_available,
                          ErrorCode.coordinator_load_in_progress)
-            if answer.error_code not in retriable or time.monotonic() > deadline:
+            # v4+ answers a list of coordinators and no top-level error code
+            codes = [getattr(c, "error_code", ErrorCode.none)
+                     for c in [answer, *getattr(answer, "coordinators", ())]]
+            if not any(c in retriable for c in codes) or time.monotonic() > deadline:
                 return answer
             time.sleep(0.1)
 
