@@ -270,3 +270,38 @@ def test_membership_needs_a_group_id_and_metadata_never_autocreates_the_offsets_
                                 "group_instance_id": None}).error_code == (
         ErrorCode.invalid_group_id)
     assert commit(broker, "", "t", 0, 3) == ErrorCode.none  # offsets accept the empty group
+
+
+def test_a_commit_is_answered_only_once_replicated_and_times_out_as_kafka_maps_it():
+    """Two in-process brokers and no replica fetchers: the follower never catches up, so the
+    acks=all append of a commit never completes; at offsets.commit.timeout.ms the commit
+    answers COORDINATOR_NOT_AVAILABLE and the cache never holds it."""
+    clock, logs = Clock(), Logs()
+    config = BrokerConfig(offsets_topic_num_partitions=1, offsets_commit_timeout_ms=5000)
+    brokers = [Broker(attrs.evolve(config, broker_id=i), clock,
+                      lambda key, i=i: logs((i, key))) for i in range(2)]
+    controller = LocalController()
+    for i, broker in enumerate(brokers):
+        controller.register(broker, "127.0.0.1", 9092 + i)
+    create(brokers[0], controller, "t")
+    find(brokers[0], "g")
+    meta = brokers[0].metadata.topic(offsets_topic.NAME)
+    assert dict(meta.configs)["min.insync.replicas"] == "2" and len(meta.partitions[0].isr) == 2
+    coordinator = brokers[meta.partitions[0].leader]
+    request = build(load_request_schema(8, 7), {
+        "group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",
+        "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+            {"partition_index": 0, "committed_offset": 9, "committed_leader_epoch": -1,
+             "committed_metadata": ""}]}]})
+    answers = []
+    coordinator.handle(wire.decode_request(wire.encode_request(1, "c", request)[4:]),
+                       answers.append)
+    assert answers == []  # waiting for the follower
+    clock.now_ms = 4999
+    coordinator.advance_clock()
+    assert answers == []
+    clock.now_ms = 5000
+    coordinator.advance_clock()
+    [answer] = answers
+    assert answer.topics[0].partitions[0].error_code == ErrorCode.coordinator_not_available
+    assert coordinator.committed.group(0, "g") == {}
