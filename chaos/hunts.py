@@ -62,9 +62,11 @@ HUNTS: dict[str, Hunt] = {
     "M13": Hunt(segment_bytes=2048, workload=(("replication_factor", 1),
                                               ("min_insync_replicas", 1)),
                 expect="lost_write, poll_skip"),
-    # Leaders killed close together: a new leader keeping its predecessor's epoch lets a
-    # deposed leader's tail survive where the new one wrote other records.
-    "M14": Hunt(cycle=(("kill", "leader", 1.5),), gap_s=1.0,
+    # Leaders killed one after another, each long enough (> the controller's 1.5 s session
+    # timeout) for a new leader to be elected: one keeping its predecessor's epoch lets the
+    # killed leader's unreplicated tail survive its return where the new leader wrote other
+    # records, and the next kill may hand it the partition.
+    "M14": Hunt(cycle=(("kill", "leader", 3.5),), gap_s=2.5,
                 expect="inconsistent_offsets / lost_write"),
 }
 
