@@ -45,7 +45,7 @@ HUNTS: dict[str, Hunt] = {
     # Produce requests corrupted on the wire: the CRC check is all that refuses them.
     "M7": Hunt(cycle=(("corrupt-net", "produce", 4.0),), expect="garbage_read"),
     # A follower's segment torn at rest, then leaders killed so that it may lead.
-    "M8": Hunt(cycle=(("corrupt", "truncate", 2.0), ("kill", "leader", 2.0)),
+    "M8": Hunt(cycle=(("corrupt", "truncate", 2.0), ("kill", "leader", 3.5)),
                expect="garbage_read / lost_write (a torn batch kept and served)"),
     # The probes pipeline a parked fetch and ApiVersions on one connection: no fault needed.
     "M9": Hunt(expect="response_reorder"),
