@@ -19,6 +19,11 @@ producer id, so no sequence state is guessed).
   group with confluent-kafka (records only: its watermarks carry no leader epoch).
 - final_reads(): after the nemesis healed everything, every partition is read from offset 0 to
   its end by a fresh process: the final log.
+- consumers read on past a batch whose CRC does not match, as librdkafka does by default
+  (check.crcs=false): what a broker served reaches the history (garbage_read).
+- a prober (chaos/probes.py) pipelines a parked fetch and ApiVersions on one connection to the
+  probe topic's leader (response_reorder, early_empty_fetch); a producer that heard nothing
+  SILENCE_GRACE_S past its request timeout probes its broker (hung_request).
 """
 
 from __future__ import annotations

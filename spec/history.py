@@ -36,6 +36,10 @@ Offsets need not be dense (transaction markers, aborted batches and compaction t
 the checks judge order and gaps on the log's values: a poll skipped something only if some value
 is known (from an ok send or any read) at an offset strictly between two successive ones it read.
 
+An op's value may hold an observation (a JSON object): what a client measured about one request
+rather than a value it read (the order of a connection's answers, how long a fetch or a silent
+request waited); observation(), reordered(), early_empty() and hung() read and judge them.
+
 The anomaly catalogue (names, what each means, what each configuration allows) is defined here
 too, once, and imported by both checkers.
 """
