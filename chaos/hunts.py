@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import attrs
 
-from kafkaref.chaos.nemesis import HUNTING_CYCLE, hunting_schedule
+from kafkaref.chaos.nemesis import HUNTING_CYCLE, LAGGING_LEADER, hunting_schedule
 
 
 @attrs.frozen
@@ -67,10 +67,11 @@ HUNTS: dict[str, Hunt] = {
                                               ("min_insync_replicas", 1)),
                 expect="lost_write, poll_skip"),
     # Leaders killed one after another, each long enough (> the controller's 1.5 s session
-    # timeout) for a new leader to be elected: one keeping its predecessor's epoch lets the
-    # killed leader's unreplicated tail survive its return where the new leader wrote other
+    # timeout) for a new leader to be elected, and each killed holding a tail its followers lack
+    # (the links between brokers slowed first): a new leader keeping its predecessor's epoch
+    # lets that tail survive the killed leader's return where the new leader wrote other
     # records, and the next kill may hand it the partition.
-    "M14": Hunt(cycle=(("kill", "leader", 3.5),), gap_s=2.5,
+    "M14": Hunt(cycle=(("kill", LAGGING_LEADER, 3.5),), gap_s=2.5,
                 expect="inconsistent_offsets / lost_write"),
 }
 

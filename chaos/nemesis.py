@@ -57,6 +57,8 @@ from kafkaref.chaos.recorder import Recorder
 SAFE_KINDS = ("kill", "pause", "partition")
 ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt", "corrupt-net")
 CORRUPT_SHARE = 0.3  # of the Produce requests crossing the client links during corrupt-net
+# kill's hunting target: the leader killed after its followers' links were slowed for LAG_S
+LAGGING_LEADER, LAG_DELAY_MS, LAG_S = "lagging-leader", 300, 1.0
 TARGETS = {
     "kill": ("leader", "follower", "random", "minority", "controller"),
     "pause": ("leader", "follower", "random"),
@@ -237,12 +239,35 @@ class Nemesis:
             self.recorder.nemesis("kill", target, self.cluster.stop_controller)
             return lambda: self.recorder.nemesis("restart", target,
                                                  self.cluster.start_controller)
+        if step.target == LAGGING_LEADER:
+            return self._kill_lagging_leader()
         brokers = self._resolve(step.target)
         target = {"role": step.target, "brokers": brokers}
         self.recorder.nemesis("kill", target, lambda: [
             self.cluster.signal(b, signal.SIGKILL) for b in brokers])
         return lambda: self.recorder.nemesis("restart", target, lambda: [
             self.cluster.start_broker(b) for b in brokers])
+
+    def _kill_lagging_leader(self):
+        """Slow every link between brokers, let the leader run ahead of its followers, then
+        SIGKILL it: it dies holding a tail nobody else has (a hunt's target, chaos/hunts.py;
+        not drawn by seeded schedules, which stay as they were)."""
+        (leader,) = self._resolve("leader")[:1] or [self.rng.choice(self.cluster.broker_ids)]
+        ids = self.cluster.broker_ids
+        slow = {peer_link(a, b): Fault(delay_ms=LAG_DELAY_MS) for a in ids for b in ids if a != b}
+        target = {"role": LAGGING_LEADER, "brokers": [leader], "delay_ms": LAG_DELAY_MS,
+                  "links": sorted(slow)}
+
+        def inject():
+            for name, fault in slow.items():
+                self.cluster.mesh.set_fault(name, fault)
+            time.sleep(LAG_S)
+            self.cluster.signal(leader, signal.SIGKILL)
+            self.cluster.mesh.heal()
+
+        self.recorder.nemesis("kill", target, inject)
+        return lambda: self.recorder.nemesis("restart", target, lambda: [
+            self.cluster.start_broker(leader)])
 
     def _lose_unfsynced(self, step: Step):
         brokers = self._resolve(step.target)
