@@ -50,7 +50,7 @@ HUNTS: dict[str, Hunt] = {
     # (measured: missed in 30 s of faults with seed 1, caught in 40 s: the torn replica must be
     # restarted, catch up and then lead, which takes a few rounds of the cycle)
     "M8": Hunt(cycle=(("corrupt", "truncate", 2.0), ("kill", "leader", 3.5)), min_seconds=45,
-               expect="garbage_read / lost_write (a torn batch kept and served)"),
+               expect="corrupt_read / lost_write (a torn batch kept and served)"),
     # The probes pipeline a parked fetch and ApiVersions on one connection: no fault needed.
     "M9": Hunt(expect="response_reorder"),
     # A leader cut from its followers and the controller long enough for a produce to outlive

@@ -117,6 +117,7 @@ class ObservingConsumer(Consumer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.hws: dict[tuple[str, int], tuple[int, int]] = {}  # key -> (hw, leader epoch)
+        self.corrupt: dict | None = None  # where a batch no CRC fix makes readable was met
 
     def _take(self, key, part):
         known = self.cluster.leaders.get(key)
@@ -125,10 +126,16 @@ class ObservingConsumer(Consumer):
         try:
             return super()._take(key, part)
         except CorruptRecords:
-            # Read on as librdkafka does by default (check.crcs=false): what a corrupt batch
-            # holds reaches the history, where a value nobody sent is a garbage_read.
+            pass
+        # Read on as librdkafka does by default (check.crcs=false): what a corrupt batch holds
+        # reaches the history, where a value nobody sent is a garbage_read.
+        try:
             return super()._take(key, dataclasses.replace(
                 part, records=with_matching_crcs(part.records)))
+        except CorruptRecords:  # no batch at all: the op records where (corrupt_read)
+            self.corrupt = {"corrupt_batch": {"topic": key[0], "partition": key[1],
+                                              "offset": self.positions[key]}}
+            raise
 
 
 def with_matching_crcs(data: bytes) -> bytes:
@@ -442,7 +449,8 @@ class Workload:
         try:
             polled = consumer.poll(max_wait_ms=self.config.poll_wait_ms)
         except Exception as exc:  # noqa: BLE001 -- unknown: crash the process
-            self.recorder.complete(invocation, "info", error=type(exc).__name__)
+            self.recorder.complete(invocation, "info", error=type(exc).__name__,
+                                   value=consumer.corrupt)
             return False
         records = [("poll", r.topic, r.partition, r.offset, decode_value(r.value))
                    for r in polled]
@@ -531,7 +539,8 @@ class Workload:
             try:
                 pairs, end = _read_all(consumer, key, deadline)
             except Exception as exc:  # noqa: BLE001 -- the partition stays unread
-                self.recorder.complete(invocation, "info", error=f"{type(exc).__name__}: {exc}")
+                self.recorder.complete(invocation, "info", error=f"{type(exc).__name__}: {exc}",
+                                       value=consumer.corrupt)
                 continue
             finally:
                 consumer.close()

@@ -362,7 +362,8 @@ def garbage_read(fr: Frames) -> DataFrame:
 
 
 _OBSERVATION = ("struct<sent:array<bigint>,answered:array<bigint>,max_wait_ms:bigint,"
-                "empty_fetch_ms:bigint,timeout_ms:bigint,waited_ms:bigint,probe:string>")
+                "empty_fetch_ms:bigint,timeout_ms:bigint,waited_ms:bigint,probe:string,"
+                "corrupt_batch:struct<topic:string,partition:int,offset:bigint>>")
 
 
 def _observations(fr: Frames, types: tuple[str, ...]) -> DataFrame:
@@ -376,6 +377,15 @@ def _observations(fr: Frames, types: tuple[str, ...]) -> DataFrame:
 def _no_clock_faults(fr: Frames, cases: DataFrame) -> DataFrame:
     clock = fr.ops.where((F.col("process") == NEMESIS_PROCESS) & (F.col("f") == CLOCK_FAULT_F))
     return cases.limit(0) if clock.limit(1).count() else cases
+
+
+def corrupt_read(fr: Frames) -> DataFrame:
+    return (_observations(fr, ("ok", "fail", "info"))
+            .where(F.col("corrupt_batch.topic").isNotNull()
+                   & F.col("corrupt_batch.partition").isNotNull()
+                   & F.col("corrupt_batch.offset").isNotNull())
+            .select("op", "corrupt_batch.topic", "corrupt_batch.partition",
+                    "corrupt_batch.offset"))
 
 
 def response_reorder(fr: Frames) -> DataFrame:
@@ -487,6 +497,6 @@ CHECKS = {
         inconsistent_offsets, duplicate, lost_write, unseen, offset_mismatch, nonmonotonic_send,
         send_reorder, poll_skip, nonmonotonic_poll, int_poll_skip, int_nonmonotonic_poll,
         aborted_read, dirty_read, hw_regression, realtime_order, garbage_read,
-        response_reorder, early_empty_fetch, hung_request, cycle,
+        corrupt_read, response_reorder, early_empty_fetch, hung_request, cycle,
     )
 }

@@ -19,7 +19,7 @@ Every anomaly of the catalogue has an injection (INJECTIONS maps kind -> anomaly
   poll kinds: poll_skip, int_poll_skip, nonmonotonic_poll, inconsistent (inconsistent_offsets),
     duplicate, hw_regression, int_nonmonotonic_poll, dirty_read, corrupt_value (garbage_read),
     and observations in the poll's op value: reordered_answers (response_reorder), early_fetch
-    (early_empty_fetch), hung_poll (hung_request).
+    (early_empty_fetch), hung_poll (hung_request), corrupt_batch (corrupt_read).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
               "corrupt_value": "garbage_read",  # a poll returns a value with a bit flipped
               # observations in the poll's op value (spec/history.py): a client's measures
               "reordered_answers": "response_reorder", "early_fetch": "early_empty_fetch",
-              "hung_poll": "hung_request"}
+              "hung_poll": "hung_request",
+              "corrupt_batch": "corrupt_read"}  # a poll met bytes that are no batch
 INJECTIONS = {**SEND_KINDS, **POLL_KINDS}  # injection kind -> the anomaly that must report it
 # Send kinds acknowledged at another send's offset: their ops interleave in the version order.
 _CYCLIC = frozenset({"misordered_ack", "offset_mismatch", "nonmonotonic_send", "swapped_acks"})
@@ -88,12 +89,14 @@ SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
     "reordered_answers": (),
     "early_fetch": (),
     "hung_poll": (),
+    "corrupt_batch": (),
 }
 # The observation each op-level injection puts in its poll's completion (spec/history.py).
 OBSERVATIONS = {
     "reordered_answers": {"sent": [1, 2], "answered": [2, 1]},
     "early_fetch": {"max_wait_ms": 500, "empty_fetch_ms": 3},
     "hung_poll": {"timeout_ms": 3000, "waited_ms": 9000, "probe": "answered"},
+    "corrupt_batch": {"corrupt_batch": {"topic": TOPIC, "partition": 0, "offset": 0}},
 }
 _MASK = (1 << 64) - 1
 

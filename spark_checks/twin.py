@@ -20,6 +20,7 @@ from kafkaref.spec.history import (
     NEMESIS_PROCESS,
     POSITION_RESET_FS,
     CheckConfig,
+    corrupt_batch,
     early_empty,
     hung,
     observation,
@@ -260,6 +261,11 @@ def _clock_faults(h: TwinHistory) -> bool:
     return any(op["process"] == NEMESIS_PROCESS and op["f"] == CLOCK_FAULT_F for op in h.ops)
 
 
+def corrupt_read(h: TwinHistory) -> list[tuple]:
+    return [(op["index"], *where) for op, found in _observations(h, ("ok", "fail", "info"))
+            if (where := corrupt_batch(found)) is not None]
+
+
 def response_reorder(h: TwinHistory) -> list[tuple]:
     return [(op["index"], tuple(found["sent"]), tuple(found["answered"]))
             for op, found in _observations(h, ("ok",)) if reordered(found)]
@@ -376,7 +382,7 @@ CHECKS: dict[str, Callable[[TwinHistory], list[tuple]]] = {
         inconsistent_offsets, duplicate, lost_write, unseen, offset_mismatch, nonmonotonic_send,
         send_reorder, poll_skip, nonmonotonic_poll, int_poll_skip, int_nonmonotonic_poll,
         aborted_read, dirty_read, hw_regression, realtime_order, garbage_read,
-        response_reorder, early_empty_fetch, hung_request, cycle,
+        corrupt_read, response_reorder, early_empty_fetch, hung_request, cycle,
     )
 }
 

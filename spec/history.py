@@ -248,6 +248,12 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "holds it): a record corrupted on its way or at rest, or one the broker made up",
         _RECORD,
     ),
+    "corrupt_read": (
+        "a read got bytes that are no record batch even with the CRC ignored (an op's "
+        "observation {\"corrupt_batch\": {\"topic\", \"partition\", \"offset\"}}): a "
+        "broker served a torn or overwritten batch",
+        ("op", "topic", "partition", "offset"),
+    ),
     "response_reorder": (
         "a connection's responses came back in another order than its requests were sent "
         "(an ok op's observation {\"sent\": [correlation ids], \"answered\": [...]})",
@@ -318,6 +324,17 @@ def observation(value: str | None) -> dict | None:
     except ValueError:
         return None
     return found if isinstance(found, dict) else None
+
+
+def corrupt_batch(found: dict) -> tuple | None:
+    """(topic, partition, offset) of a batch a read could not decode, or None."""
+    where = found.get("corrupt_batch")
+    if not isinstance(where, dict):
+        return None
+    topic, partition, offset = (where.get(k) for k in ("topic", "partition", "offset"))
+    if isinstance(topic, str) and isinstance(partition, int) and isinstance(offset, int):
+        return topic, partition, offset
+    return None
 
 
 def reordered(found: dict) -> bool:

@@ -125,3 +125,14 @@ def test_latency_is_not_judged_in_a_history_with_clock_faults(spark, tmp_path):
     """
     result = _judge(spark, tmp_path, history)
     assert result.anomalies["early_empty_fetch"] == ()
+
+
+def test_a_read_of_bytes_that_are_no_batch_is_a_corrupt_read(spark, tmp_path):
+    # The final read of t/0 met a torn batch at offset 3 (no CRC fix makes it one): the reader
+    # gave up (info), and where it stopped is the case; a poll without an observation is not.
+    result = _judge(spark, tmp_path, _probe_history([
+        ("info", '{"corrupt_batch": {"topic": "t", "partition": 0, "offset": 3}}'),
+        ("info", '{"corrupt_batch": "elsewhere"}'),  # not an observation of this kind
+    ]))
+    assert result.anomalies["corrupt_read"] == ((1, "t", 0, 3),)
+    assert result.valid is False
