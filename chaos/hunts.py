@@ -31,7 +31,10 @@ class Hunt:
         from kafkaref.chaos.run import RunOptions
         from kafkaref.chaos.workload import WorkloadConfig
 
-        time_limit_s = max(time_limit_s, self.min_seconds)
+        # at least one whole cycle, whatever the budget (M10's 12 s isolation in a 10 s run
+        # would leave no fault at all)
+        cycle_s = 2.0 + sum(duration + self.gap_s for *_, duration in self.cycle) - self.gap_s
+        time_limit_s = max(time_limit_s, self.min_seconds, cycle_s)
         return RunOptions(time_limit_s=time_limit_s, mutants=(mutant,) if mutant else (),
                           schedule=tuple(hunting_schedule(time_limit_s, cycle=self.cycle,
                                                           gap_s=self.gap_s)),
