@@ -209,22 +209,24 @@ CHAOS_SECONDS = {"smoke": 15, "small": 20, "ci": 30, "deep": 120}
 
 
 def _chaos_run(mutants: frozenset[Mutant], budget: Budget) -> Finding:
-    """A chaos run (chaos/run.py: a process cluster with the mutants, the workload, the hunting
-    schedule of faults, final reads) judged by the twin checker: caught = an invalid history."""
+    """A chaos run (chaos/run.py: a process cluster with the mutants, the workload and its
+    probes, the mutant's hunt from chaos/hunts.py, final reads) judged by the twin checker:
+    caught = an invalid history. The baseline (no mutant) runs every hunt's faults in one
+    run, so a hunt that would make the correct broker look wrong fails the baseline."""
     import tempfile
 
-    from kafkaref.chaos.nemesis import hunting_schedule
-    from kafkaref.chaos.run import EXIT_INVALID, EXIT_VALID, RunOptions, run
+    from kafkaref.chaos.hunts import baseline_options, hunt_for
+    from kafkaref.chaos.run import EXIT_INVALID, EXIT_VALID, run
 
     seconds = CHAOS_SECONDS.get(budget.name, 30)
     codes = tuple(sorted(m.code for m in mutants))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kafkaref-mutant-chaos-") as runs:
-        result = run(RunOptions(
-            seed=1, time_limit_s=seconds, mutants=codes, runs_dir=runs,
-            run_id="-".join(codes) or "baseline", checker="twin",
-            schedule=tuple(hunting_schedule(seconds, corrupt=Mutant.M8 in mutants))),
-            log=lambda _: None)
+        common = {"seed": 1, "runs_dir": runs, "run_id": "-".join(codes) or "baseline",
+                  "checker": "twin"}
+        options = (hunt_for(codes[0]).options(codes[0], seconds, **common) if len(codes) == 1
+                   else baseline_options(seconds, mutants=codes, **common))
+        result = run(options, log=lambda _: None)
     elapsed = time.perf_counter() - start
     anomalies = {name: entry["count"] for name, entry in result.report.get("anomalies", {}).items()
                  if entry.get("count") and not entry.get("allowed")}
