@@ -35,10 +35,11 @@ What is compared, and when (model time is logical, the broker runs real threads)
 
 Time: each broker runs on one logical clock owned by the adapter; a Tick advances it and runs
 every broker's clock-driven work (purgatory expiry, the ISR lag check) at once, so expirations
-and ISR shrinks happen at the model's instants. The broker's ISR check period is set to 1 ms
-(Kafka checks every replica.lag.time.max.ms / 2; the model at every tick; which one is right is
-the core lockstep's question). The controller's session timeout is out of play: a crash fences
-the broker at once (the model's controller "notices at once").
+and ISR shrinks happen at the model's instants. The ISR lag check runs at Kafka's fixed rate,
+every replica.lag.time.max.ms / 2 at the multiples of that interval, on both sides (the broker's
+own schedule; a 1 ms period here once shrank ISRs the model kept: docs/lockstep.md). The
+controller's session timeout is out of play: a crash fences the broker at once (the model's
+controller "notices at once").
 
 Faults: `CrashBroker` stops every thread of the broker without a clean shutdown and cuts each of
 its segment files back to the size last fsynced (what a power loss may leave; the model's crash
@@ -75,7 +76,6 @@ import time
 from collections.abc import Iterable, Sequence
 
 import attrs
-from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
@@ -118,7 +118,7 @@ from kafkaref.model.events import (
 )
 from kafkaref.model.render import render_state
 from kafkaref.model.values import Entry, ModelState
-from kafkaref.properties.model_machine import assert_model_invariants
+from kafkaref.properties.model_machine import assert_model_invariants, note
 
 TOPIC = "lockstep"
 PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
@@ -331,14 +331,15 @@ def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalC
     """impl/server/clustered.py's broker on the adapter's clock (both readings: record
     timestamps are 0, so retention never sees them old), with cuttable fetchers that poll (max
     wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
-    comes), and an ISR check at every clock advance."""
+    comes). The ISR lag check keeps the broker's own fixed rate (every replica.lag.time.max.ms /
+    2, at the multiples of that interval on the logical clock, as the model: docs/lockstep.md,
+    threaded rule 1)."""
     server = clustered_broker(
         data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2),
         BrokerConfig(broker_id=broker_id, auto_create_topics=False,
                      replica_lag_time_max_ms=config.replica_lag_time_max_ms),
         clock=Clock(monotonic_ms=clock, wall_ms=clock))
     server.links = links
-    server.broker.replica_manager.isr_check_interval_ms = 1
     server.extra_threads.remove(server.fetchers)
     server.fetchers = CuttableFetcherManager(server, max_wait_ms=0)
     server.extra_threads.append(server.fetchers)

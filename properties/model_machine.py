@@ -18,8 +18,9 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
-from hypothesis import note
+from hypothesis import note as hypothesis_note
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
@@ -43,6 +44,15 @@ from kafkaref.model.events import (
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.values import ModelState
+
+
+def note(text: str) -> None:
+    """hypothesis.note inside a test run; silent when a machine is driven by a script (a
+    regression test calling its rules one by one)."""
+    try:
+        hypothesis_note(text)
+    except InvalidArgument:
+        pass
 
 
 class SystemUnderTest(Protocol):
