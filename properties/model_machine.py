@@ -233,13 +233,25 @@ def make_model_machine(
             broker = self.leader_or_any(p, to_leader, broker)
             self.feed(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
 
-        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect"]),
-              broker=brokers, other=brokers)
-        def bad_input(self, kind, broker, other):
+        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
+                                    "stranger", "time", "commit"]),
+              broker=brokers, other=brokers, when=st.sampled_from([0, 12345, -3]))
+        def bad_input(self, kind, broker, other, when):
             """Requests the model calls impossible get the same error code on both sides: an
             unknown partition, an empty produce, invalid acks, a fetch from a broker that holds
-            no replica, an election of a non-replica."""
+            no replica, an election of a non-replica or of a broker id outside the cluster, an
+            ISR commit for an unknown partition; and a ListOffsets by time (outside the
+            client alphabet: the model has no timestamps, docs/lockstep.md)."""
             unknown = config.partitions
+            if kind == "stranger":
+                self.feed(Elect(0, config.brokers + broker))
+                return
+            if kind == "time":
+                self.feed(ListOffsets(self.request_id(), broker, 0, when))
+                return
+            if kind == "commit":
+                self.feed(CommitIsrChange(unknown))
+                return
             if kind == "produce":
                 self.feed(Produce(self.request_id(), broker, unknown, (b"u",), 1))
             elif kind == "fetch":
