@@ -14,6 +14,7 @@ model's (or satisfy `compare`). Invariants: the model's client-level properties
 from __future__ import annotations
 
 import collections
+import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -78,7 +79,8 @@ class StateCheck:
 
 
 FIRED: collections.Counter = collections.Counter()
-"""How often each rule outcome fired in this process (properties/lockstep_bench.py prints it)."""
+"""How often each rule ("rule NAME": calls that fed at least one event) and each event outcome
+fired in this process (properties/lockstep_bench.py prints it)."""
 
 
 def _pending(state: ModelState, p: int):
@@ -164,12 +166,18 @@ def make_model_machine(
             self.model = ReferenceModel(config)
             self.sut = sut_factory(config) if sut_factory is not None else None
             self.next_request_id = 0
+            self._rule_frame = None
             for p in range(config.partitions):  # start with leaders, as a real cluster does
                 self.feed(Elect(p, config.assignment(p)[0]))
 
         # -- plumbing ---------------------------------------------------------------------
 
         def feed(self, event: Event) -> Sequence[Effect]:
+            caller = sys._getframe(1)  # the rule feeding: counted once per call (coverage)
+            if caller is not self._rule_frame:
+                self._rule_frame = caller
+                name = caller.f_code.co_name
+                FIRED["rule " + ("(initial elections)" if name == "__init__" else name)] += 1
             before = self.model.state
             expected = self.model.feed(event)
             for label in fired_labels(event, expected, before, self.model.state):
