@@ -405,7 +405,7 @@ def core_image(cluster, entries=None) -> ModelState:
 
 def _replica_image(cluster, b: int, p: int, entries) -> Replica:
     log = cluster.log(b, p)
-    entries = entries(p, b"".join(raw for _, raw in log.batches()))
+    entries = tuple(e for _, raw in log.batches() for e in _batch_entries(cluster, entries, p, raw))
     part = cluster.partition(b, p)
     brokers = cluster.config.brokers
     offsets, caught_up = [UNKNOWN_OFFSET] * brokers, [0] * brokers
@@ -422,6 +422,18 @@ def _replica_image(cluster, b: int, p: int, entries) -> Replica:
                    frozenset(part.isr) if leading else frozenset(),
                    part.pending_isr if leading else None, tuple(offsets), tuple(caught_up),
                    NO_EPOCH)
+
+
+def _batch_entries(cluster, entries, p: int, raw) -> tuple[Entry, ...]:
+    """One stored batch as entries, decoded once per cluster: a batch's bytes (base offset and
+    leader epoch included) name the same records for as long as they are stored, and decoding
+    every log after every step made the image cost grow with the logs."""
+    cache = cluster.__dict__.setdefault("_image_entries", {})
+    key = (entries, p, bytes(raw))
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = entries(p, key[2])
+    return found
 
 
 def observable_state(state: ModelState) -> tuple:
