@@ -72,11 +72,13 @@ class MemoryLog:
 
     def truncate_to(self, offset: int) -> None:
         """Remove every batch holding an offset >= offset."""
+        cut = min(offset, self.log_end_offset)
         while self._batches and self._batches[-1][0].last_offset >= offset:
-            self._batches.pop()
+            cut = min(cut, self._batches.pop()[0].base_offset)  # a straddling batch goes whole
             self._bases.pop()
+        # the leo is where the data ends (as the storage log's): never past a removed batch
         self.log_end_offset = self._batches[-1][0].next_offset if self._batches else max(
-            self.log_start_offset, min(offset, self.log_end_offset)
+            self.log_start_offset, cut
         )
         self.epochs.truncate_from_end(self.log_end_offset)
         self.flushed_offset = min(self.flushed_offset, self.log_end_offset)

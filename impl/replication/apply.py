@@ -30,9 +30,9 @@ def response_is_current(partition, leader_id: int, leader_epoch: int, fetch_offs
 def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw: int) -> str:
     """Apply a fetch answer; returns what happened: 'error', 'truncated' or 'appended'.
 
-    diverging is (epoch, end offset) or None. Truncation (KIP-320, fetch v12): cut the log at
-    min(leader's end offset for that epoch, own end offset for the largest own epoch <= it);
-    mutant M5 instead truncates to the follower's own hw, as before KIP-101.
+    diverging is (epoch, end offset) or None. Truncation (KIP-320, fetch v12): at the point
+    divergence_target names (Kafka's getOffsetTruncationState); mutant M5 instead truncates to
+    the follower's own hw, as before KIP-101.
     """
     if error != ErrorCode.none:
         return "error"
@@ -45,19 +45,40 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
 
 
 def truncate_on_divergence(partition, leader_epoch: int, leader_end: int) -> int:
+    """Truncate on a diverging epoch (leader_epoch, leader_end) and return the target offset."""
     log_ = partition.log
     if partition.config.on.M5:
         target = partition.high_watermark
-    elif leader_epoch < 0:
-        target = log_.log_start_offset
     else:
-        own_epoch, own_end = log_.epochs.end_offset_for(leader_epoch, log_.log_end_offset)
-        target = min(leader_end, own_end) if own_epoch >= 0 else log_.log_start_offset
+        target = divergence_target(log_.epochs, log_.log_end_offset, partition.high_watermark,
+                                   leader_epoch, leader_end)
     target = max(log_.log_start_offset, min(target, log_.log_end_offset))
     log.info("truncating %s from %s to %s (diverging epoch %s)", partition.key,
              log_.log_end_offset, target, leader_epoch)
     partition.truncate_to(target)
     return target
+
+
+def divergence_target(epochs, log_end_offset: int, hw: int, leader_epoch: int,
+                      leader_end: int) -> int:
+    """Where a follower truncates on a diverging epoch, as Kafka's fetcher decides it
+    (AbstractFetcherThread.getOffsetTruncationState). When the leader's epoch is one the
+    follower never had, the follower's own end offset for the largest epoch below it says
+    nothing about the leader's end: the follower cuts only at its own end of that epoch (an
+    intermediate point) and its next fetch, naming its then latest epoch, finds the rest.
+    Combining the two (min(leader end, own end)) could cut inside a batch, which Kafka never
+    does (its truncation points are epoch starts, i.e. batch boundaries). An unknown end
+    offset falls back to the follower's hw, an unknown epoch to the leader's end."""
+    if leader_end < 0:
+        return min(hw, log_end_offset)
+    if leader_epoch < 0:
+        return min(leader_end, log_end_offset)
+    own_epoch, own_end = epochs.end_offset_for(leader_epoch, log_end_offset)
+    if own_end < 0:
+        return min(leader_end, log_end_offset)
+    if own_epoch != leader_epoch:
+        return min(own_end, log_end_offset)
+    return min(leader_end, own_end, log_end_offset)
 
 
 def from_log_end(partition, records: bytes) -> bytes:
