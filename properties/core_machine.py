@@ -35,7 +35,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch
 from kafkaref.impl.replication.apply import apply_fetch_response
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 from kafkaref.spec.invariants import INVARIANTS
 from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
 
@@ -55,7 +55,7 @@ class CoreCluster:
     def __init__(self, brokers: int = 3, min_insync_replicas: int = 2,
                  replica_lag_time_max_ms: int = 1000, partition_mutants=(),
                  controller_mutants=(), log_factory: Callable[[int], object] | None = None):
-        self.clock = Clock()
+        self.clock = ManualClock()
         self.lag_ms = replica_lag_time_max_ms
         self.controller = ControllerState(self.clock, session_timeout_ms=2**62,
                                           mutants=controller_mutants)

@@ -3,7 +3,7 @@
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.groups import COMPLETING, PREPARING, STABLE, GroupCoordinator
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 def join(coordinator, member_id="", answers=None):
@@ -14,7 +14,7 @@ def join(coordinator, member_id="", answers=None):
 
 
 def test_single_member_joins_leads_and_syncs():
-    c = GroupCoordinator(Clock())
+    c = GroupCoordinator(ManualClock())
     [answer] = join(c)
     assert answer.error == ErrorCode.none and answer.leader == answer.member_id
     assert answer.generation_id == 1 and len(answer.members) == 1
@@ -25,7 +25,7 @@ def test_single_member_joins_leads_and_syncs():
 
 
 def test_second_member_triggers_rebalance_both_get_their_assignment():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
@@ -46,7 +46,7 @@ def test_second_member_triggers_rebalance_both_get_their_assignment():
 
 
 def test_silent_member_expires_and_stale_generation_is_refused():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
@@ -59,7 +59,7 @@ def test_silent_member_expires_and_stale_generation_is_refused():
 
 
 def test_rebalance_deadline_drops_members_that_do_not_rejoin():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [], lambda e, a: None)
