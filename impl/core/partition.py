@@ -26,7 +26,7 @@ from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
 from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 from kafkaref.impl.core.zero_copy import SliceRecords
-from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
+from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
 
 
@@ -41,12 +41,8 @@ class PartitionConfig:
     hw_requires_min_isr: bool = True
     # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
     # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
-    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
-
-    @on.default
-    def _switches(self) -> Switches:
-        return switches(self.mutants)
+    mutants: frozenset[Mutant] = mutants_field()
+    on: Switches = switches_field()  # what hot paths test
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
