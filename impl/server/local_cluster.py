@@ -55,6 +55,19 @@ def stop_processes(processes, grace_s: float = 10.0) -> None:
             process.wait(5)
 
 
+def signal_and_wait(process: subprocess.Popen, sig: int = signal.SIGTERM,
+                    grace_s: float = 10.0) -> None:
+    """Send `sig` to the process if it still runs and wait up to grace_s for it to end; SIGKILL
+    it if it has not by then."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
     """subprocess.Popen(command, **kwargs) forked by the launcher thread, with SIGTERM on our
     death (see _LAUNCHER)."""
@@ -170,14 +183,7 @@ class LocalCluster:
         os.replace(tmp, os.path.join(self.directory, "cluster.json"))
 
     def kill(self, broker_id: int, sig: int = signal.SIGKILL) -> None:
-        process = self.processes[broker_id]
-        if process.poll() is None:
-            process.send_signal(sig)
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        signal_and_wait(self.processes[broker_id], sig)
 
     def stop(self) -> None:
         stop_processes(list(self.processes.values()))
