@@ -1,0 +1,35 @@
+"""Real consumers in one group (confluent-kafka), for the tests that check a group splits a
+topic's partitions between its members and that together they read every record."""
+
+from __future__ import annotations
+
+import time
+
+
+def consume_in_group(bootstrap: str, topic: str, group: str, count: int, timeout_s: float,
+                     members: int = 2, config: dict | None = None
+                     ) -> tuple[list[bytes], list[set[int]]]:
+    """Subscribe `members` consumers of `group` to `topic` (from the earliest offset) and poll
+    them in turn until `count` values arrived and every member has partitions, or timeout_s.
+    Returns the values read and each member's assigned partitions."""
+    import confluent_kafka as ck  # the dev extra's client, not a dependency of kafkaref itself
+
+    consumers = [ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                              "auto.offset.reset": "earliest", **(config or {})})
+                 for _ in range(members)]
+    got = []
+    try:
+        for consumer in consumers:
+            consumer.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and (
+                len(got) < count or not all(c.assignment() for c in consumers)):
+            for consumer in consumers:
+                message = consumer.poll(0.05)
+                if message is not None and message.error() is None:
+                    got.append(message.value())
+        assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
+    finally:
+        for consumer in consumers:
+            consumer.close()
+    return got, assignments
