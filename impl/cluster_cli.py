@@ -27,9 +27,11 @@ from kafkaref.impl.server.local_cluster import LocalCluster
 @click.option("--session-timeout-ms", type=click.IntRange(100, 600_000), default=1500,
               show_default=True, help="A broker silent this long is fenced.")
 @click.option("--unclean-election", is_flag=True, help="Allow leaders from outside the ISR.")
+@click.option("--offsets-topic-partitions", type=click.IntRange(1, 10_000), default=None,
+              help="Partitions of __consumer_offsets (default 50, Kafka's).")
 @mutant_options
-def cluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
-            allow_deliberate_bugs):
+def cluster(brokers, directory, session_timeout_ms, unclean_election, offsets_topic_partitions,
+            mutants, allow_deliberate_bugs):
     """Run a local cluster of BROKERS broker processes until SIGTERM.
 
     Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
@@ -38,7 +40,8 @@ def cluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
 
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()
-    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants)
+    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
+                         offsets_topic_partitions)
     try:
         local.start()
     except (RuntimeError, TimeoutError, OSError) as exc:

@@ -239,6 +239,26 @@ class Probe:
             self.wait_for_leaders(name, partitions)
         return name
 
+    def find_coordinator(self, values: dict, version: int | None = None):
+        """FindCoordinator's answer, asked again while it is COORDINATOR_NOT_AVAILABLE or
+        COORDINATOR_LOAD_IN_PROGRESS (retriable: Kafka answers so until __consumer_offsets
+        exists and its partition has a leader that loaded it), up to timeout_s."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            conn = self.connect()
+            try:
+                answer = conn.call(10, values, version=version)
+            finally:
+                conn.close()
+            retriable = (ErrorCode.coordinator_not_available,
+                         ErrorCode.coordinator_load_in_progress)
+            # v4+ answers a list of coordinators and no top-level error code
+            codes = [getattr(c, "error_code", ErrorCode.none)
+                     for c in [answer, *getattr(answer, "coordinators", ())]]
+            if not any(c in retriable for c in codes) or time.monotonic() > deadline:
+                return answer
+            time.sleep(0.1)
+
     def wait_for_leaders(self, topic: str, partitions: int | None, timeout_s: float = 15.0):
         """The topic's metadata once every partition (partitions of them; None: any number)
         has a leader that serves it."""

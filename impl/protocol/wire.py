@@ -56,6 +56,8 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     12: ("heartbeat", 0, 3),
     13: ("leave_group", 0, 2),
     14: ("sync_group", 0, 3),
+    15: ("describe_groups", 0, 4),
+    16: ("list_groups", 0, 2),
     18: ("api_versions", 0, 3),
     19: ("create_topics", 2, 4),
     22: ("init_producer_id", 0, 1),
