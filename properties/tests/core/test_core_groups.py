@@ -94,7 +94,7 @@ def stable_pair(clock):
 
 
 def test_restarted_static_member_takes_its_place_without_a_rebalance():
-    clock = Clock()
+    clock = ManualClock()
     c, old, other = stable_pair(clock)
     [again] = static_join(c, "i-a")  # restarted: no member id
     assert again.error == ErrorCode.none and again.generation_id == 2
@@ -114,7 +114,7 @@ def test_restarted_static_member_takes_its_place_without_a_rebalance():
 
 
 def test_static_rejoin_while_awaiting_assignment_rebalances():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [a] = static_join(c, "i-a")
     assert c.groups["g"].state == COMPLETING
@@ -125,7 +125,7 @@ def test_static_rejoin_while_awaiting_assignment_rebalances():
 
 
 def test_expired_static_member_frees_its_instance_id():
-    clock = Clock()
+    clock = ManualClock()
     c, old, other = stable_pair(clock)
     clock.now_ms = 5000
     c.heartbeat("g", 2, other)
