@@ -28,6 +28,8 @@ PREFERRED: dict[int, tuple[str, int]] = {
     8: ("OffsetCommit", 7), 9: ("OffsetFetch", 5), 10: ("FindCoordinator", 2),
     11: ("JoinGroup", 5), 12: ("Heartbeat", 3), 13: ("LeaveGroup", 2), 14: ("SyncGroup", 3),
     18: ("ApiVersions", 3), 19: ("CreateTopics", 4), 22: ("InitProducerId", 4),
+    20: ("DeleteTopics", 3), 32: ("DescribeConfigs", 3), 33: ("AlterConfigs", 1),
+    37: ("CreatePartitions", 1), 44: ("IncrementalAlterConfigs", 0),
 }
 VERSION_CAP = {1: 12}
 TEXT_MAX = 700

@@ -29,6 +29,9 @@ class ControllerClient(threading.Thread):
         self.registered = threading.Event()
         broker = server.broker
         broker.create_topic = self.create_topic
+        broker.delete_topic = self.delete_topic
+        broker.create_partitions = self.create_partitions
+        broker.alter_topic_configs = self.alter_topic_configs
         broker.replica_manager.alter_isr = self.alter_isr
         for partition in broker.replica_manager.partitions.values():
             partition.alter_isr = self.alter_isr
@@ -42,6 +45,22 @@ class ControllerClient(threading.Thread):
         if assignment:
             message["assignment"] = [assignment[i] for i in range(len(assignment))]
         self.outbox.put((message, done))
+
+    def delete_topic(self, name: str, done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "delete_topic", "name": name, **self._sender()}, done))
+
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
+                          done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "create_partitions", "name": name, "count": count,
+                          "assignment": assignment, **self._sender()}, done))
+
+    def alter_topic_configs(self, name: str, configs: dict[str, str],
+                            done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "alter_configs", "name": name, "configs": configs,
+                          **self._sender()}, done))
+
+    def _sender(self) -> dict:
+        return {"broker_id": self.server.broker.broker_id}
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):

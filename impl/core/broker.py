@@ -15,6 +15,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core import offsets_topic
+from kafkaref.impl.core.admin import AdminApis
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.groups import (
@@ -84,6 +85,11 @@ class Broker:
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
+        # DeleteTopics, CreatePartitions, Describe/Alter/IncrementalAlterConfigs (admin.py); their
+        # control plane is set with create_topic
+        self.delete_topic = self.create_partitions = self.alter_topic_configs = None
+        self._handlers.update(AdminApis(self).handlers())
+        self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
 
     # -- metadata ---------------------------------------------------------------------------
     def apply_metadata(self, metadata: ClusterMetadata) -> None:
@@ -93,6 +99,7 @@ class Broker:
         live_before = {b.broker_id for b in self.metadata.brokers}
         self.metadata = metadata
         rm = self.replica_manager
+        self._drop_deleted_topics(metadata)
         for gone in live_before - {b.broker_id for b in metadata.brokers}:
             rm.follower_fenced(gone)
         for topic in metadata.topics:
@@ -102,6 +109,10 @@ class Broker:
                     continue
                 key = (topic.name, index)
                 current = rm.partition(key)
+                if current is None and topic.topic_id:
+                    rm.open_partition(key, config, topic.topic_id)  # hosted as new below
+                elif current is not None:
+                    current.config = config  # AlterConfigs reaches leaders and followers
                 if meta.leader == self.broker_id:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):
@@ -121,6 +132,18 @@ class Broker:
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
         return topic is not None and 0 <= key[1] < len(topic.partitions)
+
+    def _drop_deleted_topics(self, metadata: ClusterMetadata) -> None:
+        """Partitions of a topic the image no longer lists, or lists under another topic id
+        (deleted and created again while this broker looked away), stop and lose their logs
+        (DeleteTopics; Kafka's brokers do so on the topic's removal record)."""
+        rm = self.replica_manager
+        for key in list(rm.partitions):
+            topic = metadata.topic(key[0])
+            seen = self._topic_ids.get(key[0])
+            if topic is None or (seen is not None and topic.topic_id != seen):
+                rm.stop_partition(key)
+        self._topic_ids = {t.name: t.topic_id for t in metadata.topics}
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()
@@ -190,13 +213,13 @@ class Broker:
                 })
             topics.append({"name": name, "error_code": 0,
                            "is_internal": offsets_topic.is_internal(name),
-                           "partitions": partitions})
+                           "partitions": partitions, "topic_authorized_operations": -2**31})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
                    for b in meta.brokers]
         return self._response(request, {
             "brokers": brokers, "cluster_id": meta.cluster_id,
             "controller_id": meta.controller_id, "topics": topics,
-            "cluster_authorized_operations": -2**31, "topic_authorized_operations": -2**31,
+            "cluster_authorized_operations": -2**31,
         })
 
     def _find_coordinator(self, request, respond):

@@ -213,7 +213,10 @@ def test_list_offsets_earliest_and_latest_is_the_hw():
     assert model.feed(ev.ListOffsets(3, 0, 0, ev.EARLIEST)) == (eff.ListOffsetsResponse(3, OK, 0),)
     assert model.feed(ev.ListOffsets(4, 0, 0, ev.LATEST)) == (eff.ListOffsetsResponse(4, OK, 2),)
     assert model.feed(ev.ListOffsets(5, 1, 0, ev.LATEST))[0].error == ErrorCode.not_leader_or_follower
-    assert model.feed(ev.ListOffsets(6, 0, 0, 12345))[0].error == ErrorCode.invalid_request
+    # by time (KIP-79): model records count as stamped 0, so 0 finds the first one below the
+    # hw and a later time none (offset -1, no error), as the core answers
+    assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0),)
+    assert model.feed(ev.ListOffsets(7, 0, 0, 12345)) == (eff.ListOffsetsResponse(7, OK, -1),)
 
 
 # -- replication, hw, ISR -------------------------------------------------------------------
