@@ -1,5 +1,6 @@
-"""Real consumers in one group (confluent-kafka), for the tests that check a group splits a
-topic's partitions between its members and that together they read every record."""
+"""Real consumers for tests: members of one group (confluent-kafka), for the tests that check a
+group splits a topic's partitions between its members and that together they read every record;
+and read_partition, one partition read from the start (kafka-python)."""
 
 from __future__ import annotations
 
@@ -33,3 +34,17 @@ def consume_in_group(bootstrap: str, topic: str, group: str, count: int, timeout
         for consumer in consumers:
             consumer.close()
     return got, assignments
+
+
+def read_partition(bootstrap: str, topic: str, partition: int = 0) -> list[bytes]:
+    """Every value of one partition from its start, read by a kafka-python consumer assigned to
+    it (no group); it stops after 3 s without a new record."""
+    import kafka  # the dev extra's client
+
+    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap, consumer_timeout_ms=3000,
+                                   auto_offset_reset="earliest", enable_auto_commit=False)
+    try:
+        consumer.assign([kafka.TopicPartition(topic, partition)])
+        return [m.value for m in consumer]
+    finally:
+        consumer.close()
