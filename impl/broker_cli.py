@@ -2,7 +2,8 @@
 
 Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral). A config file
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
-queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs); flags win.
+queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs,
+num.partitions); flags win.
 
 Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
 mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
@@ -61,6 +62,16 @@ def server_config_from(properties: dict[str, str], overrides: dict) -> ServerCon
                 raise click.BadParameter(f"{key}={raw!r} is not an integer") from None
     kwargs.update({k: v for k, v in overrides.items() if v is not None})
     return ServerConfig(**kwargs)
+
+
+def num_partitions_from(properties: dict[str, str], flag: int | None) -> int:
+    """num.partitions from the flag, else the properties file, else Kafka's default 1."""
+    if flag is not None:
+        return flag
+    raw = properties.get("num.partitions", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+        raise click.BadParameter(f"num.partitions={raw!r} is not an integer in 1..10000")
+    return int(raw)
 
 
 def _is_address(text: str) -> bool:
@@ -144,11 +155,14 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--lose-unflushed-on-crash", is_flag=True,
               help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
                    "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")
+@click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
+              help="num.partitions: partitions of an auto-created topic (default 1, as "
+                   "Kafka's).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
-           lose_unflushed_on_crash, mutants, allow_deliberate_bugs, verbose):
+           lose_unflushed_on_crash, num_partitions, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -168,7 +182,9 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     if controller_address is not None and not _is_address(controller_address):
         raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
                                  param_hint="--controller")
-    broker_config = BrokerConfig(broker_id=broker_id, mutants=mutants)
+    broker_config = BrokerConfig(broker_id=broker_id, mutants=mutants,
+                                 default_partitions=num_partitions_from(properties,
+                                                                        num_partitions))
     if mutants:
         logging.getLogger(__name__).warning(
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))

@@ -10,14 +10,14 @@ import threading
 
 from kafkaref.impl.clock import monotonic_ms
 from kafkaref.impl.controller.channel import recv_message, send_message
-from kafkaref.impl.controller.state import ControllerState
+from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS, ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
 
 log = logging.getLogger(__name__)
 
 
 class ControllerServer:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  unclean_election: bool = False, snapshot_path: str | None = None,
                  tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path

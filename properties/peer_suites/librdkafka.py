@@ -1,0 +1,303 @@
+"""librdkafka's own integration tests against a kafkaref cluster (issue 15, item 4).
+
+Steps, each usable alone: `fetch_source` (the npm package node-rdkafka carries librdkafka's
+source and tests under deps/librdkafka; `npm pack` is the only download), `build` (librdkafka's
+./configure + make with Debian's build packages, SSL/SASL/curl off, into a cache directory, done
+once), then `run_suite`: a LocalCluster on 127.0.0.1 ephemeral ports with num.partitions 4, the
+test.conf the runner reads, one `test-runner` per selected test number (as Redpanda's CI runs
+it; a crash or hang costs one number), each under a deadline, parsed into rows, and a summary:
+passed / failed / skipped per test, failures grouped by cause. The selection is data:
+properties/peer_suites/librdkafka_list.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import time
+from collections.abc import Callable, Iterable
+
+from kafkaref.properties.peer_suites import librdkafka_list as listing
+
+# Debian packages the build needs (zstd and lz4 for those codecs' tests).
+BUILD_PACKAGES = ("build-essential", "zlib1g-dev", "libzstd-dev", "liblz4-dev", "pkg-config")
+CONFIGURE_FLAGS = ("--no-download", "--disable-ssl", "--disable-gssapi", "--disable-curl")
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\(B")
+# test.c's summary row: "| 0001_multiobj   |     PASSED |   1.234s | <why it failed/skipped>"
+_ROW = re.compile(r"^\|\s*(?P<name>\d{4}_\S+)\s*\|\s*(?P<state>[A-Z]+)\s*\|"
+                  r"\s*(?P<duration>[0-9.]+)s\s*\|\s?(?P<reason>.*)$")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One test (a number may hold several: 0045_subscribe_update, 0045_...)."""
+
+    name: str
+    state: str  # PASSED FAILED SKIPPED RUNNING (still running at the end: a failure) or TIMEOUT
+    duration_s: float
+    reason: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.state in ("FAILED", "RUNNING", "TIMEOUT", "CRASHED")
+
+
+@dataclasses.dataclass
+class NumberResult:
+    """One test-runner process: TESTS=<number>."""
+
+    number: int
+    rows: list[Row]
+    returncode: int | None
+    seconds: float
+    log_path: str
+
+
+# -- parsing ---------------------------------------------------------------------------------
+
+def parse_summary(text: str) -> list[Row]:
+    """The rows of the summary table(s) test-runner prints at its end."""
+    rows = []
+    for line in _ANSI.sub("", text).splitlines():
+        match = _ROW.match(line.strip())
+        if match:
+            rows.append(Row(match["name"], match["state"], float(match["duration"]),
+                            match["reason"].strip()))
+    return rows
+
+
+def rows_for(number: int, output: str, returncode: int | None, seconds: float) -> list[Row]:
+    """Rows of one run; a runner that died or hung before its summary still gets a row."""
+    rows = parse_summary(output)
+    if rows:
+        return rows
+    name = listing.test_id(number)
+    if returncode is None:
+        return [Row(name, "TIMEOUT", seconds, "no summary before the deadline: the runner hung")]
+    tail = _last_failure_line(output)
+    return [Row(name, "CRASHED", seconds, f"exit code {returncode} without a summary: {tail}")]
+
+
+def _last_failure_line(output: str) -> str:
+    for line in reversed(_ANSI.sub("", output).splitlines()):
+        if "FAIL" in line or "assert" in line.lower() or "error" in line.lower():
+            return line.strip()[:200]
+    return "(no failure line)"
+
+
+# failure reason (regex, searched in the runner's fail string) -> cause, first match wins.
+# The causes name a missing feature or a broker bug; docs/conformance.md explains each.
+CAUSES: tuple[tuple[str, str], ...] = (
+    (r"[Tt]ransaction|txn|TRANSACTIONAL|transactional", "transactions (not supported)"),
+    (r"DeleteTopics|delete_topics|DeleteRecords|delete_records|CreatePartitions|create_partitions"
+     r"|AlterConfigs|DescribeConfigs|alter_configs|describe_configs",
+     "admin APIs (DeleteTopics / DeleteRecords / CreatePartitions / *Configs)"),
+    (r"ListGroups|DescribeGroups|list_groups|describe_groups|ConsumerGroup",
+     "ListGroups / DescribeGroups"),
+    (r"[Uu]nsupported|UNSUPPORTED|not supported", "an API or version kafkaref does not support"),
+    (r"group\.instance\.id|static", "static group membership"),
+    (r"[Cc]ommit|committed|OffsetFetch|offset fetch", "group offsets (commit / fetch)"),
+    (r"rebalance|assignment|Rebalance|assign", "group rebalancing"),
+    (r"[Tt]imed out|[Tt]imeout|timeout", "a timeout (the broker too slow, or an answer missing)"),
+)
+
+
+def cause_of(row: Row) -> str:
+    for pattern, cause in CAUSES:
+        if re.search(pattern, row.reason):
+            return cause
+    return "other: " + (row.reason[:120] or row.state.lower())
+
+
+# -- fetch and build ---------------------------------------------------------------------------
+
+def source_dir(cache_dir: str) -> str:
+    return os.path.join(cache_dir, "package", "deps", "librdkafka")
+
+
+def fetch_source(cache_dir: str, log: Callable[[str], None] = print) -> str:
+    """npm pack node-rdkafka@VERSION into cache_dir and unpack it; returns librdkafka's dir."""
+    src = source_dir(cache_dir)
+    if os.path.exists(os.path.join(src, "tests", "test.c")):
+        return src
+    os.makedirs(cache_dir, exist_ok=True)
+    if shutil.which("npm") is None:
+        raise RuntimeError("npm is needed to fetch node-rdkafka (apt-get install -y npm)")
+    spec = f"node-rdkafka@{listing.NODE_RDKAFKA_VERSION}"
+    log(f"fetching {spec} with npm pack")
+    subprocess.run(["npm", "pack", spec], cwd=cache_dir, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    tarball = os.path.join(cache_dir, f"node-rdkafka-{listing.NODE_RDKAFKA_VERSION}.tgz")
+    with tarfile.open(tarball) as archive:
+        archive.extractall(cache_dir, filter="data")
+    return src
+
+
+def missing_packages(packages: Iterable[str] = BUILD_PACKAGES) -> list[str]:
+    missing = []
+    for package in packages:
+        status = subprocess.run(["dpkg-query", "-W", "-f=${Status}", package],
+                                capture_output=True, text=True)
+        if "install ok installed" not in status.stdout:
+            missing.append(package)
+    return missing
+
+
+def install_build_packages(log: Callable[[str], None] = print) -> None:
+    """apt-get install what the build lacks (as root); otherwise say what to install."""
+    if shutil.which("dpkg-query") is None:
+        return
+    missing = missing_packages()
+    if not missing:
+        return
+    if os.geteuid() != 0:
+        raise RuntimeError("the build needs Debian packages: apt-get install -y "
+                           + " ".join(missing))
+    log(f"installing {' '.join(missing)} with apt-get")
+    subprocess.run(["apt-get", "update"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(["apt-get", "install", "-y", *missing], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def test_runner_path(src: str) -> str:
+    return os.path.join(src, "tests", "test-runner")
+
+
+def build(src: str, log: Callable[[str], None] = print, jobs: int = 2) -> str:
+    """configure + make librdkafka and tests/test-runner (niced: the machine is shared);
+    returns src."""
+    if os.path.exists(test_runner_path(src)):
+        return src
+    build_log = os.path.join(src, "kafkaref-build.log")
+    steps = [["./configure", *CONFIGURE_FLAGS], ["nice", "-n", "10", "make", f"-j{jobs}", "libs"],
+             ["nice", "-n", "10", "make", f"-j{jobs}", "-C", "tests", "test-runner"]]
+    with open(build_log, "w") as out:
+        for step in steps:
+            log(f"build: {' '.join(step)} (log: {build_log})")
+            if subprocess.run(step, cwd=src, stdout=out, stderr=subprocess.STDOUT).returncode:
+                raise RuntimeError(f"build step {' '.join(step)} failed; see {build_log}")
+    return src
+
+
+# -- running -------------------------------------------------------------------------------------
+
+def test_conf(bootstrap: str, timeout_multiplier: float) -> str:
+    """The test.conf test-runner reads: our cluster, random topic names (runs share it)."""
+    return (f"metadata.broker.list={bootstrap}\n"
+            f"test.timeout.multiplier={timeout_multiplier}\n"
+            "test.topic.random=true\n"
+            "broker.address.family=v4\n")
+
+
+def run_number(number: int, src: str, conf_path: str, work_dir: str,
+               deadline_s: float) -> NumberResult:
+    """One test-runner process for one test number, full mode, broker-less variants off (-L)."""
+    tests_dir = os.path.join(src, "tests")
+    env = dict(os.environ, TESTS=listing.test_id(number), RDKAFKA_TEST_CONF=conf_path,
+               TEST_KAFKA_VERSION=listing.BROKER_VERSION, TEST_LEVEL="2",
+               LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp")
+    env.pop("CI", None)  # CI=... makes test-runner change its own timeouts and parallelism
+    log_path = os.path.join(work_dir, f"{listing.test_id(number)}.log")
+    started = time.monotonic()
+    with open(log_path, "w") as out:
+        process = subprocess.Popen([test_runner_path(src), "-L"], cwd=tests_dir, env=env,
+                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            returncode = process.wait(deadline_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+            returncode = None
+    seconds = time.monotonic() - started
+    with open(log_path, errors="replace") as f:
+        output = f.read()
+    return NumberResult(number, rows_for(number, output, returncode, seconds), returncode,
+                        seconds, log_path)
+
+
+def run_suite(cache_dir: str, work_dir: str, numbers: Iterable[int] = listing.SELECTED, *,
+              bootstrap: str | None = None, brokers: int = 3, num_partitions: int = 4,
+              timeout_multiplier: float = 2.0, deadline_s: float = 900.0, parallel: int = 1,
+              log: Callable[[str], None] = print) -> list[NumberResult]:
+    """Fetch, build, start a cluster (unless bootstrap is given), run each number, stop."""
+    import concurrent.futures
+
+    from kafkaref.impl.server.local_cluster import LocalCluster
+
+    install_build_packages(log)
+    src = build(fetch_source(cache_dir, log), log)
+    os.makedirs(work_dir, exist_ok=True)
+    cluster = None
+    if bootstrap is None:
+        cluster = LocalCluster(brokers, os.path.join(work_dir, "cluster"),
+                               num_partitions=num_partitions).start()
+        bootstrap = cluster.bootstrap
+        log(f"kafkaref cluster: {bootstrap} ({brokers} brokers, num.partitions {num_partitions})")
+    conf_path = os.path.join(work_dir, "test.conf")
+    with open(conf_path, "w") as f:
+        f.write(test_conf(bootstrap, timeout_multiplier))
+    numbers = list(numbers)
+    results: list[NumberResult] = []
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max(1, parallel)) as pool:
+            futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s)
+                       for n in numbers]
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+                result = future.result()
+                results.append(result)
+                states = ", ".join(f"{r.name} {r.state}" for r in result.rows)
+                log(f"[{done}/{len(numbers)}] {states} ({result.seconds:.0f} s)")
+    finally:
+        if cluster is not None:
+            cluster.stop()
+    return sorted(results, key=lambda r: r.number)
+
+
+# -- the summary ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Counts:
+    passed: int
+    failed: int
+    skipped: int
+
+    @property
+    def ran(self) -> int:
+        return self.passed + self.failed
+
+
+def counts(results: Iterable[NumberResult]) -> Counts:
+    rows = [row for result in results for row in result.rows]
+    return Counts(sum(r.state == "PASSED" for r in rows), sum(r.failed for r in rows),
+                  sum(r.state == "SKIPPED" for r in rows))
+
+
+def failures_by_cause(results: Iterable[NumberResult]) -> dict[str, list[Row]]:
+    grouped: dict[str, list[Row]] = {}
+    for result in results:
+        for row in result.rows:
+            if row.failed:
+                grouped.setdefault(cause_of(row), []).append(row)
+    return dict(sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])))
+
+
+def summary(results: list[NumberResult]) -> str:
+    lines = [f"librdkafka {listing.LIBRDKAFKA_VERSION} test suite against kafkaref", ""]
+    for result in results:
+        for row in result.rows:
+            why = f"  {row.reason}" if row.reason and row.state != "PASSED" else ""
+            lines.append(f"  {row.name:<48} {row.state:<8} {row.duration_s:8.1f} s{why}")
+    total = counts(results)
+    lines += ["", f"{total.passed} passed, {total.failed} failed, {total.skipped} skipped "
+                  f"({total.ran} tests reached a verdict)"]
+    grouped = failures_by_cause(results)
+    if grouped:
+        lines += ["", "failures by cause:"]
+        for cause, rows in grouped.items():
+            lines.append(f"  {cause} ({len(rows)}): " + ", ".join(r.name for r in rows))
+    return "\n".join(lines)
