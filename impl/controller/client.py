@@ -37,7 +37,8 @@ class ControllerClient(threading.Thread):
     def create_topic(self, name, partitions, replication_factor, configs,
                      done: Callable[[ErrorCode, str | None], None],
                      assignment: dict[int, list[int]] | None = None) -> None:
-        message = {"type": "create_topic", "name": name, "partitions": partitions,
+        message = {"type": "create_topic", "broker_id": self.server.broker.broker_id,
+                   "name": name, "partitions": partitions,
                    "replication_factor": replication_factor, "configs": configs}
         if assignment:
             message["assignment"] = [assignment[i] for i in range(len(assignment))]

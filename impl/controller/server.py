@@ -15,6 +15,12 @@ from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, met
 
 log = logging.getLogger(__name__)
 
+# A created topic is answered once every other live broker has applied it (reported its metadata
+# epoch), so a client never meets a leader that does not know its partition yet (librdkafka's
+# 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, retried behind later batches,
+# delivered out of order). Bounded: a starved broker delays a creation, it does not block it.
+PROPAGATION_WAIT_S = 3.0
+
 
 class ControllerServer:
     def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
@@ -22,6 +28,8 @@ class ControllerServer:
                  tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path
         self.lock = threading.Lock()
+        self.epoch_reported = threading.Condition(self.lock)
+        self.applied_epoch: dict[int, int] = {}  # broker id -> the epoch it last reported
         self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
                                      self._load_snapshot(), on_change=self._save_snapshot,
                                      mutants=mutants)  # M14 acts here (impl/mutants.py)
@@ -97,7 +105,11 @@ class ControllerServer:
                     continue
                 if message is None:
                     return
-                send_message(conn, self._answer(message))
+                answer = self._answer(message)
+                created_epoch = answer.pop("await_epoch", None)
+                if created_epoch is not None:
+                    self._await_propagation(created_epoch, message.get("broker_id"))
+                send_message(conn, answer)
         except (OSError, ValueError) as exc:
             log.info("controller connection closed: %s", exc)
         except Exception:  # noqa: BLE001 -- one bad channel must not take the controller down
@@ -105,11 +117,25 @@ class ControllerServer:
         finally:
             conn.close()
 
+    def _await_propagation(self, epoch: int, creator) -> None:
+        """Wait (bounded) until every live broker but the creator has applied `epoch`."""
+        def applied() -> bool:
+            return all(self.applied_epoch.get(b, -1) >= epoch for b in self.state.alive
+                       if b != creator)
+
+        with self.epoch_reported:
+            if not self.epoch_reported.wait_for(applied, PROPAGATION_WAIT_S):
+                log.warning("metadata epoch %d not applied by every broker in %.1f s",
+                            epoch, PROPAGATION_WAIT_S)
+
     def _answer(self, message: dict) -> dict:
         kind = message.get("type")
         with self.lock:
             state = self.state
             known = message.get("metadata_epoch", -1)
+            if isinstance(message.get("broker_id"), int) and isinstance(known, int):
+                self.applied_epoch[message["broker_id"]] = known
+                self.epoch_reported.notify_all()
             try:
                 if kind == "register":
                     state.register(int(message["broker_id"]), message["host"],
@@ -130,6 +156,8 @@ class ControllerServer:
                                                      dict(message.get("configs") or {}),
                                                      message.get("assignment"))
                     answer = {"error": int(error), "message": text}
+                    if error == 0:
+                        answer["await_epoch"] = state.metadata.epoch
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}
             except (KeyError, TypeError, ValueError) as exc:

@@ -72,22 +72,36 @@ def parse_summary(text: str) -> list[Row]:
 
 
 def rows_for(number: int, output: str, returncode: int | None, seconds: float) -> list[Row]:
-    """Rows of one run; a runner that died or hung before its summary still gets a row."""
+    """Rows of one run. A failing test often makes test-runner abort in its exit check ("N
+    thread(s) still active") before the summary: its failure blocks give the rows then."""
     rows = parse_summary(output)
+    if rows:
+        return rows
+    rows = failure_rows(output, seconds)
     if rows:
         return rows
     name = listing.test_id(number)
     if returncode is None:
         return [Row(name, "TIMEOUT", seconds, "no summary before the deadline: the runner hung")]
-    tail = _last_failure_line(output)
-    return [Row(name, "CRASHED", seconds, f"exit code {returncode} without a summary: {tail}")]
+    return [Row(name, "CRASHED", seconds, f"exit code {returncode} without a summary")]
 
 
-def _last_failure_line(output: str) -> str:
-    for line in reversed(_ANSI.sub("", output).splitlines()):
-        if "FAIL" in line or "assert" in line.lower() or "error" in line.lower():
-            return line.strip()[:200]
-    return "(no failure line)"
+# '### Test "0019_list_groups (do_test_list_groups:162)" failed at FILE:LINE:FUNC() at DATE: ###'
+_FAILURE = re.compile(r'^### Test "(?P<name>\d{4}_\S+)(?: \((?P<sub>[^)]*)\))?" failed at '
+                      r'(?P<where>\S+?)(?: at .*)?: ###$')
+
+
+def failure_rows(output: str, seconds: float) -> list[Row]:
+    """One FAILED row per test named in a failure block, with the block's first line of why."""
+    lines = _ANSI.sub("", output).splitlines()
+    rows: dict[str, Row] = {}
+    for index, line in enumerate(lines):
+        match = _FAILURE.match(line.strip())
+        if match and match["name"] not in rows:
+            why = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            where = f" [{match['sub']}]" if match["sub"] else ""
+            rows[match["name"]] = Row(match["name"], "FAILED", seconds, f"{why}{where}")
+    return list(rows.values())
 
 
 # failure reason (regex, searched in the runner's fail string) -> cause, first match wins.
