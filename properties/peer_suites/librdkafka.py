@@ -166,7 +166,7 @@ def install_build_packages(log: Callable[[str], None] = print) -> None:
     """apt-get install what the build lacks (as root); otherwise say what to install."""
     if shutil.which("dpkg-query") is None:
         return
-    missing = missing_packages()
+    missing = missing_packages() + (["npm"] if shutil.which("npm") is None else [])
     if not missing:
         return
     if os.geteuid() != 0:
