@@ -16,9 +16,15 @@ from kafkaref.impl.core.metadata import metadata_from_dict
 
 log = logging.getLogger(__name__)
 
+# Shorter than Kafka's broker.heartbeat.interval.ms (2 s) on purpose: the heartbeat's answer is
+# also how a broker learns a new metadata image (KRaft brokers fetch the metadata log instead),
+# so this bounds how late a broker hears of a new leader or topic.
+HEARTBEAT_INTERVAL_MS = 100
+
 
 class ControllerClient(threading.Thread):
-    def __init__(self, server, controller_address: str, heartbeat_ms: int = 100):
+    def __init__(self, server, controller_address: str,
+                 heartbeat_ms: int = HEARTBEAT_INTERVAL_MS):
         super().__init__(name="kafkaref-controller-client", daemon=True)
         self.server = server  # KafkaServer: .broker, .lock, .port, .config.host, .stopping
         host, _, port = controller_address.rpartition(":")

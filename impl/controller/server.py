@@ -30,6 +30,10 @@ class ControllerServer:
         self.lock = threading.Lock()
         self.epoch_reported = threading.Condition(self.lock)
         self.applied_epoch: dict[int, int] = {}  # broker id -> the epoch it last reported
+        # liveness as the controller sees it: the longest gap between two messages of a broker
+        # (kafkaref bench liveness compares it with the session timeout)
+        self.last_message_ms: dict[int, int] = {}
+        self.longest_silence_ms: dict[int, int] = {}
         self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
                                      self._load_snapshot(), on_change=self._save_snapshot,
                                      mutants=mutants)  # M14 acts here (impl/mutants.py)
@@ -128,6 +132,19 @@ class ControllerServer:
                 log.warning("metadata epoch %d not applied by every broker in %.1f s",
                             epoch, PROPAGATION_WAIT_S)
 
+    def _note_message(self, broker_id: int) -> None:
+        now = monotonic_ms()
+        if broker_id in self.last_message_ms:
+            silence = now - self.last_message_ms[broker_id]
+            self.longest_silence_ms[broker_id] = max(silence,
+                                                     self.longest_silence_ms.get(broker_id, 0))
+        self.last_message_ms[broker_id] = now
+
+    def reset_silences(self) -> None:
+        with self.lock:
+            self.longest_silence_ms.clear()
+            self.last_message_ms.clear()
+
     def _answer(self, message: dict) -> dict:
         kind = message.get("type")
         with self.lock:
@@ -136,6 +153,7 @@ class ControllerServer:
             if isinstance(message.get("broker_id"), int) and isinstance(known, int):
                 self.applied_epoch[message["broker_id"]] = known
                 self.epoch_reported.notify_all()
+                self._note_message(message["broker_id"])
             try:
                 if kind == "register":
                     state.register(int(message["broker_id"]), message["host"],

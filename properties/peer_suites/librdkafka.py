@@ -87,8 +87,18 @@ def rows_for(number: int, output: str, returncode: int | None, seconds: float) -
 
 
 # '### Test "0019_list_groups (do_test_list_groups:162)" failed at FILE:LINE:FUNC() at DATE: ###'
-_FAILURE = re.compile(r'^### Test "(?P<name>\d{4}_\S+)(?: \((?P<sub>[^)]*)\))?" failed at '
+_FAILURE = re.compile(r'^### Test "(?P<name>\d{4}_\S+)(?: \((?P<sub>.*)\))?" failed at '
                       r'(?P<where>\S+?)(?: at .*)?: ###$')
+
+
+def _why(following: list[str]) -> str:
+    """The failure's own message: the first line that is not the client's log ('%3|...') or
+    the runner's progress ('[test / 1.0s] ...')."""
+    for line in following:
+        line = line.strip()
+        if line and not line.startswith(("%", "[", "###")):
+            return line
+    return following[0].strip() if following else ""
 
 
 def failure_rows(output: str, seconds: float) -> list[Row]:
@@ -98,7 +108,7 @@ def failure_rows(output: str, seconds: float) -> list[Row]:
     for index, line in enumerate(lines):
         match = _FAILURE.match(line.strip())
         if match and match["name"] not in rows:
-            why = lines[index + 1].strip() if index + 1 < len(lines) else ""
+            why = _why(lines[index + 1:index + 6])
             where = f" [{match['sub']}]" if match["sub"] else ""
             rows[match["name"]] = Row(match["name"], "FAILED", seconds, f"{why}{where}")
     return list(rows.values())
