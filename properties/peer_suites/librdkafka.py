@@ -229,7 +229,10 @@ def run_number(number: int, src: str, conf_path: str, work_dir: str,
     log_path = os.path.join(work_dir, f"{listing.test_id(number)}.log")
     started = time.monotonic()
     with open(log_path, "w") as out:
-        process = subprocess.Popen([test_runner_path(src), "-L"], cwd=tests_dir, env=env,
+        # line-buffered: a runner that aborts (SIGABRT, SIGSEGV) would lose its last block
+        line_buffered = ["stdbuf", "-oL", "-eL"] if shutil.which("stdbuf") else []
+        process = subprocess.Popen([*line_buffered, test_runner_path(src), "-L"], cwd=tests_dir,
+                                   env=env,
                                    stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             returncode = process.wait(deadline_s)
