@@ -13,7 +13,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 
 from kafkaref.impl.controller.client import HEARTBEAT_INTERVAL_MS
@@ -24,18 +23,30 @@ HOGS = 10  # busy processes during the starved phase (load ~10 on a 2-core machi
 OLD_SESSION_TIMEOUT_MS = 1500
 
 
-def _produce_until(bootstrap: str, topic: str, stop: threading.Event, sent: list[int]) -> None:
-    from confluent_kafka import Producer
+# The producer runs in a process of its own: in this one its Python loop would take the GIL
+# from the controller's threads and the silences measured would be the bench's own.
+_PRODUCER = """
+import sys, time
+from confluent_kafka import Producer
+producer = Producer({"bootstrap.servers": sys.argv[1], "acks": "all", "linger.ms": 5})
+acked = [0]
+def delivered(error, message):
+    acked[0] += error is None
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    try:
+        producer.produce(sys.argv[2], b"x" * 100, on_delivery=delivered)
+    except BufferError:
+        producer.poll(0.05)
+    producer.poll(0)
+producer.flush(10)
+print(acked[0])
+"""
 
-    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})
-    while not stop.is_set():
-        try:
-            producer.produce(topic, b"x" * 100)
-            sent[0] += 1
-        except BufferError:
-            producer.poll(0.05)
-        producer.poll(0)
-    producer.flush(10)
+
+def _producer(bootstrap: str, topic: str, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", _PRODUCER, bootstrap, topic, str(seconds)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
 def _hogs(count: int) -> list[subprocess.Popen]:
@@ -54,23 +65,18 @@ def bench_liveness() -> dict:
             future.result(30)
         for phase, producing, hogs in (("idle", False, 0), ("producing", True, 0),
                                        (f"producing + {HOGS} busy processes", True, HOGS)):
-            stop, sent, hogged = threading.Event(), [0], _hogs(hogs)
-            producer = threading.Thread(target=_produce_until,
-                                        args=(cluster.bootstrap, "liveness", stop, sent))
+            hogged = _hogs(hogs)
+            producer = _producer(cluster.bootstrap, "liveness", PHASE_S) if producing else None
             try:
                 cluster.controller.reset_silences()
-                if producing:
-                    producer.start()
                 time.sleep(PHASE_S)
                 longest = max(cluster.controller.longest_silence_ms.values(), default=-1)
             finally:
                 for hog in hogged:
                     hog.kill()
                     hog.wait()
-                stop.set()
-                if producing:
-                    producer.join(30)
-            rows.append({"phase": phase, "records sent": sent[0],
+                acked = int(producer.communicate(timeout=60)[0] or 0) if producer else 0
+            rows.append({"phase": phase, "records acked": acked,
                          "longest silence ms": longest,
                          "heartbeat interval ms": HEARTBEAT_INTERVAL_MS,
                          f"fenced at {OLD_SESSION_TIMEOUT_MS} ms": longest > OLD_SESSION_TIMEOUT_MS,
