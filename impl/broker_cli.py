@@ -3,7 +3,7 @@
 Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral). A config file
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
 queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs,
-num.partitions); flags win.
+num.partitions, auto.create.topics.enable); flags win.
 
 Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
 mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
@@ -158,11 +158,15 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
               help="num.partitions: partitions of an auto-created topic (default 1, as "
                    "Kafka's).")
+@click.option("--auto-create-topics/--no-auto-create-topics", default=None,
+              help="auto.create.topics.enable: Metadata creates unknown topics (default on, "
+                   "as Kafka's).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
-           lose_unflushed_on_crash, num_partitions, mutants, allow_deliberate_bugs, verbose):
+           lose_unflushed_on_crash, num_partitions, auto_create_topics, mutants,
+           allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -182,9 +186,12 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     if controller_address is not None and not _is_address(controller_address):
         raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
                                  param_hint="--controller")
+    if auto_create_topics is None:
+        auto_create_topics = properties.get("auto.create.topics.enable", "true") != "false"
     broker_config = BrokerConfig(broker_id=broker_id, mutants=mutants,
                                  default_partitions=num_partitions_from(properties,
-                                                                        num_partitions))
+                                                                        num_partitions),
+                                 auto_create_topics=auto_create_topics)
     if mutants:
         logging.getLogger(__name__).warning(
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))

@@ -220,22 +220,22 @@ def test_conf(bootstrap: str, timeout_multiplier: float) -> str:
             "broker.address.family=v4\n")
 
 
-def run_number(number: int, src: str, conf_path: str, work_dir: str,
-               deadline_s: float) -> NumberResult:
+def run_number(number: int, src: str, conf_path: str, work_dir: str, deadline_s: float,
+               scenario: str = "default") -> NumberResult:
     """One test-runner process for one test number, full mode, broker-less variants off (-L)."""
     tests_dir = os.path.join(src, "tests")
     env = dict(os.environ, TESTS=listing.test_id(number), RDKAFKA_TEST_CONF=conf_path,
                TEST_KAFKA_VERSION=listing.BROKER_VERSION, TEST_LEVEL="2",
-               LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp")
+               TEST_SCENARIO=scenario, LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp")
     env.pop("CI", None)  # CI=... makes test-runner change its own timeouts and parallelism
-    log_path = os.path.join(work_dir, f"{listing.test_id(number)}.log")
+    log_path = os.path.join(work_dir, f"{listing.test_id(number)}-{scenario}.log")
     started = time.monotonic()
     with open(log_path, "w") as out:
         # line-buffered: a runner that aborts (SIGABRT, SIGSEGV) would lose its last block
         line_buffered = ["stdbuf", "-oL", "-eL"] if shutil.which("stdbuf") else []
         process = subprocess.Popen([*line_buffered, test_runner_path(src), "-L"], cwd=tests_dir,
-                                   env=env,
-                                   stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+                                   env=env, stdout=out, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
         try:
             returncode = process.wait(deadline_s)
         except subprocess.TimeoutExpired:
@@ -249,42 +249,72 @@ def run_number(number: int, src: str, conf_path: str, work_dir: str,
                         seconds, log_path)
 
 
+def merge(first: NumberResult, second: NumberResult) -> NumberResult:
+    """One number run in two scenarios: each test's row from the run that did not skip it."""
+    rows = {row.name: row for row in first.rows}
+    for row in second.rows:
+        if row.name not in rows or rows[row.name].state == "SKIPPED":
+            rows[row.name] = row
+    return NumberResult(first.number, sorted(rows.values(), key=lambda r: r.name),
+                        first.returncode if first.returncode else second.returncode,
+                        first.seconds + second.seconds, first.log_path)
+
+
 def run_suite(cache_dir: str, work_dir: str, numbers: Iterable[int] = listing.SELECTED, *,
               bootstrap: str | None = None, brokers: int = 3, num_partitions: int = 4,
               timeout_multiplier: float = 2.0, deadline_s: float = 900.0, parallel: int = 1,
               log: Callable[[str], None] = print) -> list[NumberResult]:
-    """Fetch, build, start a cluster (unless bootstrap is given), run each number, stop."""
+    """Fetch, build, then each scenario: start a cluster (unless bootstrap is given), run its
+    numbers, stop. The noautocreate scenario (listing.NOAUTOCREATE) gets a cluster with
+    auto.create.topics.enable=false, as librdkafka's own scenario file sets."""
+    install_build_packages(log)
+    src = build(fetch_source(cache_dir, log), log)
+    os.makedirs(work_dir, exist_ok=True)
+    numbers = list(numbers)
+    passes = [("default", numbers, True)]
+    later = [n for n in numbers if n in listing.NOAUTOCREATE]
+    if later and bootstrap is None:  # a given broker cannot be switched to noautocreate
+        passes.append(("noautocreate", later, False))
+    results: dict[int, NumberResult] = {}
+    for scenario, chosen, auto_create in passes:
+        for result in _run_pass(src, work_dir, chosen, scenario, auto_create, bootstrap, brokers,
+                                num_partitions, timeout_multiplier, deadline_s, parallel, log):
+            earlier = results.get(result.number)
+            results[result.number] = merge(earlier, result) if earlier else result
+    return [results[n] for n in sorted(results)]
+
+
+def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers, num_partitions,
+              timeout_multiplier, deadline_s, parallel, log) -> list[NumberResult]:
     import concurrent.futures
 
     from kafkaref.impl.server.local_cluster import LocalCluster
 
-    install_build_packages(log)
-    src = build(fetch_source(cache_dir, log), log)
-    os.makedirs(work_dir, exist_ok=True)
     cluster = None
     if bootstrap is None:
-        cluster = LocalCluster(brokers, os.path.join(work_dir, "cluster"),
-                               num_partitions=num_partitions).start()
+        cluster = LocalCluster(brokers, os.path.join(work_dir, f"cluster-{scenario}"),
+                               num_partitions=num_partitions,
+                               auto_create_topics=auto_create).start()
         bootstrap = cluster.bootstrap
-        log(f"kafkaref cluster: {bootstrap} ({brokers} brokers, num.partitions {num_partitions})")
-    conf_path = os.path.join(work_dir, "test.conf")
+        log(f"scenario {scenario}: kafkaref cluster {bootstrap} ({brokers} brokers, "
+            f"num.partitions {num_partitions}, auto-create {'on' if auto_create else 'off'})")
+    conf_path = os.path.join(work_dir, f"test-{scenario}.conf")
     with open(conf_path, "w") as f:
         f.write(test_conf(bootstrap, timeout_multiplier))
-    numbers = list(numbers)
-    results: list[NumberResult] = []
+    results = []
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, parallel)) as pool:
-            futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s)
-                       for n in numbers]
+            futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s,
+                                   scenario) for n in numbers]
             for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                 result = future.result()
                 results.append(result)
                 states = ", ".join(f"{r.name} {r.state}" for r in result.rows)
-                log(f"[{done}/{len(numbers)}] {states} ({result.seconds:.0f} s)")
+                log(f"[{scenario} {done}/{len(numbers)}] {states} ({result.seconds:.0f} s)")
     finally:
         if cluster is not None:
             cluster.stop()
-    return sorted(results, key=lambda r: r.number)
+    return results
 
 
 # -- the summary ---------------------------------------------------------------------------------

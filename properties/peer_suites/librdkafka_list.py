@@ -89,6 +89,10 @@ EXCLUDED: dict[int, str] = {
     151: _MOCK + " (purge brokers)",
 }
 
+# Numbers holding tests of librdkafka's "noautocreate" scenario (brokers with
+# auto.create.topics.enable=false): run a second time, against such a cluster.
+NOAUTOCREATE = frozenset({45, 107, 111})
+
 SELECTED: tuple[int, ...] = tuple(sorted(ALL_NUMBERS - set(EXCLUDED)))
 
 

@@ -86,3 +86,17 @@ def test_a_bad_num_partitions_is_a_usage_error():
 
     with pytest.raises(click.BadParameter):
         num_partitions_from({"num.partitions": "four"}, None)
+
+
+def test_a_cluster_without_auto_creation_leaves_unknown_topics_unknown(tmp_path):
+    """librdkafka's noautocreate scenario (0045, 0107, 0111) needs auto.create.topics.enable off."""
+    from kio.schema.errors import ErrorCode
+
+    from kafkaref.impl.client.cluster_view import ClusterView
+    from kafkaref.impl.server.local_cluster import LocalCluster, broker_command
+
+    assert "--no-auto-create-topics" in broker_command(0, 0, "/d", "127.0.0.1:1",
+                                                       auto_create_topics=False)
+    with LocalCluster(1, str(tmp_path), auto_create_topics=False) as cluster:
+        [topic] = ClusterView(cluster.bootstrap).refresh(["nope"], auto_create=True).topics
+        assert topic.error_code == ErrorCode.unknown_topic_or_partition

@@ -84,3 +84,16 @@ def test_test_conf_names_the_cluster_and_random_topics():
     conf = suite.test_conf("127.0.0.1:1,127.0.0.1:2", 2.0)
     assert "metadata.broker.list=127.0.0.1:1,127.0.0.1:2\n" in conf
     assert "test.topic.random=true\n" in conf and "test.timeout.multiplier=2.0\n" in conf
+
+
+def test_a_number_run_in_two_scenarios_keeps_each_tests_real_verdict():
+    default = suite.NumberResult(45, [suite.Row("0045_a", "PASSED", 1.0),
+                                      suite.Row("0045_b_noauto", "SKIPPED", 0.0)], 0, 5.0, "d")
+    noauto = suite.NumberResult(45, [suite.Row("0045_a", "SKIPPED", 0.0),
+                                     suite.Row("0045_b_noauto", "FAILED", 2.0, "why")], 1, 3.0,
+                                "n")
+    merged = suite.merge(default, noauto)
+    assert [(r.name, r.state) for r in merged.rows] == [("0045_a", "PASSED"),
+                                                        ("0045_b_noauto", "FAILED")]
+    assert merged.seconds == 8.0 and merged.returncode == 1
+    assert listing.NOAUTOCREATE <= set(listing.SELECTED)
