@@ -43,6 +43,9 @@ class Row:
     state: str  # PASSED FAILED SKIPPED RUNNING (still running at the end: a failure) or TIMEOUT
     duration_s: float
     reason: str = ""
+    # warnings the runner printed just before the failure (e.g. "... not supported by broker"):
+    # the cause is often there rather than in the assertion that tripped
+    context: str = ""
 
     @property
     def failed(self) -> bool:
@@ -78,7 +81,9 @@ def rows_for(number: int, output: str, returncode: int | None, seconds: float) -
     thread(s) still active") before the summary: its failure blocks give the rows then."""
     rows = parse_summary(output)
     if rows:
-        return rows
+        blocks = {row.name: row for row in failure_rows(output, seconds)}
+        return [dataclasses.replace(row, context=blocks[row.name].context)
+                if row.failed and row.name in blocks else row for row in rows]
     rows = failure_rows(output, seconds)
     if rows:
         return rows
@@ -103,6 +108,11 @@ def _why(following: list[str]) -> str:
     return following[0].strip() if following else ""
 
 
+def _warnings(before: list[str]) -> str:
+    return " | ".join(line.split("] ", 1)[-1].strip() for line in before
+                      if "WARN" in line or "not supported" in line)[-600:]
+
+
 def failure_rows(output: str, seconds: float) -> list[Row]:
     """One FAILED row per test named in a failure block, with the block's first line of why."""
     lines = _ANSI.sub("", output).splitlines()
@@ -112,7 +122,8 @@ def failure_rows(output: str, seconds: float) -> list[Row]:
         if match and match["name"] not in rows:
             why = _why(lines[index + 1:index + 6])
             where = f" [{match['sub']}]" if match["sub"] else ""
-            rows[match["name"]] = Row(match["name"], "FAILED", seconds, f"{why}{where}")
+            rows[match["name"]] = Row(match["name"], "FAILED", seconds, f"{why}{where}",
+                                      _warnings(lines[max(0, index - 40):index]))
     return list(rows.values())
 
 
@@ -121,7 +132,7 @@ def failure_rows(output: str, seconds: float) -> list[Row]:
 CAUSES: tuple[tuple[str, str], ...] = (
     (r"[Tt]ransaction|txn|TRANSACTIONAL|transactional", "transactions (not supported)"),
     (r"DeleteTopics|delete_topics|DeleteRecords|delete_records|CreatePartitions|create_partitions"
-     r"|AlterConfigs|DescribeConfigs|alter_configs|describe_configs",
+     r"|AlterConfigs|DescribeConfigs|alter_configs|describe_configs|Failed to delete topics",
      "admin APIs (DeleteTopics / DeleteRecords / CreatePartitions / *Configs)"),
     (r"ListGroups|DescribeGroups|list_groups|describe_groups|ConsumerGroup",
      "ListGroups / DescribeGroups"),
@@ -134,9 +145,10 @@ CAUSES: tuple[tuple[str, str], ...] = (
 
 
 def cause_of(row: Row) -> str:
-    for pattern, cause in CAUSES:
-        if re.search(pattern, row.reason):
-            return cause
+    for text in (row.reason, row.context):
+        for pattern, cause in CAUSES:
+            if re.search(pattern, text):
+                return cause
     return "other: " + (row.reason[:120] or row.state.lower())
 
 

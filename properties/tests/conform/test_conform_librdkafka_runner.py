@@ -97,3 +97,18 @@ def test_a_number_run_in_two_scenarios_keeps_each_tests_real_verdict():
                                                         ("0045_b_noauto", "FAILED")]
     assert merged.seconds == 8.0 and merged.returncode == 1
     assert listing.NOAUTOCREATE <= set(listing.SELECTED)
+
+
+def test_a_warning_before_the_failure_names_the_cause():
+    """0011: the assertion says little; the runner's warning just before says the broker lacks
+    IncrementalAlterConfigs."""
+    output = (
+        "[0011_produce_batch / 3.5s] WARN: IncrementalAlterConfigsResult failed: "
+        "IncrementalAlterConfigs (KIP-339) not supported by broker\n"
+        "### Test \"0011_produce_batch (f:629)\" failed at 0011-produce_batch.c:718:f() at "
+        "Tue Nov 24 23:05:39 2026: ###\n"
+        "Test assertion failed: \"invalid_record_fail_cnt == 10\"\n"
+        "| 0011_produce_batch   |     FAILED |   4.994s | f:629: Test assertion failed\n")
+    [row] = suite.rows_for(11, output, 1, 5.0)
+    assert row.state == "FAILED" and "IncrementalAlterConfigs" in row.context
+    assert suite.cause_of(row).startswith("admin APIs")
