@@ -15,8 +15,9 @@ from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, met
 
 log = logging.getLogger(__name__)
 
-# A created topic is answered once every other live broker has applied it (reported its metadata
-# epoch), so a client never meets a leader that does not know its partition yet (librdkafka's
+# A broker answers a created topic once every other live broker has applied it: after its
+# creations it sends await_epoch, answered when each other broker has reported that metadata
+# epoch, so a client never meets a leader that does not know its partition yet (librdkafka's
 # 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, retried behind later batches,
 # delivered out of order). Bounded: a starved broker delays a creation, it does not block it.
 PROPAGATION_WAIT_S = 3.0
@@ -110,9 +111,9 @@ class ControllerServer:
                 if message is None:
                     return
                 answer = self._answer(message)
-                created_epoch = answer.pop("await_epoch", None)
-                if created_epoch is not None:
-                    self._await_propagation(created_epoch, message.get("broker_id"))
+                if message.get("type") == "await_epoch":
+                    self._await_propagation(int(message.get("epoch", -1)),
+                                            message.get("broker_id"))
                 send_message(conn, answer)
         except (OSError, ValueError) as exc:
             log.info("controller connection closed: %s", exc)
@@ -174,8 +175,8 @@ class ControllerServer:
                                                      dict(message.get("configs") or {}),
                                                      message.get("assignment"))
                     answer = {"error": int(error), "message": text}
-                    if error == 0:
-                        answer["await_epoch"] = state.metadata.epoch
+                elif kind == "await_epoch":  # answered by _serve once the epoch propagated
+                    answer = {"error": 0}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}
             except (KeyError, TypeError, ValueError) as exc:
