@@ -136,6 +136,8 @@ CAUSES: tuple[tuple[str, str], ...] = (
      "admin APIs (DeleteTopics / DeleteRecords / CreatePartitions / *Configs)"),
     (r"ListGroups|DescribeGroups|list_groups|describe_groups|ConsumerGroup",
      "ListGroups / DescribeGroups"),
+    (r"KAFKA_PATH", "needs Apache Kafka's command-line tools (KAFKA_PATH)"),
+    (r"latency .* outside range", "a produce latency bound (a Python broker's latency)"),
     (r"[Uu]nsupported|UNSUPPORTED|not supported", "an API or version kafkaref does not support"),
     (r"group\.instance\.id|static", "static group membership"),
     (r"[Cc]ommit|committed|OffsetFetch|offset fetch", "group offsets (commit / fetch)"),

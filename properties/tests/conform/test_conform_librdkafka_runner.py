@@ -112,3 +112,12 @@ def test_a_warning_before_the_failure_names_the_cause():
     [row] = suite.rows_for(11, output, 1, 5.0)
     assert row.state == "FAILED" and "IncrementalAlterConfigs" in row.context
     assert suite.cause_of(row).startswith("admin APIs")
+
+
+@pytest.mark.parametrize("reason, cause", [
+    ("test_kafka_topics: KAFKA_PATH and BROKERS must be set", "needs Apache Kafka's"),
+    ("standard settings: average latency 21.504ms is outside range 5..5 +12ms",
+     "a produce latency bound"),
+])
+def test_cause_of_tooling_and_latency_failures(reason, cause):
+    assert suite.cause_of(suite.Row("0045_x", "FAILED", 1.0, reason)).startswith(cause)
