@@ -59,8 +59,8 @@ EXCLUDED: dict[int, str] = {
     104: _MOCK + " (fetch from follower)",
     105: _MOCK + " (transactions)",
     106: _MOCK + " (group session timeout)",
-    109: _KAFKA_TOOLS + " (kafka-acls.sh, to deny a topic: ACLs are out of scope; the "
-              "auto-creation cases before it pass)",
+    109: "needs Apache Kafka's kafka-acls.sh (KAFKA_PATH) to deny a topic: ACLs are out of "
+         "scope (the auto-creation cases before that part pass)",
     115: "ACLs and SASL: needs an authorizer and SASL users (out of scope)",
     116: _LOCAL + " (consumer close, mock cluster)",
     117: _MOCK + " (injected errors)",
