@@ -7,6 +7,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
@@ -20,6 +21,16 @@ log = logging.getLogger(__name__)
 # also how a broker learns a new metadata image (KRaft brokers fetch the metadata log instead),
 # so this bounds how late a broker hears of a new leader or topic.
 HEARTBEAT_INTERVAL_MS = 100
+
+# A broker answers created topics once every other live broker has applied them: it polls the
+# controller (await_epoch, which also counts as its heartbeat) until each other broker has
+# reported that metadata epoch, so a client never meets a leader that does not know its
+# partition yet (librdkafka's 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, was
+# retried behind later batches, deliveries came out of order). Polled, not awaited: the answers
+# carry new images, so two brokers waiting on each other's creations both progress. Bounded: a
+# starved broker delays a creation, it does not block it.
+PROPAGATION_WAIT_S = 3.0
+PROPAGATION_POLL_S = 0.02
 
 
 class ControllerClient(threading.Thread):
@@ -101,8 +112,15 @@ class ControllerClient(threading.Thread):
         """Answer creations once every other broker has applied them: one await_epoch for a
         run of them (CreateTopics of 100 topics waits once, not 100 times)."""
         if any(creation for *_, creation in created):
-            self._call(sock, {"type": "await_epoch", "broker_id": self.server.broker.broker_id,
-                              "epoch": self.metadata_epoch})
+            epoch, deadline = self.metadata_epoch, time.monotonic() + PROPAGATION_WAIT_S
+            while not self._call(sock, {"type": "await_epoch", "epoch": epoch,
+                                        "broker_id": self.server.broker.broker_id}
+                                 ).get("applied", True):
+                if time.monotonic() > deadline or self.server.stopping.is_set():
+                    log.warning("metadata epoch %d not applied by every broker in %.1f s",
+                                epoch, PROPAGATION_WAIT_S)
+                    break
+                time.sleep(PROPAGATION_POLL_S)
         with self.server.lock:
             for done, error, text, _ in created:
                 done(error, text)

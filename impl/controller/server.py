@@ -15,12 +15,6 @@ from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, met
 
 log = logging.getLogger(__name__)
 
-# A broker answers a created topic once every other live broker has applied it: after its
-# creations it sends await_epoch, answered when each other broker has reported that metadata
-# epoch, so a client never meets a leader that does not know its partition yet (librdkafka's
-# 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, retried behind later batches,
-# delivered out of order). Bounded: a starved broker delays a creation, it does not block it.
-PROPAGATION_WAIT_S = 3.0
 
 
 class ControllerServer:
@@ -29,7 +23,6 @@ class ControllerServer:
                  tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path
         self.lock = threading.Lock()
-        self.epoch_reported = threading.Condition(self.lock)
         self.applied_epoch: dict[int, int] = {}  # broker id -> the epoch it last reported
         # liveness as the controller sees it: the longest gap between two messages of a broker
         # (kafkaref bench liveness compares it with the session timeout)
@@ -110,11 +103,7 @@ class ControllerServer:
                     continue
                 if message is None:
                     return
-                answer = self._answer(message)
-                if message.get("type") == "await_epoch":
-                    self._await_propagation(int(message.get("epoch", -1)),
-                                            message.get("broker_id"))
-                send_message(conn, answer)
+                send_message(conn, self._answer(message))
         except (OSError, ValueError) as exc:
             log.info("controller connection closed: %s", exc)
         except Exception:  # noqa: BLE001 -- one bad channel must not take the controller down
@@ -122,16 +111,10 @@ class ControllerServer:
         finally:
             conn.close()
 
-    def _await_propagation(self, epoch: int, creator) -> None:
-        """Wait (bounded) until every live broker but the creator has applied `epoch`."""
-        def applied() -> bool:
-            return all(self.applied_epoch.get(b, -1) >= epoch for b in self.state.alive
-                       if b != creator)
-
-        with self.epoch_reported:
-            if not self.epoch_reported.wait_for(applied, PROPAGATION_WAIT_S):
-                log.warning("metadata epoch %d not applied by every broker in %.1f s",
-                            epoch, PROPAGATION_WAIT_S)
+    def _applied_by_others(self, epoch: int, asking) -> bool:
+        """Has every live broker but `asking` reported metadata epoch >= epoch?"""
+        return all(self.applied_epoch.get(b, -1) >= epoch for b in self.state.alive
+                   if b != asking)
 
     def _note_message(self, broker_id: int) -> None:
         now = monotonic_ms()
@@ -153,7 +136,6 @@ class ControllerServer:
             known = message.get("metadata_epoch", -1)
             if isinstance(message.get("broker_id"), int) and isinstance(known, int):
                 self.applied_epoch[message["broker_id"]] = known
-                self.epoch_reported.notify_all()
                 self._note_message(message["broker_id"])
             try:
                 if kind == "register":
@@ -175,8 +157,12 @@ class ControllerServer:
                                                      dict(message.get("configs") or {}),
                                                      message.get("assignment"))
                     answer = {"error": int(error), "message": text}
-                elif kind == "await_epoch":  # answered by _serve once the epoch propagated
-                    answer = {"error": 0}
+                elif kind == "await_epoch":
+                    # a broker polling for its creations' propagation is alive: a heartbeat
+                    ok = state.heartbeat(int(message["broker_id"]))
+                    answer = {"error": 0 if ok else -1, "reregister": not ok,
+                              "applied": self._applied_by_others(int(message["epoch"]),
+                                                                 message["broker_id"])}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}
             except (KeyError, TypeError, ValueError) as exc:
