@@ -234,6 +234,9 @@ def test_conf(bootstrap: str, timeout_multiplier: float) -> str:
             "broker.address.family=v4\n")
 
 
+_RUNNING: set[subprocess.Popen] = set()  # test-runners under way, killed on Ctrl-C
+
+
 def run_number(number: int, src: str, conf_path: str, work_dir: str, deadline_s: float,
                scenario: str = "default") -> NumberResult:
     """One test-runner process for one test number, full mode, broker-less variants off (-L)."""
@@ -250,12 +253,15 @@ def run_number(number: int, src: str, conf_path: str, work_dir: str, deadline_s:
         process = subprocess.Popen([*line_buffered, test_runner_path(src), "-L"], cwd=tests_dir,
                                    env=env, stdout=out, stderr=subprocess.STDOUT,
                                    start_new_session=True)
+        _RUNNING.add(process)
         try:
             returncode = process.wait(deadline_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
             returncode = None
+        finally:
+            _RUNNING.discard(process)
     seconds = time.monotonic() - started
     with open(log_path, errors="replace") as f:
         output = f.read()
@@ -320,11 +326,18 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
         with concurrent.futures.ThreadPoolExecutor(max(1, parallel)) as pool:
             futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s,
                                    scenario) for n in numbers]
-            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-                result = future.result()
-                results.append(result)
-                states = ", ".join(f"{r.name} {r.state}" for r in result.rows)
-                log(f"[{scenario} {done}/{len(numbers)}] {states} ({result.seconds:.0f} s)")
+            try:
+                for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+                    result = future.result()
+                    results.append(result)
+                    states = ", ".join(f"{r.name} {r.state}" for r in result.rows)
+                    log(f"[{scenario} {done}/{len(numbers)}] {states} ({result.seconds:.0f} s)")
+            except BaseException:  # Ctrl-C: start no other number, stop the running ones
+                for future in futures:
+                    future.cancel()
+                for process in list(_RUNNING):
+                    process.kill()
+                raise
     finally:
         if cluster is not None:
             cluster.stop()
