@@ -3,7 +3,8 @@
 Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral). A config file
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
 queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs,
-num.partitions, auto.create.topics.enable); flags win.
+offsets.topic.num.partitions, offsets.topic.replication.factor, group.min.session.timeout.ms,
+group.max.session.timeout.ms, num.partitions, auto.create.topics.enable); flags win.
 
 Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
 mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
@@ -35,6 +36,29 @@ _SERVER_KEYS = {
     "port": "port",
     "host": "host",
 }
+
+
+# Kafka's broker settings of the group coordinator -> BrokerConfig fields
+_BROKER_KEYS = {
+    "offsets.topic.num.partitions": "offsets_topic_num_partitions",
+    "offsets.topic.replication.factor": "offsets_topic_replication_factor",
+    "group.min.session.timeout.ms": "group_min_session_timeout_ms",
+    "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+}
+
+
+def broker_config_from(properties: dict[str, str], **fields) -> BrokerConfig:
+    kwargs = {}
+    for key, field in _BROKER_KEYS.items():
+        if key in properties:
+            try:
+                kwargs[field] = int(properties[key])
+            except ValueError:
+                raise click.BadParameter(f"{key}={properties[key]!r} is not an integer") from None
+            if kwargs[field] < 1:
+                raise click.BadParameter(f"{key} must be at least 1")
+    kwargs.update({k: v for k, v in fields.items() if v is not None})
+    return BrokerConfig(**kwargs)
 
 
 def read_properties(path: str) -> dict[str, str]:
@@ -155,6 +179,9 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--lose-unflushed-on-crash", is_flag=True,
               help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
                    "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")
+@click.option("--offsets-topic-partitions", type=click.IntRange(1, 10_000), default=None,
+              help="offsets.topic.num.partitions: partitions of __consumer_offsets when this "
+                   "broker creates it (default 50, Kafka's).")
 @click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
               help="num.partitions: partitions of an auto-created topic (default 1, as "
                    "Kafka's).")
@@ -165,8 +192,8 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
-           lose_unflushed_on_crash, num_partitions, auto_create_topics, mutants,
-           allow_deliberate_bugs, verbose):
+           lose_unflushed_on_crash, offsets_topic_partitions, num_partitions,
+           auto_create_topics, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -188,10 +215,11 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
                                  param_hint="--controller")
     if auto_create_topics is None:
         auto_create_topics = properties.get("auto.create.topics.enable", "true") != "false"
-    broker_config = BrokerConfig(broker_id=broker_id, mutants=mutants,
-                                 default_partitions=num_partitions_from(properties,
-                                                                        num_partitions),
-                                 auto_create_topics=auto_create_topics)
+    broker_config = broker_config_from(
+        properties, broker_id=broker_id, mutants=mutants,
+        offsets_topic_num_partitions=offsets_topic_partitions,
+        default_partitions=num_partitions_from(properties, num_partitions),
+        auto_create_topics=auto_create_topics)
     if mutants:
         logging.getLogger(__name__).warning(
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))

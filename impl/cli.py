@@ -22,7 +22,7 @@ COMMANDS = {
     "synth": ("kafkaref.spark_checks.cli:synth", "Write a synthetic history with injected anomalies."),
     "broker": ("kafkaref.impl.broker_cli:broker", "Run one broker until SIGTERM (alone or in a cluster)."),
     "cluster": ("kafkaref.impl.cluster_cli:cluster", "Run a local multi-process cluster."),
-    "topics": ("kafkaref.impl.client.cli:topics", "Create, list and describe topics."),
+    "topics": ("kafkaref.impl.client.cli:topics", "Create, list, describe, delete, grow topics; configs."),
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
     "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),

@@ -74,6 +74,7 @@ class ClusterSetup:
     session_timeout_ms: int = 1000
     unclean_election: bool = False
     mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
+    offsets_topic_partitions: int = 5  # __consumer_offsets, small in tests (Kafka: 50)
 
     @property
     def id(self) -> str:
@@ -87,7 +88,8 @@ def running_cluster(setup: ClusterSetup, directory: str):
     from kafkaref.impl.server.local_cluster import LocalCluster
 
     local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
-                         unclean_election=setup.unclean_election, mutants=setup.mutants)
+                         unclean_election=setup.unclean_election, mutants=setup.mutants,
+                         offsets_topic_partitions=setup.offsets_topic_partitions)
     local.start()
     try:
         yield local

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import struct
+import time
 
 from kio.schema.errors import ErrorCode
 
@@ -24,9 +25,24 @@ def _assignment(topic: str, partitions: list[int]) -> bytes:
 
 
 def coordinator(probe: Probe, group: str):
-    answer = probe.connect().call(10, {"key": group, "key_type": 0})
-    probe.expect_error(answer.error_code, ErrorCode.none, "FindCoordinator", answer)
-    return probe.connect((answer.host, answer.port))
+    """A connection to the group's coordinator once it serves the group: FindCoordinator and
+    the coordinator itself may answer retriable errors for a while (the offsets topic being
+    created, its leader learning that it leads and loading it), as on Kafka."""
+    deadline = time.monotonic() + probe.timeout_s
+    while True:
+        answer = probe.find_coordinator({"key": group, "key_type": 0})
+        probe.expect_error(answer.error_code, ErrorCode.none, "FindCoordinator", answer)
+        conn = probe.connect((answer.host, answer.port))
+        fetched = conn.call(9, {"group_id": group, "require_stable": False, "topics": []})
+        if getattr(fetched, "error_code", ErrorCode.none) not in RETRIABLE or (  # v2+
+                time.monotonic() > deadline):
+            return conn
+        conn.close()
+        time.sleep(0.1)
+
+
+RETRIABLE = (ErrorCode.not_coordinator, ErrorCode.coordinator_load_in_progress,
+             ErrorCode.coordinator_not_available)
 
 
 @check("consumer_group", "groups", "protocol: JoinGroup/SyncGroup/Heartbeat/LeaveGroup; "

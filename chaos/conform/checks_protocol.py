@@ -86,7 +86,8 @@ SIMPLE_REQUESTS = {
        "ApiVersions the versions it serves")
 def advertised_versions_answer(probe: Probe):
     """Every advertised version of ApiVersions, Metadata, FindCoordinator and InitProducerId
-    (requests that need no state) is answered without an error code."""
+    (requests that need no state) is answered without an error code (FindCoordinator asked
+    again while it answers the retriable COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS)."""
     wrong, tried = [], 0
     for api_key, values in SIMPLE_REQUESTS.items():
         if api_key not in probe.versions:
@@ -94,8 +95,9 @@ def advertised_versions_answer(probe: Probe):
         low, high = probe.versions[api_key]
         for version in range(low, high + 1):
             conn = probe.connect()
-            try:
-                answer = conn.call(api_key, values, version=version)
+            try:  # FindCoordinator: retriable until the offsets topic exists (Kafka too)
+                answer = (probe.find_coordinator(values, version) if api_key == 10
+                          else conn.call(api_key, values, version=version))
             except (OSError, ValueError, KeyError) as exc:
                 wrong.append(f"{PREFERRED[api_key][0]} v{version}: {exc!r}")
                 continue

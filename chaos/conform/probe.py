@@ -28,6 +28,8 @@ PREFERRED: dict[int, tuple[str, int]] = {
     8: ("OffsetCommit", 7), 9: ("OffsetFetch", 5), 10: ("FindCoordinator", 2),
     11: ("JoinGroup", 5), 12: ("Heartbeat", 3), 13: ("LeaveGroup", 2), 14: ("SyncGroup", 3),
     18: ("ApiVersions", 3), 19: ("CreateTopics", 4), 22: ("InitProducerId", 4),
+    20: ("DeleteTopics", 3), 32: ("DescribeConfigs", 3), 33: ("AlterConfigs", 1),
+    37: ("CreatePartitions", 1), 44: ("IncrementalAlterConfigs", 0),
 }
 VERSION_CAP = {1: 12}
 TEXT_MAX = 700
@@ -238,6 +240,26 @@ class Probe:
         if wait:
             self.wait_for_leaders(name, partitions)
         return name
+
+    def find_coordinator(self, values: dict, version: int | None = None):
+        """FindCoordinator's answer, asked again while it is COORDINATOR_NOT_AVAILABLE or
+        COORDINATOR_LOAD_IN_PROGRESS (retriable: Kafka answers so until __consumer_offsets
+        exists and its partition has a leader that loaded it), up to timeout_s."""
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            conn = self.connect()
+            try:
+                answer = conn.call(10, values, version=version)
+            finally:
+                conn.close()
+            retriable = (ErrorCode.coordinator_not_available,
+                         ErrorCode.coordinator_load_in_progress)
+            # v4+ answers a list of coordinators and no top-level error code
+            codes = [getattr(c, "error_code", ErrorCode.none)
+                     for c in [answer, *getattr(answer, "coordinators", ())]]
+            if not any(c in retriable for c in codes) or time.monotonic() > deadline:
+                return answer
+            time.sleep(0.1)
 
     def wait_for_leaders(self, topic: str, partitions: int | None, timeout_s: float = 15.0):
         """The topic's metadata once every partition (partitions of them; None: any number)

@@ -1,4 +1,5 @@
-"""`kafkaref topics create|list|describe`, `kafkaref produce`, `kafkaref consume`.
+"""`kafkaref topics create|list|describe|delete|add-partitions|configs`, `kafkaref produce`,
+`kafkaref consume`.
 
 produce / consume behave like Kafka's console producer and consumer: one record per stdin line
 (optionally KEY<separator>VALUE), and one value per output line.
@@ -39,7 +40,10 @@ def _any_connection(view: ClusterView):
 
 @click.group()
 def topics():
-    """Create, list and describe topics."""
+    """Create, list, describe and delete topics, add partitions, show and change configs.
+
+    Exit codes: 0 done, 2 refused by the broker (its error code is printed), the cluster could
+    not be reached, or the arguments are wrong."""
 
 
 @topics.command("create")
@@ -105,6 +109,82 @@ def describe(bootstrap, topic):
                        f"Leader: {p.leader_id}\tLeaderEpoch: {p.leader_epoch}\t"
                        f"Replicas: {','.join(map(str, p.replica_nodes))}\t"
                        f"Isr: {','.join(map(str, p.isr_nodes))}")
+
+
+def _admin_call(bootstrap, api_key: int, version: int, values: dict):
+    """One admin request to any broker (it forwards to the controller); exits 2 if unreachable."""
+    view = _view(bootstrap)
+    try:
+        return _any_connection(view).send(api_key, version, values)
+    except (OSError, NoBrokerAvailable) as exc:
+        _fail(f"cannot reach the cluster: {exc}")
+    finally:
+        view.close()
+
+
+def _check(result) -> None:
+    if result.error_code != ErrorCode.none:
+        message = getattr(result, "error_message", None) or ""
+        _fail(f"{ErrorCode(result.error_code).name}: {message}".strip())
+
+
+@topics.command("delete")
+@BOOTSTRAP
+@click.option("--topic", required=True)
+def delete(bootstrap, topic):
+    """Delete TOPIC: every broker drops its partitions and their logs (DeleteTopics)."""
+    answer = _admin_call(bootstrap, 20, 3, {"topic_names": [topic], "timeout": 30_000})
+    _check(answer.responses[0])
+    click.echo(f"Deleted topic {topic}.")
+
+
+@topics.command("add-partitions")
+@BOOTSTRAP
+@click.option("--topic", required=True)
+@click.option("--partitions", type=click.IntRange(1, 10_000), required=True,
+              help="The new partition count (more than the topic has: partitions are never "
+                   "removed).")
+def add_partitions(bootstrap, topic, partitions):
+    """Grow TOPIC to --partitions partitions (CreatePartitions)."""
+    answer = _admin_call(bootstrap, 37, 1, {"topics": [{
+        "name": topic, "count": partitions, "assignments": None}], "timeout": 30_000,
+        "validate_only": False})
+    _check(answer.results[0])
+    click.echo(f"Topic {topic} now has {partitions} partitions.")
+
+
+@topics.command("configs")
+@BOOTSTRAP
+@click.option("--topic", required=True)
+@click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
+              help="Override a topic config (repeatable).")
+@click.option("--delete", "deletes", multiple=True, metavar="KEY",
+              help="Remove an override: back to the default (repeatable).")
+def configs(bootstrap, topic, sets, deletes):
+    """Show TOPIC's configs (value, and whether overridden), or change them with --set and
+    --delete (IncrementalAlterConfigs), as kafka-configs does."""
+    ops = []
+    for item in sets:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
+        name, value = item.split("=", 1)
+        ops.append({"name": name, "config_operation": 0, "value": value})
+    ops += [{"name": name, "config_operation": 1, "value": None} for name in deletes]
+    if ops:
+        answer = _admin_call(bootstrap, 44, 0, {"resources": [{
+            "resource_type": 2, "resource_name": topic, "configs": ops}],
+            "validate_only": False})
+        _check(answer.responses[0])
+        click.echo(f"Updated the configs of topic {topic}.")
+        return
+    answer = _admin_call(bootstrap, 32, 3, {"resources": [{
+        "resource_type": 2, "resource_name": topic, "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    result = answer.results[0]
+    _check(result)
+    for entry in result.configs:
+        where = "override" if entry.config_source == 1 else "default"
+        click.echo(f"{entry.name}={entry.value}\t({where})")
 
 
 @click.command()

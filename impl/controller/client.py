@@ -31,6 +31,8 @@ HEARTBEAT_INTERVAL_MS = 100
 # starved broker delays a creation, it does not block it.
 PROPAGATION_WAIT_S = 3.0
 PROPAGATION_POLL_S = 0.02
+# what a client may use at once after the answer: new topics and new partitions
+_CREATIONS = frozenset({"create_topic", "create_partitions"})
 
 
 class ControllerClient(threading.Thread):
@@ -46,6 +48,9 @@ class ControllerClient(threading.Thread):
         self.registered = threading.Event()
         broker = server.broker
         broker.create_topic = self.create_topic
+        broker.delete_topic = self.delete_topic
+        broker.create_partitions = self.create_partitions
+        broker.alter_topic_configs = self.alter_topic_configs
         broker.replica_manager.alter_isr = self.alter_isr
         for partition in broker.replica_manager.partitions.values():
             partition.alter_isr = self.alter_isr
@@ -60,6 +65,22 @@ class ControllerClient(threading.Thread):
         if assignment:
             message["assignment"] = [assignment[i] for i in range(len(assignment))]
         self.outbox.put((message, done))
+
+    def delete_topic(self, name: str, done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "delete_topic", "name": name, **self._sender()}, done))
+
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
+                          done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "create_partitions", "name": name, "count": count,
+                          "assignment": assignment, **self._sender()}, done))
+
+    def alter_topic_configs(self, name: str, configs: dict[str, str],
+                            done: Callable[[ErrorCode, str | None], None]) -> None:
+        self.outbox.put(({"type": "alter_configs", "name": name, "configs": configs,
+                          **self._sender()}, done))
+
+    def _sender(self) -> dict:
+        return {"broker_id": self.server.broker.broker_id}
 
     def alter_isr(self, partition, proposed_isr) -> None:
         def done(error, message):
@@ -101,9 +122,9 @@ class ControllerClient(threading.Thread):
             if done is not None:
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
-                creation = message["type"] == "create_topic" and error == ErrorCode.none
+                creation = message["type"] in _CREATIONS and error == ErrorCode.none
                 created.append((done, error, answer.get("message"), creation))
-            if created and (message["type"] != "create_topic" or error != ErrorCode.none
+            if created and (message["type"] not in _CREATIONS or error != ErrorCode.none
                             or self.outbox.empty()):
                 self._announce_created(sock, created)
                 created = []

@@ -7,8 +7,11 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.controller import topic_changes
+from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, new_topic_id
 from kafkaref.impl.core.topic_rules import check_configs
+
+Done = Callable[[ErrorCode, str | None], None]
 
 
 class LocalController:
@@ -25,6 +28,9 @@ class LocalController:
             self.metadata, brokers=(*endpoints, BrokerEndpoint(broker.broker_id, host, port)),
             epoch=self.metadata.epoch + 1)
         broker.create_topic = self.create_topic
+        broker.delete_topic = self.delete_topic
+        broker.create_partitions = self.create_partitions
+        broker.alter_topic_configs = self.alter_topic_configs
         self._push()
 
     def _push(self) -> None:
@@ -33,7 +39,10 @@ class LocalController:
 
     def create_topic(self, name: str, partitions: int, replication_factor: int, configs: dict,
                      done: Callable[[ErrorCode, str | None], None],
-                     assignment: dict[int, list[int]] | None = None) -> None:
+                     assignment: dict[int, list[int]] | None = None,
+                     topic_id: str | None = None) -> None:
+        """topic_id: a reopened topic's (single.py), else a new one."""
+        topic_id = topic_id or new_topic_id()
         ids = sorted(b.broker_id for b in self.metadata.brokers)
         if self.metadata.topic(name) is not None:
             done(ErrorCode.topic_already_exists, "topic exists")
@@ -46,7 +55,7 @@ class LocalController:
             metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))
                           for r in (assignment[i] for i in range(len(assignment))))
             self.metadata = self.metadata.with_topic(
-                TopicMeta(name, metas, tuple(sorted(configs.items()))))
+                topic_changes.new_topic(name, metas, configs, topic_id))
             self._push()
             done(ErrorCode.none, None)
             return
@@ -61,7 +70,25 @@ class LocalController:
         for index in range(partitions):
             replicas = tuple(ids[(index + k) % len(ids)] for k in range(replication_factor))
             metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
-        topic = TopicMeta(name, tuple(metas), tuple(sorted(configs.items())))
+        topic = topic_changes.new_topic(name, tuple(metas), configs, topic_id)
         self.metadata = self.metadata.with_topic(topic)
         self._push()
         done(ErrorCode.none, None)
+
+    def delete_topic(self, name: str, done: Done) -> None:
+        self._apply(topic_changes.deleted(self.metadata, name), done)
+
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None,
+                          done: Done) -> None:
+        alive = {b.broker_id for b in self.metadata.brokers}
+        self._apply(topic_changes.grown(self.metadata, name, count, assignment, alive), done)
+
+    def alter_topic_configs(self, name: str, configs: dict[str, str], done: Done) -> None:
+        self._apply(topic_changes.reconfigured(self.metadata, name, configs), done)
+
+    def _apply(self, change: topic_changes.Change, done: Done) -> None:
+        error, message, metadata = change
+        if metadata is not None:
+            self.metadata = metadata
+            self._push()
+        done(error, message)

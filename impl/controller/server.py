@@ -138,7 +138,10 @@ class ControllerServer:
                 self.applied_epoch[message["broker_id"]] = known
                 self._note_message(message["broker_id"])
             try:
-                if kind == "register":
+                if kind in TOPIC_CHANGES:
+                    error, text = TOPIC_CHANGES[kind](state, message)
+                    answer = {"error": int(error), "message": text}
+                elif kind == "register":
                     state.register(int(message["broker_id"]), message["host"],
                                    int(message["port"]))
                     answer = {"error": 0}
@@ -170,3 +173,14 @@ class ControllerServer:
             if state.metadata.epoch != known:
                 answer["metadata"] = metadata_to_dict(state.metadata)
         return answer
+
+
+# Admin requests a broker forwards (ControllerClient): message type -> the state's decision.
+TOPIC_CHANGES = {
+    "delete_topic": lambda state, m: state.delete_topic(str(m["name"])),
+    "create_partitions": lambda state, m: state.create_partitions(
+        str(m["name"]), int(m["count"]),
+        None if m.get("assignment") is None else [[int(b) for b in r] for r in m["assignment"]]),
+    "alter_configs": lambda state, m: state.alter_configs(
+        str(m["name"]), {str(k): str(v) for k, v in dict(m["configs"]).items()}),
+}

@@ -26,7 +26,14 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, TopicMeta
+from kafkaref.impl.controller import topic_changes
+from kafkaref.impl.core.metadata import (
+    BrokerEndpoint,
+    ClusterMetadata,
+    PartitionMeta,
+    TopicMeta,
+    new_topic_id,
+)
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.mutants import parse_mutants, switches
 
@@ -244,20 +251,20 @@ class ControllerState:
             return ErrorCode.topic_already_exists, f"topic {name} exists"
         if not legal_topic_name(name):
             return ErrorCode.invalid_topic_exception, f"invalid topic name {name!r}"
+        error, why = check_configs(configs)
+        if error != ErrorCode.none:
+            return error, why
         if assignment:
             error, text = check_assignment(dict(enumerate(assignment)), set(self.alive), -1, -1)
             if error != ErrorCode.none:
                 return error, text
             metas = tuple(PartitionMeta(int(r[0]), 0, tuple(map(int, r)), tuple(map(int, r)))
                           for r in assignment)
-            configs = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
-            self._commit(self.metadata.with_topic(TopicMeta(name, metas, configs)))
+            self._commit(self.metadata.with_topic(
+                topic_changes.new_topic(name, metas, configs, new_topic_id())))
             return ErrorCode.none, None
         if partitions < 1:
             return ErrorCode.invalid_partitions, "partitions must be >= 1"
-        error, why = check_configs(configs)
-        if error != ErrorCode.none:
-            return error, why
         if not 1 <= replication_factor <= len(ids):
             return (ErrorCode.invalid_replication_factor,
                     f"replication factor {replication_factor} with {len(ids)} live brokers")
@@ -270,6 +277,25 @@ class ControllerState:
                 metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
             else:  # offline until an election picks the leader (epoch 0)
                 metas.append(PartitionMeta(-1, -1, replicas, replicas))
-        configs = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
-        self._commit(self.metadata.with_topic(TopicMeta(name, tuple(metas), configs)))
+        self._commit(self.metadata.with_topic(
+            topic_changes.new_topic(name, tuple(metas), configs, new_topic_id())))
         return ErrorCode.none, None
+
+    def delete_topic(self, name: str) -> tuple[ErrorCode, str | None]:
+        """DeleteTopics: every broker drops the topic's partitions when it sees the image."""
+        return self._apply(topic_changes.deleted(self.metadata, name))
+
+    def create_partitions(self, name: str, count: int, assignment: list[list[int]] | None = None,
+                          ) -> tuple[ErrorCode, str | None]:
+        return self._apply(topic_changes.grown(self.metadata, name, count, assignment,
+                                               self.alive, self.automatic_elections))
+
+    def alter_configs(self, name: str, configs: dict) -> tuple[ErrorCode, str | None]:
+        """Replace the topic's config overrides (every broker's partitions take them)."""
+        return self._apply(topic_changes.reconfigured(self.metadata, name, configs))
+
+    def _apply(self, change: topic_changes.Change) -> tuple[ErrorCode, str | None]:
+        error, message, metadata = change
+        if metadata is not None:
+            self._commit(metadata)
+        return error, message

@@ -9,21 +9,27 @@ the caller serialises all calls (the threaded server holds one lock around the c
 from __future__ import annotations
 
 import itertools
-import zlib
 from collections.abc import Callable, Iterator
 
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core import offsets_topic
+from kafkaref.impl.core.admin import AdminApis
+from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.delayed import FetchPartition
-from kafkaref.impl.core.groups import GroupCoordinator
+from kafkaref.impl.core.groups import (
+    MAX_SESSION_TIMEOUT_MS,
+    MIN_SESSION_TIMEOUT_MS,
+    GroupCoordinator,
+)
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
 from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
-from kafkaref.impl.protocol import wire
+from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
 
@@ -37,6 +43,14 @@ class BrokerConfig:
     default_partitions: int = 1
     default_replication_factor: int = 1
     replica_lag_time_max_ms: int = 30_000
+    # __consumer_offsets, created when a group first needs a coordinator (Kafka's defaults;
+    # the replication factor is capped by the live brokers at creation)
+    offsets_topic_num_partitions: int = 50
+    offsets_topic_replication_factor: int = 3
+    offsets_commit_timeout_ms: int = 5_000  # an OffsetCommit waits this long for acks=all
+    offset_metadata_max_bytes: int = 4096
+    group_min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS
+    group_max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS
     # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
     # every partition of this broker gets them (core and replication ones act there).
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
@@ -56,8 +70,10 @@ class Broker:
         self.metadata = ClusterMetadata()
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
         self.on_follower_change: Callable[[tuple[str, int], int, int], None] | None = None
-        self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
-        self.groups = GroupCoordinator(clock)
+        self.committed = CommittedOffsets()  # offsets of the groups this broker coordinates
+        self.groups = GroupCoordinator(clock, config.group_min_session_timeout_ms,
+                                       config.group_max_session_timeout_ms)
+        self._offsets_topic_requested = False
         self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
         # Ids must never repeat across restarts: the server passes a persisted source.
         self._producer_ids = producer_ids if producer_ids is not None else itertools.count(producer_id_base)
@@ -65,10 +81,15 @@ class Broker:
             0: self._produce, 1: self._fetch, 2: self._list_offsets, 3: self._metadata,
             8: self._offset_commit, 9: self._offset_fetch, 10: self._find_coordinator,
             11: self._join_group, 12: self._heartbeat, 13: self._leave_group,
-            14: self._sync_group,
+            14: self._sync_group, 15: self._describe_groups, 16: self._list_groups,
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
+        # DeleteTopics, CreatePartitions, Describe/Alter/IncrementalAlterConfigs (admin.py); their
+        # control plane is set with create_topic
+        self.delete_topic = self.create_partitions = self.alter_topic_configs = None
+        self._handlers.update(AdminApis(self).handlers())
+        self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
 
     # -- metadata ---------------------------------------------------------------------------
     def apply_metadata(self, metadata: ClusterMetadata) -> None:
@@ -78,6 +99,7 @@ class Broker:
         live_before = {b.broker_id for b in self.metadata.brokers}
         self.metadata = metadata
         rm = self.replica_manager
+        self._drop_deleted_topics(metadata)
         for gone in live_before - {b.broker_id for b in metadata.brokers}:
             rm.follower_fenced(gone)
         for topic in metadata.topics:
@@ -87,6 +109,10 @@ class Broker:
                     continue
                 key = (topic.name, index)
                 current = rm.partition(key)
+                if current is None and topic.topic_id:
+                    rm.open_partition(key, config, topic.topic_id)  # hosted as new below
+                elif current is not None:
+                    current.config = config  # AlterConfigs reaches leaders and followers
                 if meta.leader == self.broker_id:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):
@@ -101,10 +127,23 @@ class Broker:
                                        meta.partition_epoch)
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
+        self._coordinate_offsets_partitions()
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
         return topic is not None and 0 <= key[1] < len(topic.partitions)
+
+    def _drop_deleted_topics(self, metadata: ClusterMetadata) -> None:
+        """Partitions of a topic the image no longer lists, or lists under another topic id
+        (deleted and created again while this broker looked away), stop and lose their logs
+        (DeleteTopics; Kafka's brokers do so on the topic's removal record)."""
+        rm = self.replica_manager
+        for key in list(rm.partitions):
+            topic = metadata.topic(key[0])
+            seen = self._topic_ids.get(key[0])
+            if topic is None or (seen is not None and topic.topic_id != seen):
+                rm.stop_partition(key)
+        self._topic_ids = {t.name: t.topic_id for t in metadata.topics}
 
     def _partition_config(self, topic) -> PartitionConfig:
         config = topic.config()
@@ -132,6 +171,9 @@ class Broker:
         names = None if body.topics is None else [t.name for t in body.topics]
         missing = [n for n in names or () if self.metadata.topic(n) is None
                    and legal_topic_name(n)]
+        if offsets_topic.NAME in missing:  # created with its own settings, never as a default
+            missing.remove(offsets_topic.NAME)
+            self._create_offsets_topic()
         allow = getattr(body, "allow_auto_topic_creation", True)
         if missing and allow and self.config.auto_create_topics and self.create_topic:
             pending = set(missing)
@@ -169,7 +211,8 @@ class Broker:
                     "isr_nodes": p.isr,
                     "offline_replicas": tuple(r for r in p.replicas if r not in live),
                 })
-            topics.append({"name": name, "error_code": 0, "is_internal": False,
+            topics.append({"name": name, "error_code": 0,
+                           "is_internal": offsets_topic.is_internal(name),
                            "partitions": partitions})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
                    for b in meta.brokers]
@@ -180,25 +223,75 @@ class Broker:
         })
 
     def _find_coordinator(self, request, respond):
-        """Every broker names the same coordinator for a key: the live broker at
-        crc32(key) mod the number of live brokers. Group state and committed offsets live in
-        that broker's memory only (no __consumer_offsets topic: a documented simplification)."""
-        brokers = sorted(self.metadata.brokers, key=lambda b: b.broker_id)
-        if not brokers:
-            respond(self._response(request, {"error_code": ErrorCode.coordinator_not_available,
-                                             "node_id": -1, "host": "", "port": -1}))
+        """The coordinator of a group is the leader of its __consumer_offsets partition; the
+        topic is created on first need (COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka)."""
+        body = request.body
+
+        def answer(error, endpoint=None):
+            respond(self._response(request, {
+                "error_code": error, "error_message": None,
+                "node_id": endpoint.broker_id if endpoint else -1,
+                "host": endpoint.host if endpoint else "", "port": endpoint.port if endpoint else -1}))
+
+        if getattr(body, "key_type", 0) != 0:  # transactions are not supported
+            answer(ErrorCode.transactional_id_authorization_failed)
             return
-        chosen = self._coordinator(getattr(request.body, "key", "") or "")
-        respond(self._response(request, {"error_code": 0, "node_id": chosen.broker_id,
-                                         "host": chosen.host, "port": chosen.port}))
+        topic = self.metadata.topic(offsets_topic.NAME)
+        if topic is None:
+            self._create_offsets_topic()
+            answer(ErrorCode.coordinator_not_available)
+            return
+        leader = topic.partitions[offsets_topic.partition_for(body.key or "",
+                                                              len(topic.partitions))].leader
+        endpoint = self.metadata.broker(leader) if leader >= 0 else None
+        answer(ErrorCode.coordinator_not_available if endpoint is None else ErrorCode.none,
+               endpoint)
 
-    def _coordinator(self, key: str):
-        brokers = sorted(self.metadata.brokers, key=lambda b: b.broker_id)
-        return brokers[zlib.crc32(key.encode()) % len(brokers)] if brokers else None
+    def _create_offsets_topic(self) -> None:
+        live = len(self.metadata.brokers)
+        if self.create_topic is None or self._offsets_topic_requested or live == 0:
+            return
+        self._offsets_topic_requested = True
 
-    def _not_coordinator(self, group_id: str) -> bool:
-        chosen = self._coordinator(group_id)
-        return chosen is not None and chosen.broker_id != self.broker_id
+        def done(error, message):
+            self._offsets_topic_requested = False
+
+        rf = min(self.config.offsets_topic_replication_factor, live)
+        # an answered commit is on two brokers whenever there are two: one SIGKILL never
+        # loses it, even after the ISR shrank (Kafka leaves this to the cluster-wide default)
+        self.create_topic(offsets_topic.NAME, self.config.offsets_topic_num_partitions, rf,
+                          {"min.insync.replicas": str(min(2, rf))}, done)
+
+    def _offsets_partition(self, group_id: str) -> int | None:
+        topic = self.metadata.topic(offsets_topic.NAME)
+        if topic is None or not topic.partitions:
+            return None
+        return offsets_topic.partition_for(group_id or "", len(topic.partitions))
+
+    def _coordinator_error(self, group_id: str, membership: bool = False) -> ErrorCode:
+        """NONE when this broker coordinates the group and has loaded its offsets;
+        COORDINATOR_LOAD_IN_PROGRESS while loading; NOT_COORDINATOR otherwise. Membership
+        requests need a group id (INVALID_GROUP_ID, as Kafka's isValidGroupId); offset
+        requests accept the empty one."""
+        if membership and not group_id:
+            return ErrorCode.invalid_group_id
+        index = self._offsets_partition(group_id)
+        return ErrorCode.not_coordinator if index is None else self.committed.status(index)
+
+    def _coordinate_offsets_partitions(self) -> None:
+        """Load the offsets partitions this broker now leads; forget the groups of those it
+        no longer leads (their members learn NOT_COORDINATOR and find the new one)."""
+        topic = self.metadata.topic(offsets_topic.NAME)
+        led = {} if topic is None else {
+            i: p.leader_epoch for i, p in enumerate(topic.partitions)
+            if p.leader == self.broker_id}
+        dropped = self.committed.lead(led, self._offsets_log)
+        self.groups.unload([g for g in self.groups.groups
+                            if self._offsets_partition(g) not in led.keys() - dropped])
+
+    def _offsets_log(self, index: int):
+        partition = self.replica_manager.partition((offsets_topic.NAME, index))
+        return None if partition is None else partition.log
 
     def _create_topics(self, request, respond):
         body = request.body
@@ -286,6 +379,8 @@ class Broker:
                 key = (topic.name, p.index)
                 if self.replica_manager.partition(key) is None:
                     errors[key] = ErrorCode.unknown_topic_or_partition
+                elif offsets_topic.is_internal(topic.name):  # written only by coordinators
+                    errors[key] = ErrorCode.invalid_topic_exception
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
                 else:
@@ -415,59 +510,91 @@ class Broker:
                                          "producer_epoch": 0}))
 
     def _offset_commit(self, request, respond):
+        """Kafka's OffsetCommit: checked, appended to the group's __consumer_offsets partition
+        with acks=all, answered once committed there (so durable when answered)."""
         body = request.body
-        refused = self._not_coordinator(body.group_id)
-        topics = []
+        group_id = body.group_id
+        generation = getattr(body, "generation_id_or_member_epoch",
+                             getattr(body, "generation_id", -1))
+        error = self._coordinator_error(group_id)
+        if error == ErrorCode.none:
+            error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
+                                             getattr(body, "group_instance_id", None))
+        errors, commits, now = {}, {}, self.clock()
         for topic in body.topics:
-            partitions = []
             for p in topic.partitions:
-                if refused:
-                    partitions.append({"partition_index": p.partition_index,
-                                       "error_code": ErrorCode.not_coordinator})
-                    continue
+                key = (topic.name, p.partition_index)
                 meta = self.metadata.topic(topic.name)
-                if meta is None or not 0 <= p.partition_index < len(meta.partitions):
-                    partitions.append({"partition_index": p.partition_index,  # as Kafka does
-                                       "error_code": ErrorCode.unknown_topic_or_partition})
-                    continue
-                epoch = getattr(p, "committed_leader_epoch", -1)
-                self.offsets[(body.group_id, topic.name, p.partition_index)] = (
-                    p.committed_offset, epoch, p.committed_metadata)
-                partitions.append({"partition_index": p.partition_index, "error_code": 0})
-            topics.append({"name": topic.name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics}))
+                if error != ErrorCode.none:
+                    errors[key] = error
+                elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
+                    errors[key] = ErrorCode.unknown_topic_or_partition  # as Kafka does
+                elif len((p.committed_metadata or "").encode()) > (
+                        self.config.offset_metadata_max_bytes):
+                    errors[key] = ErrorCode.offset_metadata_too_large
+                else:
+                    commits[offsets_topic.OffsetKey(group_id, *key)] = offsets_topic.CommittedOffset(
+                        p.committed_offset, getattr(p, "committed_leader_epoch", -1),
+                        p.committed_metadata or "", now)
+
+        def answer():
+            topics = [{"name": t.name, "partitions": [
+                {"partition_index": p.partition_index,
+                 "error_code": errors.get((t.name, p.partition_index), ErrorCode.none)}
+                for p in t.partitions]} for t in body.topics]
+            respond(self._response(request, {"topics": topics}))
+
+        if not commits:
+            answer()
+            return
+        index = self._offsets_partition(group_id)
+        epoch = self.committed.leader_epoch(index)
+        batch = records.build_batch(
+            [(offsets_topic.encode_key(k), offsets_topic.encode_value(v), (), now)
+             for k, v in commits.items()], base_timestamp=now)
+
+        def appended(results):
+            failed = _commit_error(results[(offsets_topic.NAME, index)].error)
+            if failed == ErrorCode.none and not self.committed.put(index, epoch, commits):
+                failed = ErrorCode.not_coordinator  # leadership moved while waiting
+            errors.update({(k.topic, k.partition): failed for k in commits
+                           if failed != ErrorCode.none})
+            answer()
+
+        self.replica_manager.append_records(self.config.offsets_commit_timeout_ms, -1,
+                                            {(offsets_topic.NAME, index): batch}, appended)
 
     def _offset_fetch(self, request, respond):
         body = request.body
-        if self._not_coordinator(body.group_id):
-            respond(self._response(request, {"topics": [], "error_code":
-                                             ErrorCode.not_coordinator}))
-            return
+        error = self._coordinator_error(body.group_id)
+        index = self._offsets_partition(body.group_id)
+        committed = self.committed.group(index, body.group_id) if error == 0 else {}
         if body.topics is None:
             wanted: dict[str, list[int]] = {}
-            for group, name, index in self.offsets:
-                if group == body.group_id:
-                    wanted.setdefault(name, []).append(index)
+            for name, partition in committed:
+                wanted.setdefault(name, []).append(partition)
         else:
             wanted = {t.name: list(t.partition_indexes) for t in body.topics}
         topics = []
         for name, indexes in wanted.items():
             partitions = []
-            for index in indexes:
-                offset, epoch, meta = self.offsets.get((body.group_id, name, index),
-                                                       (-1, -1, ""))
-                partitions.append({"partition_index": index, "committed_offset": offset,
-                                   "committed_leader_epoch": epoch, "metadata": meta,
-                                   "error_code": 0})
+            for partition in indexes:
+                value = committed.get((name, partition))
+                partitions.append({
+                    "partition_index": partition, "error_code": error,  # v1 has only this one
+                    "committed_offset": value.offset if value else -1,
+                    "committed_leader_epoch": value.leader_epoch if value else -1,
+                    "metadata": value.metadata if value else ""})
             topics.append({"name": name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics, "error_code": 0}))
+        respond(self._response(request, {"topics": topics, "error_code": error}))
 
     # -- consumer groups (classic protocol) ----------------------------------------------------
     def _join_group(self, request, respond):
         body = request.body
-        if self._not_coordinator(body.group_id):
-            respond(self._response(request, {"error_code": ErrorCode.not_coordinator,
-                                             "generation_id": -1, "member_id": body.member_id}))
+        error = self._coordinator_error(body.group_id, membership=True)
+        if error != ErrorCode.none:
+            respond(self._response(request, {"error_code": error, "generation_id": -1,
+                                             "member_id": body.member_id}))
             return
 
         def done(answer):
@@ -482,42 +609,91 @@ class Broker:
         rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
-                         session, rebalance, done)
+                         session, rebalance, done, client_id=request.client_id or "")
 
     def _sync_group(self, request, respond):
         body = request.body
-        if self._not_coordinator(body.group_id):
-            respond(self._response(request, {"error_code": ErrorCode.not_coordinator}))
+        error = self._coordinator_error(body.group_id, membership=True)
+        if error != ErrorCode.none:
+            respond(self._response(request, {"error_code": error}))
             return
 
         def done(error, assignment):
             respond(self._response(request, {"error_code": error, "assignment": assignment}))
 
         self.groups.sync(body.group_id, body.generation_id, body.member_id,
-                         [(a.member_id, a.assignment) for a in body.assignments], done)
+                         [(a.member_id, a.assignment) for a in body.assignments], done,
+                         getattr(body, "group_instance_id", None))
 
     def _heartbeat(self, request, respond):
         body = request.body
-        error = ErrorCode.not_coordinator if self._not_coordinator(body.group_id) else (
-            self.groups.heartbeat(body.group_id, body.generation_id, body.member_id))
+        error = self._coordinator_error(body.group_id, membership=True)
+        if error == ErrorCode.none:
+            error = self.groups.heartbeat(body.group_id, body.generation_id, body.member_id,
+                                          getattr(body, "group_instance_id", None))
         respond(self._response(request, {"error_code": error}))
 
     def _leave_group(self, request, respond):
         body = request.body
-        error = ErrorCode.not_coordinator if self._not_coordinator(body.group_id) else (
-            self.groups.leave(body.group_id, body.member_id))
+        error = self._coordinator_error(body.group_id, membership=True)
+        if error == ErrorCode.none:
+            error = self.groups.leave(body.group_id, body.member_id)
         respond(self._response(request, {"error_code": error}))
+
+    def _describe_groups(self, request, respond):
+        groups = []
+        for group_id in request.body.groups:
+            error = self._coordinator_error(group_id)
+            index = self._offsets_partition(group_id)
+            has_offsets = bool(self.committed.group(index, group_id))
+            groups.append(self.groups.describe(group_id, has_offsets) if not error else {
+                "group_id": group_id, "error_code": error, "group_state": "",
+                "protocol_type": "", "protocol_data": "", "members": []})
+            groups[-1]["authorized_operations"] = -2**31
+        respond(self._response(request, {"groups": groups}))
+
+    def _list_groups(self, request, respond):
+        """The groups this broker coordinates: those with members, and those that only have
+        committed offsets (Empty, as Kafka lists them). Admin clients ask every broker."""
+        listed = {}
+        for group_id in self.committed.group_ids():
+            listed[group_id] = {"group_id": group_id, "protocol_type": "", "group_state": "Empty"}
+        for group_id, group in self.groups.groups.items():
+            if self._coordinator_error(group_id) == ErrorCode.none:
+                listed[group_id] = {"group_id": group_id,
+                                    "protocol_type": group.protocol_type or "",
+                                    "group_state": group.state}
+        wanted = set(getattr(request.body, "states_filter", ()) or ())
+        groups = [g for g in listed.values() if not wanted or g["group_state"] in wanted]
+        respond(self._response(request, {"error_code": 0, "groups": groups}))
 
     # -- time -------------------------------------------------------------------------------
     def advance_clock(self, now_ms: int | None = None) -> None:
         self.replica_manager.advance_clock(now_ms)
         self.groups.advance_clock(now_ms)
+        self.committed.load_step(self._offsets_log)  # offsets partitions still loading
 
     def next_deadline_ms(self) -> int | None:
         """No purgatory expiration or ISR check is due before this time (None: none is
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _commit_error(append_error: ErrorCode) -> ErrorCode:
+    """What an OffsetCommit answers when its append failed (Kafka's GroupMetadataManager)."""
+    if append_error == ErrorCode.none:
+        return ErrorCode.none
+    if append_error in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
+                        ErrorCode.not_enough_replicas_after_append,
+                        ErrorCode.request_timed_out):
+        return ErrorCode.coordinator_not_available
+    if append_error in (ErrorCode.not_leader_or_follower, ErrorCode.kafka_storage_error):
+        return ErrorCode.not_coordinator
+    if append_error in (ErrorCode.message_too_large, ErrorCode.record_list_too_large,
+                        ErrorCode.invalid_fetch_size):
+        return ErrorCode.invalid_commit_offset_size
+    return append_error
 
 
 def _assignment(topic) -> dict[int, list[int]]:

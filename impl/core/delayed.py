@@ -18,10 +18,13 @@ class DelayedProduce(DelayedOperation):
     leadership answers NOT_LEADER_OR_FOLLOWER.
     """
 
-    def __init__(self, timeout_ms: int, results: dict, lookup, respond: Callable[[dict], None]):
+    def __init__(self, timeout_ms: int, results: dict, lookup, respond: Callable[[dict], None],
+                 missing: Callable | None = None):
         super().__init__(timeout_ms)
         self.results = dict(results)
         self.lookup = lookup  # key -> Partition | None
+        # key -> the error for a partition no longer hosted (its topic deleted)
+        self.missing = missing or (lambda key: ErrorCode.not_leader_or_follower)
         self.respond = respond
         self.waiting = {k for k, r in results.items() if r.error == ErrorCode.none}
 
@@ -36,7 +39,9 @@ class DelayedProduce(DelayedOperation):
 
     def _check(self, key) -> ErrorCode | None:
         partition = self.lookup(key)
-        if partition is None or not partition.is_leader:
+        if partition is None:
+            return self.missing(key)
+        if not partition.is_leader:
             return ErrorCode.not_leader_or_follower
         if partition.high_watermark > self.results[key].last_offset:
             if len(partition.isr) < partition.config.minimum_isr(len(partition.replicas)):

@@ -6,14 +6,21 @@ member gets its share through SyncGroup, heartbeats report a rebalance in progre
 that stop heartbeating (session timeout) or leave trigger a rebalance.
 
 A rebalance completes when every known member has rejoined, or at the rebalance deadline (the
-largest rebalance timeout of the members), dropping those that did not. Simplifications: no
-static membership, no MEMBER_ID_REQUIRED round trip, no initial rebalance delay, no
-persistence (group state lives in the coordinator's memory; offsets are kept by the Broker).
+largest rebalance timeout of the members), dropping those that did not.
+
+Static members (KIP-345, group.instance.id): a static member that joins again without its
+member id (a restarted consumer) takes its old place under a new member id -- same assignment,
+no rebalance when the group is stable -- and the old instance is fenced: any request still
+carrying the old member id with that instance id answers FENCED_INSTANCE_ID.
+
+Simplifications: no MEMBER_ID_REQUIRED round trip, no initial rebalance delay, and membership
+lives in the coordinator's memory only: when the coordinator moves, members rejoin (committed
+offsets are durable: impl/core/committed_offsets.py).
 """
 
 from __future__ import annotations
 
-import itertools
+import uuid
 from collections.abc import Callable
 
 import attrs
@@ -31,6 +38,7 @@ class Member:
     protocols: tuple[tuple[str, bytes], ...]
     last_heartbeat_ms: int
     group_instance_id: str | None = None
+    client_id: str = ""
     join: Callable | None = None  # pending JoinGroup answer
     sync: Callable | None = None  # pending SyncGroup answer
     assignment: bytes = b""
@@ -46,6 +54,12 @@ class Group:
     leader: str | None = None
     members: dict[str, Member] = attrs.Factory(dict)
     rebalance_deadline_ms: int = 0
+    static_members: dict[str, str] = attrs.Factory(dict)  # group.instance.id -> member id
+
+    def fenced(self, member_id: str, group_instance_id: str | None) -> bool:
+        """Is this instance id now held by another member id (KIP-345)?"""
+        holder = self.static_members.get(group_instance_id) if group_instance_id else None
+        return holder is not None and holder != member_id
 
 
 @attrs.frozen
@@ -58,11 +72,16 @@ class JoinAnswer:
     members: tuple[tuple[str, str | None, bytes], ...] = ()  # for the leader only
 
 
+# Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults
+MIN_SESSION_TIMEOUT_MS, MAX_SESSION_TIMEOUT_MS = 6_000, 1_800_000
+
+
 class GroupCoordinator:
-    def __init__(self, clock: Callable[[], int]):
+    def __init__(self, clock: Callable[[], int], min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS,
+                 max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS):
         self.clock = clock
+        self.session_bounds = (min_session_timeout_ms, max_session_timeout_ms)
         self.groups: dict[str, Group] = {}
-        self._ids = itertools.count(1)
 
     def group(self, group_id: str) -> Group:
         return self.groups.setdefault(group_id, Group(group_id))
@@ -70,23 +89,35 @@ class GroupCoordinator:
     # -- JoinGroup ----------------------------------------------------------------------------
     def join(self, group_id: str, member_id: str, group_instance_id, protocol_type: str,
              protocols, session_timeout_ms: int, rebalance_timeout_ms: int,
-             respond: Callable[[JoinAnswer], None]) -> None:
+             respond: Callable[[JoinAnswer], None], client_id: str = "") -> None:
+        low, high = self.session_bounds
+        if not low <= session_timeout_ms <= high:
+            respond(JoinAnswer(ErrorCode.invalid_session_timeout, member_id=member_id))
+            return
         group = self.group(group_id)
         protocols = tuple((name, bytes(meta or b"")) for name, meta in protocols)
         if group.protocol_type not in (None, protocol_type) and group.members:
-            respond(JoinAnswer(ErrorCode.inconsistent_group_protocol))
+            respond(JoinAnswer(ErrorCode.inconsistent_group_protocol, member_id=member_id))
+            return
+        if group.fenced(member_id, group_instance_id) and member_id:
+            respond(JoinAnswer(ErrorCode.fenced_instance_id, member_id=member_id))
+            return
+        if not member_id and group_instance_id in group.static_members:
+            self._static_rejoin(group, group_instance_id, protocols, session_timeout_ms,
+                                rebalance_timeout_ms, respond)
             return
         if member_id and member_id not in group.members:
             respond(JoinAnswer(ErrorCode.unknown_member_id, member_id=member_id))
             return
-        if not member_id:
-            member_id = f"{group_id}-member-{next(self._ids)}"
         now = self.clock()
         member = group.members.get(member_id)
         if member is None:
+            member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
             member = Member(member_id, session_timeout_ms, rebalance_timeout_ms, protocols, now,
-                            group_instance_id)
+                            group_instance_id, client_id)
             group.members[member_id] = member
+            if group_instance_id:
+                group.static_members[group_instance_id] = member_id
         else:
             member.protocols, member.last_heartbeat_ms = protocols, now
             member.session_timeout_ms = session_timeout_ms
@@ -97,6 +128,38 @@ class GroupCoordinator:
         member.join = respond
         if group.state != PREPARING:
             self._prepare(group, now)
+        self._maybe_complete_join(group)
+
+    def _static_rejoin(self, group: Group, instance_id: str, protocols, session_timeout_ms: int,
+                       rebalance_timeout_ms: int, respond: Callable[[JoinAnswer], None]) -> None:
+        """KIP-345: a known static member joins without a member id (it restarted). It takes
+        its old member's place under a new id; the old id is fenced. A stable group whose
+        protocol still fits answers at once with the current generation (no rebalance)."""
+        old_id = group.static_members[instance_id]
+        old = group.members.pop(old_id)
+        new_id = f"{instance_id}-{uuid.uuid4()}"
+        member = attrs.evolve(old, member_id=new_id, protocols=protocols, join=None, sync=None,
+                              session_timeout_ms=session_timeout_ms,
+                              rebalance_timeout_ms=rebalance_timeout_ms,
+                              last_heartbeat_ms=self.clock())
+        group.members[new_id] = member
+        group.static_members[instance_id] = new_id
+        was_leader = group.leader == old_id
+        if was_leader:
+            group.leader = new_id
+        if old.join is not None:
+            old.join(JoinAnswer(ErrorCode.fenced_instance_id, member_id=old_id))
+        if old.sync is not None:
+            old.sync(ErrorCode.fenced_instance_id, b"")
+        if group.state == STABLE and group.protocol_name == self._choose_protocol(group):
+            # the rejoining leader is told the old id leads: it must not reassign with no
+            # member list (what Kafka does before KIP-814's skip_assignment)
+            respond(JoinAnswer(ErrorCode.none, group.generation_id, group.protocol_name,
+                               old_id if was_leader else group.leader, new_id))
+            return
+        member.join = respond
+        if group.state != PREPARING:
+            self._prepare(group, self.clock())
         self._maybe_complete_join(group)
 
     def _prepare(self, group: Group, now: int) -> None:
@@ -115,7 +178,7 @@ class GroupCoordinator:
         if waiting and not deadline_passed:
             return
         for member in waiting:  # did not rejoin in time: out of the group
-            del group.members[member.member_id]
+            _drop(group, member.member_id)
         if not group.members:
             group.state, group.leader, group.protocol_name = EMPTY, None, None
             group.generation_id += 1
@@ -146,9 +209,10 @@ class GroupCoordinator:
 
     # -- SyncGroup ----------------------------------------------------------------------------
     def sync(self, group_id: str, generation_id: int, member_id: str, assignments,
-             respond: Callable[[ErrorCode, bytes], None]) -> None:
+             respond: Callable[[ErrorCode, bytes], None],
+             group_instance_id: str | None = None) -> None:
         group = self.groups.get(group_id)
-        error = self._check_member(group, generation_id, member_id)
+        error = self._check_member(group, generation_id, member_id, group_instance_id)
         if error != ErrorCode.none:
             respond(error, b"")
             return
@@ -172,8 +236,10 @@ class GroupCoordinator:
                     answer, m.sync = m.sync, None
                     answer(ErrorCode.none, m.assignment)
 
-    def _check_member(self, group: Group | None, generation_id: int,
-                      member_id: str) -> ErrorCode:
+    def _check_member(self, group: Group | None, generation_id: int, member_id: str,
+                      group_instance_id: str | None = None) -> ErrorCode:
+        if group is not None and group.fenced(member_id, group_instance_id):
+            return ErrorCode.fenced_instance_id
         if group is None or member_id not in group.members:
             return ErrorCode.unknown_member_id
         if generation_id != group.generation_id:
@@ -181,23 +247,29 @@ class GroupCoordinator:
         return ErrorCode.none
 
     # -- Heartbeat, LeaveGroup, time ----------------------------------------------------------
-    def heartbeat(self, group_id: str, generation_id: int, member_id: str) -> ErrorCode:
+    def heartbeat(self, group_id: str, generation_id: int, member_id: str,
+                  group_instance_id: str | None = None) -> ErrorCode:
         group = self.groups.get(group_id)
+        if group is not None and group.fenced(member_id, group_instance_id):
+            return ErrorCode.fenced_instance_id
         if group is not None and member_id in group.members:
             group.members[member_id].last_heartbeat_ms = self.clock()
         if group is not None and group.state == PREPARING and member_id in group.members:
             return ErrorCode.rebalance_in_progress
         return self._check_member(group, generation_id, member_id)
 
-    def leave(self, group_id: str, member_id: str) -> ErrorCode:
+    def leave(self, group_id: str, member_id: str,
+              group_instance_id: str | None = None) -> ErrorCode:
         group = self.groups.get(group_id)
+        if group is not None and group.fenced(member_id, group_instance_id):
+            return ErrorCode.fenced_instance_id
         if group is None or member_id not in group.members:
             return ErrorCode.unknown_member_id
         self._remove(group, member_id)
         return ErrorCode.none
 
     def _remove(self, group: Group, member_id: str) -> None:
-        member = group.members.pop(member_id)
+        member = _drop(group, member_id)
         if member.join is not None:
             member.join(JoinAnswer(ErrorCode.unknown_member_id, member_id=member_id))
         if group.state == PREPARING:
@@ -217,3 +289,60 @@ class GroupCoordinator:
                     self._remove(group, member.member_id)
             if group.state == PREPARING and now >= group.rebalance_deadline_ms:
                 self._maybe_complete_join(group, deadline_passed=True)
+
+    # -- offset commits, unloading, describing ------------------------------------------------
+    def check_commit(self, group_id: str, generation_id: int, member_id: str,
+                     group_instance_id: str | None) -> ErrorCode:
+        """May this OffsetCommit go ahead (Kafka's validateOffsetCommit)? A commit outside
+        group management (generation -1, no member) only to a group without members; a
+        member's commit only from a current member in the current generation, and not while
+        the group waits for its assignment."""
+        group = self.groups.get(group_id)
+        managed = generation_id >= 0 or bool(member_id) or group_instance_id is not None
+        if not managed:
+            return ErrorCode.unknown_member_id if group and group.members else ErrorCode.none
+        if group is None:
+            return ErrorCode.illegal_generation  # a generation we never knew (or forgot)
+        error = self._check_member(group, generation_id, member_id, group_instance_id)
+        if error == ErrorCode.none and group.state == COMPLETING:
+            return ErrorCode.rebalance_in_progress
+        return error
+
+    def unload(self, group_ids) -> None:
+        """This broker no longer coordinates these groups: waiting members learn it."""
+        for group_id in group_ids:
+            group = self.groups.pop(group_id, None)
+            for member in group.members.values() if group else ():
+                if member.join is not None:
+                    member.join(JoinAnswer(ErrorCode.not_coordinator, member_id=member.member_id))
+                if member.sync is not None:
+                    member.sync(ErrorCode.not_coordinator, b"")
+
+    def describe(self, group_id: str, has_offsets: bool = False) -> dict:
+        """DescribeGroups' answer for one group (Kafka's GroupMetadata.summary): members with
+        their metadata and assignment only when the group is stable; a group known only by its
+        committed offsets is Empty, an unknown one Dead."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return {"group_id": group_id, "error_code": 0,
+                    "group_state": EMPTY if has_offsets else "Dead",
+                    "protocol_type": "", "protocol_data": "", "members": []}
+        stable = group.state == STABLE
+        members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                    "client_id": m.client_id, "client_host": "",
+                    "member_metadata": dict(m.protocols).get(group.protocol_name, b"")
+                    if stable else b"",
+                    "member_assignment": m.assignment if stable else b""}
+                   for m in group.members.values()]
+        return {"group_id": group_id, "error_code": 0, "group_state": group.state,
+                "protocol_type": group.protocol_type or "",
+                "protocol_data": (group.protocol_name or "") if stable else "",
+                "members": members}
+
+
+def _drop(group: Group, member_id: str) -> Member:
+    member = group.members.pop(member_id)
+    if member.group_instance_id and group.static_members.get(member.group_instance_id) == (
+            member_id):
+        del group.static_members[member.group_instance_id]
+    return member

@@ -6,6 +6,8 @@ new image with `Broker.apply_metadata`, which turns it into become_leader / beco
 
 from __future__ import annotations
 
+import uuid
+
 import attrs
 
 from kafkaref.impl.core.partition import PartitionConfig
@@ -34,14 +36,18 @@ class TopicMeta:
     name: str
     partitions: tuple[PartitionMeta, ...]
     configs: tuple[tuple[str, str], ...] = ()
+    # Kafka's topic id (KIP-516): a topic deleted and created again under the same name is
+    # another topic. A broker that skipped the image without the topic still sees a new id and
+    # drops the old partitions (and their logs) before hosting the new ones. "" in images
+    # written before ids existed.
+    topic_id: str = ""
 
     def config(self) -> PartitionConfig:
         values = dict(self.configs)
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
-            replica_lag_time_max_ms=int(values.get("replica.lag.time.max.ms", 30_000)),
             max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
-        )  # never mutants: those come from the broker's own config (impl/mutants.py)
+        )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 
 @attrs.frozen
@@ -64,9 +70,18 @@ class ClusterMetadata:
                 return broker
         return None
 
+    def without_topic(self, name: str) -> ClusterMetadata:
+        return attrs.evolve(self, topics=tuple(t for t in self.topics if t.name != name),
+                            epoch=self.epoch + 1)
+
     def with_topic(self, topic: TopicMeta) -> ClusterMetadata:
         others = tuple(t for t in self.topics if t.name != topic.name)
         return attrs.evolve(self, topics=(*others, topic), epoch=self.epoch + 1)
+
+
+def new_topic_id() -> str:
+    """A fresh topic id: a random UUID, as Kafka's controller draws them."""
+    return str(uuid.uuid4())
 
 
 def metadata_to_dict(metadata: ClusterMetadata) -> dict:
@@ -85,6 +100,7 @@ def metadata_from_dict(data: dict) -> ClusterMetadata:
                                     tuple(p.get("elr", ())))
                       for p in t["partitions"]),
                 tuple(tuple(c) for c in t["configs"]),
+                t.get("topic_id", ""),
             )
             for t in data["topics"]
         ),

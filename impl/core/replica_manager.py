@@ -60,10 +60,25 @@ class ReplicaManager:
         return (ErrorCode.not_leader_or_follower if self.known_partition(key)
                 else ErrorCode.unknown_topic_or_partition)
 
-    def ensure_partition(self, key: Key, config: PartitionConfig) -> Partition:
+    def open_partition(self, key: Key, config: PartitionConfig, topic_id: str) -> Partition:
+        """Host a partition of the topic with this id. A log left by an earlier topic of the
+        same name (deleted while this broker was down: its directory records another id) is
+        stray: deleted, and the partition starts empty (Kafka's stray log detection)."""
+        log = self.log_factory(key)
+        recorded = getattr(log, "topic_id", None)
+        if recorded is not None and recorded != topic_id:
+            log.delete()
+            log = self.log_factory(key)
+        record = getattr(log, "record_topic_id", None)
+        if record is not None:
+            record(topic_id)
+        return self.ensure_partition(key, config, log)
+
+    def ensure_partition(self, key: Key, config: PartitionConfig, log=None) -> Partition:
         partition = self.partitions.get(key)
         if partition is None:
-            partition = Partition(key[0], key[1], self.broker_id, self.log_factory(key),
+            partition = Partition(key[0], key[1], self.broker_id,
+                                  log if log is not None else self.log_factory(key),
                                   self.clock, config, self.alter_isr)
             self.partitions[key] = partition
         else:
@@ -120,6 +135,21 @@ class ReplicaManager:
                 if partition.pending_isr != before:
                     self._wake(key, hw_changed=False)
 
+    def stop_partition(self, key: Key) -> None:
+        """The partition's topic was deleted (or replaced by a new topic of the same name):
+        stop hosting it, answer what waits on it now, delete its log. Kafka's
+        ReplicaManager.stopPartitions(deletePartition = true): waiting produce and fetch requests
+        complete at once and, the partition gone, answer UNKNOWN_TOPIC_OR_PARTITION (or
+        NOT_LEADER_OR_FOLLOWER while the metadata still names the partition)."""
+        partition = self.partitions.pop(key, None)
+        if partition is None:
+            return
+        self.produce_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
+        delete = getattr(partition.log, "delete", None)
+        if delete is not None:
+            delete()
+
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
             self.produce_purgatory.check_and_complete(key)
@@ -157,7 +187,7 @@ class ReplicaManager:
         if waiting:
             if self._mutants_on and self._any_on(results, Mutant.M10):
                 timeout_ms = 2**62  # mutant M10: produce purgatory never expires
-            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond)
+            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond, self.missing)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)

@@ -1,12 +1,14 @@
 """What a topic may be called, which configs it may carry and how its replicas may be assigned:
-the one definition used by CreateTopics, Metadata and the controller.
+the one definition used by CreateTopics, CreatePartitions, AlterConfigs and
+IncrementalAlterConfigs, DescribeConfigs (defaults and types), Metadata and the controllers.
 
 Kafka's rules (org.apache.kafka.common.internals.Topic.validate, LogConfig, and the
 CreateTopics checks in ZkAdminManager / ControllerManager): a name is 1..249 characters of
 [a-zA-Z0-9._-] and not "." or ".."; a config name must be a known topic config (INVALID_CONFIG
 otherwise); an explicit assignment names partitions 0..n-1, each with the same number of
 distinct, registered brokers (INVALID_REPLICA_ASSIGNMENT otherwise), and then num_partitions and
-replication_factor must be -1 (INVALID_REQUEST otherwise).
+replication_factor must be -1 (INVALID_REQUEST otherwise). CreatePartitions only grows a topic
+(INVALID_PARTITIONS), its assignment names the new partitions with the topic's replication factor.
 """
 
 from __future__ import annotations
@@ -18,28 +20,64 @@ from kio.schema.errors import ErrorCode
 NAME_MAX = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
-# Kafka 3.x topic-level configs (LogConfig / TopicConfig). kafkaref honours min.insync.replicas,
-# max.message.bytes and replica.lag.time.max.ms per topic; the others are accepted as Kafka
-# accepts them and take the broker's settings.
-TOPIC_CONFIGS = frozenset({
-    "cleanup.policy", "compression.type", "delete.retention.ms", "file.delete.delay.ms",
-    "flush.messages", "flush.ms", "follower.replication.throttled.replicas",
-    "index.interval.bytes", "leader.replication.throttled.replicas", "local.retention.bytes",
-    "local.retention.ms", "max.compaction.lag.ms", "max.message.bytes",
-    "message.downconversion.enable", "message.format.version", "message.timestamp.after.max.ms",
-    "message.timestamp.before.max.ms", "message.timestamp.difference.max.ms",
-    "message.timestamp.type", "min.cleanable.dirty.ratio", "min.compaction.lag.ms",
-    "min.insync.replicas", "preallocate", "remote.storage.enable", "retention.bytes",
-    "retention.ms", "segment.bytes", "segment.index.bytes", "segment.jitter.ms", "segment.ms",
-    "unclean.leader.election.enable", "replica.lag.time.max.ms",
-})
+# Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
+# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas and
+# max.message.bytes per topic (PARTITION_CONFIGS: what metadata.TopicMeta.config() reads); the
+# others are accepted, stored and described as Kafka does and take the broker's settings.
+# replica.lag.time.max.ms is a broker config (BrokerConfig.replica_lag_time_max_ms), not a
+# topic config: refused here as Kafka refuses it.
+BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
+LONG_MAX = str(2**63 - 1)
+# Kafka's default max.message.bytes (the broker's message.max.bytes): 1 MiB + batch overhead.
+MAX_MESSAGE_BYTES_DEFAULT = 1048588
+TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
+    "cleanup.policy": ("delete", LIST),
+    "compression.type": ("producer", STRING),
+    "delete.retention.ms": ("86400000", LONG),
+    "file.delete.delay.ms": ("60000", LONG),
+    "flush.messages": (LONG_MAX, LONG),
+    "flush.ms": (LONG_MAX, LONG),
+    "follower.replication.throttled.replicas": ("", LIST),
+    "index.interval.bytes": ("4096", INT),
+    "leader.replication.throttled.replicas": ("", LIST),
+    "local.retention.bytes": ("-2", LONG),
+    "local.retention.ms": ("-2", LONG),
+    "max.compaction.lag.ms": (LONG_MAX, LONG),
+    "max.message.bytes": (str(MAX_MESSAGE_BYTES_DEFAULT), INT),
+    "message.downconversion.enable": ("true", BOOLEAN),
+    "message.format.version": ("3.0-IV1", STRING),
+    "message.timestamp.after.max.ms": (LONG_MAX, LONG),
+    "message.timestamp.before.max.ms": (LONG_MAX, LONG),
+    "message.timestamp.difference.max.ms": (LONG_MAX, LONG),
+    "message.timestamp.type": ("CreateTime", STRING),
+    "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
+    "min.compaction.lag.ms": ("0", LONG),
+    "min.insync.replicas": ("1", INT),
+    "preallocate": ("false", BOOLEAN),
+    "remote.storage.enable": ("false", BOOLEAN),
+    "retention.bytes": ("-1", LONG),
+    "retention.ms": ("604800000", LONG),
+    "segment.bytes": ("1073741824", INT),
+    "segment.index.bytes": ("10485760", INT),
+    "segment.jitter.ms": ("0", LONG),
+    "segment.ms": ("604800000", LONG),
+    "unclean.leader.election.enable": ("false", BOOLEAN),
+}
+TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
+PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes")
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
 # Topic configs whose value the core reads: they must parse, or applying the topic would fail.
-POSITIVE_INT_CONFIGS = ("min.insync.replicas", "replica.lag.time.max.ms", "max.message.bytes")
-# Kafka's default max.message.bytes (the broker's message.max.bytes): 1 MiB + batch overhead.
-MAX_MESSAGE_BYTES_DEFAULT = 1048588
+POSITIVE_INT_CONFIGS = PARTITION_CONFIGS
+# Values Kafka's validators accept for the enumerated configs (LogConfig's ValidList/ValidString)
+ENUMERATED = {
+    "cleanup.policy": frozenset({"delete", "compact"}),
+    "compression.type": frozenset({"uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"}),
+    "message.timestamp.type": frozenset({"CreateTime", "LogAppendTime"}),
+}
+# IncrementalAlterConfigs operations (KIP-339)
+SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 def legal_topic_name(name: str | None) -> bool:
@@ -47,23 +85,100 @@ def legal_topic_name(name: str | None) -> bool:
         _LEGAL.fullmatch(name))
 
 
-def check_configs(configs: dict[str, str | None]) -> tuple[ErrorCode, str | None]:
-    """(INVALID_CONFIG, why) for a client's topic configs (CreateTopics), or (NONE, None)."""
-    for name in configs:
+def check_config_names(names) -> tuple[ErrorCode, str | None]:
+    """INVALID_CONFIG for a reserved or unknown topic config name, else (NONE, None)."""
+    for name in names:
         if name.startswith(RESERVED_CONFIG_PREFIX):
             return (ErrorCode.invalid_config, f"topic config {name!r} is not accepted: names "
                     f"under {RESERVED_CONFIG_PREFIX!r} are reserved, and deliberate faults are "
                     "switched on only when a broker is started (kafkaref broker --mutant; in tests "
                     "BrokerConfig(mutants=...), impl/mutants.py)")
-    unknown = sorted(k for k in configs if k not in TOPIC_CONFIGS)
+    unknown = sorted(k for k in names if k not in TOPIC_CONFIGS)
     if unknown:
         return ErrorCode.invalid_config, f"unknown topic config {', '.join(unknown)}"
-    for name in POSITIVE_INT_CONFIGS:
-        value = configs.get(name)
-        if name in configs and not (str(value).isdigit() and int(value) >= 1):
-            return (ErrorCode.invalid_config,
-                    f"topic config {name}={value!r} must be a positive integer")
     return ErrorCode.none, None
+
+
+def check_configs(configs: dict[str, str | None]) -> tuple[ErrorCode, str | None]:
+    """(INVALID_CONFIG, why) for a client's topic configs (CreateTopics, AlterConfigs, the
+    result of IncrementalAlterConfigs), or (NONE, None): known names, values of the config's
+    type (Kafka's LogConfig validators, the ones kafkaref reads strictest)."""
+    error, why = check_config_names(configs)
+    if error != ErrorCode.none:
+        return error, why
+    for name, value in configs.items():
+        why = _value_problem(name, value)
+        if why is not None:
+            return ErrorCode.invalid_config, f"topic config {name}={value!r}: {why}"
+    return ErrorCode.none, None
+
+
+def _value_problem(name: str, value: str | None) -> str | None:
+    if value is None:
+        return "a null value is not supported"
+    kind = TOPIC_CONFIG_DEFAULTS[name][1]
+    if name in POSITIVE_INT_CONFIGS:
+        return None if value.isdigit() and 1 <= int(value) < 2**31 else (
+            "must be a positive integer")
+    if kind in (INT, LONG):
+        try:
+            number = int(value)
+        except ValueError:
+            return "must be an integer"
+        bound = 2**31 if kind == INT else 2**63
+        return None if -bound <= number < bound else "out of range"
+    if kind == BOOLEAN:
+        return None if value.lower() in ("true", "false") else "must be true or false"
+    if kind == DOUBLE:
+        try:
+            float(value)
+        except ValueError:
+            return "must be a number"
+        return None
+    allowed = ENUMERATED.get(name)
+    items = _list_items(value) if kind == LIST else [value]
+    if allowed is not None and not set(items) <= allowed:
+        return f"must be {'some' if kind == LIST else 'one'} of {sorted(allowed)}"
+    return None
+
+
+def _list_items(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str | None]],
+                        ) -> tuple[ErrorCode, str | None, dict[str, str]]:
+    """A topic's overrides after IncrementalAlterConfigs ops (name, operation, value): SET,
+    DELETE (back to the default), APPEND / SUBTRACT (list configs only, starting from the
+    override or the default), as Kafka's ConfigAdminManager.prepareIncrementalConfigs.
+    Duplicate names and unknown operations: INVALID_REQUEST; a bad name or value, or appending
+    to a non-list config: INVALID_CONFIG. The result is checked with check_configs."""
+    names = [name for name, _, _ in ops]
+    if len(set(names)) != len(names):
+        return ErrorCode.invalid_request, "duplicate config names in one resource", current
+    error, why = check_config_names(names)
+    if error != ErrorCode.none:
+        return error, why, current
+    result = dict(current)
+    for name, op, value in ops:
+        if op == SET:
+            result[name] = value
+        elif op == DELETE:
+            result.pop(name, None)
+        elif op in (APPEND, SUBTRACT):
+            if TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
+                return (ErrorCode.invalid_config,
+                        f"config value {'append' if op == APPEND else 'subtract'} is not allowed "
+                        f"for config key {name} (not a list)", current)
+            items = _list_items(result.get(name, TOPIC_CONFIG_DEFAULTS[name][0]))
+            given = _list_items(value or "")
+            items = (items + [i for i in given if i not in items] if op == APPEND
+                     else [i for i in items if i not in given])
+            result[name] = ",".join(items)
+        else:
+            return ErrorCode.invalid_request, f"unknown config operation {op}", current
+    error, why = check_configs(result)
+    return error, why, (result if error == ErrorCode.none else current)
 
 
 def check_assignment(assignment: dict[int, list[int]], brokers: set[int],
@@ -74,6 +189,34 @@ def check_assignment(assignment: dict[int, list[int]], brokers: set[int],
                 "replication_factor must be -1")
     if sorted(assignment) != list(range(len(assignment))) or not assignment:
         return ErrorCode.invalid_replica_assignment, "partitions must be 0..n-1"
+    return _check_replicas(assignment, brokers, None)
+
+
+def check_new_partitions(current: int, count: int, replication_factor: int,
+                         assignment: list[list[int]] | None,
+                         brokers: set[int]) -> tuple[ErrorCode, str | None]:
+    """CreatePartitions growing a topic of `current` partitions to `count` (Kafka's
+    ReplicationControlManager.createPartitions): never shrink nor stay (INVALID_PARTITIONS);
+    an explicit assignment names exactly the new partitions, each with the topic's replication
+    factor of distinct registered brokers (INVALID_REPLICA_ASSIGNMENT)."""
+    if count < current:
+        return (ErrorCode.invalid_partitions, f"topic currently has {current} partitions, "
+                f"which is higher than the requested {count}")
+    if count == current:
+        return ErrorCode.invalid_partitions, f"topic already has {current} partitions"
+    if assignment is None:
+        return ErrorCode.none, None
+    if len(assignment) != count - current:
+        return (ErrorCode.invalid_replica_assignment, f"{len(assignment)} assignments for "
+                f"{count - current} new partitions")
+    return _check_replicas({current + i: list(ids) for i, ids in enumerate(assignment)},
+                           brokers, replication_factor)
+
+
+def _check_replicas(assignment: dict[int, list[int]], brokers: set[int],
+                    replication_factor: int | None) -> tuple[ErrorCode, str | None]:
+    """Every partition: distinct registered brokers, as many as every other (and as
+    replication_factor when given)."""
     sizes = {len(ids) for ids in assignment.values()}
     for index, ids in assignment.items():
         if not ids or len(set(ids)) != len(ids):
@@ -84,4 +227,7 @@ def check_assignment(assignment: dict[int, list[int]], brokers: set[int],
                     f"partition {index}: unknown brokers {sorted(set(ids) - brokers)}")
     if len(sizes) != 1:
         return ErrorCode.invalid_replica_assignment, "every partition needs as many replicas"
+    if replication_factor is not None and sizes != {replication_factor}:
+        return (ErrorCode.invalid_replica_assignment, f"the topic's replication factor is "
+                f"{replication_factor}, the assignment has {sizes.pop()} replicas")
     return ErrorCode.none, None

@@ -56,10 +56,17 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     12: ("heartbeat", 0, 3),
     13: ("leave_group", 0, 2),
     14: ("sync_group", 0, 3),
+    15: ("describe_groups", 0, 4),
+    16: ("list_groups", 0, 2),
     18: ("api_versions", 0, 3),
     19: ("create_topics", 2, 4),
+    20: ("delete_topics", 1, 3),  # kio has no v0; v4 is flexible
     22: ("init_producer_id", 0, 1),
     23: ("offset_for_leader_epoch", 2, 3),
+    32: ("describe_configs", 1, 3),  # kio has no v0; v4 is flexible
+    33: ("alter_configs", 0, 1),
+    37: ("create_partitions", 0, 1),
+    44: ("incremental_alter_configs", 0, 0),
 }
 # Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
 # fetched epoch and returns the diverging epoch).

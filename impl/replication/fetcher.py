@@ -62,6 +62,7 @@ class ReplicaFetcher(threading.Thread):
         self.connection: KafkaConnection | None = None
         self.address: tuple[str, int] | None = None
         self.rounds = 0
+        self.planned: dict = {}  # key -> the Partition the fetch in flight was planned for
 
     def run(self) -> None:
         stopping = self.server.stopping
@@ -95,10 +96,11 @@ class ReplicaFetcher(threading.Thread):
         with self.server.lock:
             broker = self.server.broker
             endpoint = broker.metadata.broker(self.leader_id)
-            fetches = {}
+            fetches, self.planned = {}, {}
             for key, p in broker.replica_manager.partitions.items():
                 if not p.is_leader and p.leader_id == self.leader_id:
                     fetches[key] = (p.log_end_offset, p.leader_epoch, p.log.epochs.latest_epoch)
+                    self.planned[key] = p
         if endpoint is None or not fetches:
             return None
         peer = self.server.config.peer_addresses.get(self.leader_id)
@@ -140,8 +142,8 @@ class ReplicaFetcher(threading.Thread):
                 for answer in partitions:
                     key = (topic, answer.partition_index)
                     partition = rm.partition(key)
-                    if partition is None or key not in fetches:
-                        continue
+                    if partition is None or partition is not self.planned.get(key):
+                        continue  # its topic was deleted (and maybe created again) meanwhile
                     offset, epoch, _ = fetches[key]
                     if not response_is_current(partition, self.leader_id, epoch, offset):
                         continue  # the role or the log changed while the fetch was out

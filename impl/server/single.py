@@ -8,6 +8,7 @@ from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.core.topic_rules import RESERVED_CONFIG_PREFIX
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer, producer_id_file, storage_log_factory
+from kafkaref.impl.storage.log import recorded_topic_id
 
 
 def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  # noqa: B008
@@ -30,20 +31,34 @@ def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  
 
 
 def _save_configs_on_create(server, controller, data_dir) -> None:
-    create = controller.create_topic
+    """Topic configs survive a restart in data_dir/topic-configs.json: written on CreateTopics
+    and AlterConfigs, dropped on DeleteTopics (a topic created again starts with none)."""
+    broker = server.broker
+    create, alter, delete = (controller.create_topic, controller.alter_topic_configs,
+                             controller.delete_topic)
 
-    def create_and_save(name, partitions, replication_factor, configs, done):
+    def saving(topic, configs, done):
         def saved(error, message):
-            if error == 0 and configs:
-                _save_config(data_dir, name, configs)
+            if error == 0:
+                _save_config(data_dir, topic, configs)
             done(error, message)
+        return saved
 
-        create(name, partitions, replication_factor, configs, saved)
+    def create_and_save(name, partitions, replication_factor, configs, done, assignment=None):
+        done = saving(name, configs, done) if configs else done
+        if assignment:
+            create(name, partitions, replication_factor, configs, done, assignment=assignment)
+        else:
+            create(name, partitions, replication_factor, configs, done)
 
-    server.broker.create_topic = create_and_save
+    broker.create_topic = create_and_save
+    broker.alter_topic_configs = lambda name, configs, done: alter(
+        name, configs, saving(name, configs, done))
+    broker.delete_topic = lambda name, done: delete(name, saving(name, None, done))
 
 
 def _save_config(data_dir, topic, configs) -> None:
+    """configs None: forget the topic."""
     import json
     import os
 
@@ -52,7 +67,10 @@ def _save_config(data_dir, topic, configs) -> None:
     if os.path.exists(path):
         with open(path) as f:
             saved = json.load(f)
-    saved[topic] = dict(configs)
+    if configs is None:
+        saved.pop(topic, None)
+    else:
+        saved[topic] = dict(configs)
     with open(path + ".tmp", "w") as f:
         json.dump(saved, f)
         f.flush()
@@ -66,6 +84,7 @@ def _reopen_existing_topics(server, controller, data_dir) -> None:
     import re
 
     found: dict[str, int] = {}
+    ids: dict[str, str | None] = {}
     if not data_dir or not os.path.isdir(data_dir):
         return
     for name in os.listdir(data_dir):
@@ -73,9 +92,11 @@ def _reopen_existing_topics(server, controller, data_dir) -> None:
         if match and os.path.isdir(os.path.join(data_dir, name)):
             topic, index = match.group(1), int(match.group(2))
             found[topic] = max(found.get(topic, 0), index + 1)
+            ids.setdefault(topic, recorded_topic_id(os.path.join(data_dir, name)))
     for topic, partitions in sorted(found.items()):
+        # the id its directories recorded: the same topic again, not a stray of a deleted one
         controller.create_topic(topic, partitions, 1, _saved_configs(data_dir, topic),
-                                lambda error, message: None)
+                                lambda error, message: None, topic_id=ids[topic])
 
 
 def _saved_configs(data_dir, topic) -> dict:

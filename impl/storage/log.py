@@ -23,8 +23,10 @@ batches(), flush(), flushed_offset.
 
 import bisect
 import os
+import shutil
 import struct
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
@@ -58,6 +60,11 @@ _STAMP_PREFIX = struct.Struct(">qii")  # BaseOffset, Length, PartitionLeaderEpoc
 _PREFIX_SIZE = _STAMP_PREFIX.size
 _NO_ERROR = ErrorCode.none
 _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__ (hot path)
+
+
+# Kafka's name: the id of the topic a partition directory belongs to (KIP-516), so a broker
+# that was down while its topic was deleted and created again knows the directory is stray.
+PARTITION_METADATA_FILE = "partition.metadata"
 
 
 class AppendInfo(NamedTuple):
@@ -103,6 +110,7 @@ class Log:
         # start) write theirs under it; two writers must not share the temp file.
         self._checkpoint_lock = threading.Lock()
         self._closed = False
+        self._deleted = False
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
         # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
@@ -583,6 +591,8 @@ class Log:
     def maybe_flush(self) -> bool:
         """Apply the flush policy now (call it on clock ticks); True if it flushed. Otherwise
         checkpoint the hw and log start if they moved and checkpoint_interval_ms has passed."""
+        if self._deleted:
+            return False  # its topic was deleted after the ticker picked it: nothing to do
         self._check_open()
         if self._maybe_flush():
             return True
@@ -642,6 +652,34 @@ class Log:
         checkpoint.write_atomically(marker, "")
         self._closed = True
 
+    @property
+    def topic_id(self) -> str | None:
+        """The topic id this log was written for (Kafka's partition.metadata), None if none
+        was recorded (a log older than topic ids, or never hosted through a metadata image)."""
+        return recorded_topic_id(self.directory)
+
+    def record_topic_id(self, topic_id: str) -> None:
+        if topic_id and self.topic_id != topic_id:
+            checkpoint.write_atomically(os.path.join(self.directory, PARTITION_METADATA_FILE),
+                                        f"version: 0\ntopic_id: {topic_id}\n")
+
+    def delete(self) -> None:
+        """The partition's topic was deleted: close every file and remove the directory.
+        Kafka renames it to <dir>.<id>-delete and removes it after file.delete.delay.ms; here
+        it goes at once (the rename first, so a crash midway never leaves a directory a broker
+        would reopen as the partition). Holds the checkpoint lock: a checkpoint the ticker
+        writes off the core lock finishes first, and later ones see the log closed."""
+        with self._checkpoint_lock:
+            if not self._closed:
+                for segment in self.segments:
+                    segment.close_files()
+                self._closed = True
+            self._deleted = True
+            if os.path.isdir(self.directory):
+                doomed = f"{self.directory}.{uuid.uuid4().hex}-delete"
+                os.replace(self.directory, doomed)
+                shutil.rmtree(doomed, ignore_errors=True)
+
     def crash(self) -> dict[str, int]:
         """Simulate a process or power failure: close every file without flushing, writing
         pending index entries, or leaving the clean-shutdown marker. Returns, per .log file,
@@ -691,6 +729,16 @@ class Log:
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
         return opened.report
+
+
+def recorded_topic_id(directory: str) -> str | None:
+    """The topic id in directory's partition.metadata, or None (no file, or unreadable)."""
+    try:
+        with open(os.path.join(directory, PARTITION_METADATA_FILE)) as f:
+            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fields.get("topic_id") or None
 
 
 def lose_unflushed(directory: str) -> None:

@@ -43,3 +43,27 @@ def test_bad_cli_input_exits_2_with_a_message(broker):
         result = run(*args)
         assert result.returncode == 2, (args, result.stdout, result.stderr)
         assert "Traceback" not in result.stderr
+
+
+def test_topics_delete_add_partitions_and_configs(broker):
+    boot = ["--bootstrap-server", broker.address]
+    assert run("topics", "create", *boot, "--topic", "adm").returncode == 0
+    result = run("topics", "add-partitions", *boot, "--topic", "adm", "--partitions", "3")
+    assert result.returncode == 0, result.stderr
+    assert "PartitionCount: 3" in run("topics", "describe", *boot, "--topic", "adm").stdout
+    shrink = run("topics", "add-partitions", *boot, "--topic", "adm", "--partitions", "2")
+    assert shrink.returncode == 2 and "invalid_partitions" in shrink.stderr
+    result = run("topics", "configs", *boot, "--topic", "adm", "--set", "retention.ms=1000")
+    assert result.returncode == 0, result.stderr
+    shown = run("topics", "configs", *boot, "--topic", "adm").stdout
+    assert "retention.ms=1000\t(override)" in shown and "segment.ms=604800000\t(default)" in shown
+    bad = run("topics", "configs", *boot, "--topic", "adm", "--set", "bogus=1")
+    assert bad.returncode == 2 and "invalid_config" in bad.stderr
+    assert run("topics", "configs", *boot, "--topic", "adm", "--delete",
+               "retention.ms").returncode == 0
+    assert "retention.ms=604800000\t(default)" in run("topics", "configs", *boot,
+                                                        "--topic", "adm").stdout
+    assert run("topics", "delete", *boot, "--topic", "adm").returncode == 0
+    gone = run("topics", "delete", *boot, "--topic", "adm")
+    assert gone.returncode == 2 and "unknown_topic_or_partition" in gone.stderr
+    assert run("topics", "list", *boot).stdout.split() == []

@@ -32,7 +32,7 @@ pytestmark = pytest.mark.tansu
 TANSU_FAILURES = {
     "api_versions", "advertised_versions_answer", "crc_rejected", "message_too_large", "acks_0",
     "offset_out_of_range", "list_offsets", "create_topics_validation", "fetch_max_wait_zero",
-    "fetch_min_bytes_wakes", "offset_commit_fetch",
+    "fetch_min_bytes_wakes", "offset_commit_fetch", "topic_configs",
 }
 START_ATTEMPTS = 5
 

@@ -134,6 +134,8 @@ def test_min_insync_config_and_offsets_apis(core_broker):
     assert core_broker.replica_manager.partition(("t", 0)).config.min_insync_replicas == 2
     body = call(core_broker, 22, 1, {"transactional_id": None, "transaction_timeout": 1000})
     assert body.error_code == ErrorCode.none and body.producer_id >= 0
+    body = call(core_broker, 10, 2, {"key": "g", "key_type": 0})  # creates __consumer_offsets
+    assert body.error_code == ErrorCode.coordinator_not_available
     body = call(core_broker, 10, 2, {"key": "g", "key_type": 0})
     assert (body.error_code, body.port) == (ErrorCode.none, 9092)
     call(core_broker, 8, 7, {"group_id": "g", "generation_id_or_member_epoch": -1, "member_id": "",

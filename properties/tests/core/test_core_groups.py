@@ -9,7 +9,7 @@ from kafkaref.properties.clock import Clock
 def join(coordinator, member_id="", answers=None):
     answers = [] if answers is None else answers
     coordinator.join("g", member_id, None, "consumer", [("range", b"meta-" + member_id.encode())],
-                     1000, 5000, answers.append)
+                     6000, 5000, answers.append)
     return answers
 
 
@@ -50,7 +50,7 @@ def test_silent_member_expires_and_stale_generation_is_refused():
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
-    clock.now_ms = 1001
+    clock.now_ms = 6001
     c.advance_clock()
     assert c.groups["g"].members == {}
     assert c.heartbeat("g", 1, first.member_id) == ErrorCode.unknown_member_id
@@ -70,3 +70,67 @@ def test_rebalance_deadline_drops_members_that_do_not_rejoin():
     c.advance_clock()
     assert second[0].error == ErrorCode.none and len(second[0].members) == 1
     assert c.leave("g", second[0].member_id) == ErrorCode.none
+
+
+def static_join(coordinator, instance, member_id="", answers=None):
+    answers = [] if answers is None else answers
+    coordinator.join("g", member_id, instance, "consumer", [("range", b"meta")], 6000, 5000,
+                     answers.append)
+    return answers
+
+
+def stable_pair(clock):
+    """A static member (instance "i-a", the leader) and a dynamic one, synced: generation 2."""
+    c = GroupCoordinator(clock)
+    [a] = static_join(c, "i-a")
+    c.sync("g", 1, a.member_id, [(a.member_id, b"all")], lambda e, x: None)
+    b = join(c)
+    [a2] = static_join(c, "i-a", a.member_id)
+    c.sync("g", 2, b[0].member_id, [], lambda e, x: None)
+    c.sync("g", 2, a.member_id, [(a.member_id, b"p0"), (b[0].member_id, b"p1")],
+           lambda e, x: None)
+    assert a2.generation_id == 2 and c.groups["g"].state == STABLE
+    return c, a.member_id, b[0].member_id
+
+
+def test_restarted_static_member_takes_its_place_without_a_rebalance():
+    clock = Clock()
+    c, old, other = stable_pair(clock)
+    [again] = static_join(c, "i-a")  # restarted: no member id
+    assert again.error == ErrorCode.none and again.generation_id == 2
+    assert again.member_id != old and again.members == ()  # not asked to reassign
+    assert c.groups["g"].state == STABLE and c.groups["g"].leader == again.member_id
+    assert c.heartbeat("g", 2, other) == ErrorCode.none  # the other member saw nothing
+    got = []
+    c.sync("g", 2, again.member_id, [], lambda e, a: got.append((e, a)))
+    assert got == [(ErrorCode.none, b"p0")]  # its assignment back
+    # the old instance is fenced wherever it still shows up with its instance id
+    assert c.heartbeat("g", 2, old, "i-a") == ErrorCode.fenced_instance_id
+    assert static_join(c, "i-a", old)[0].error == ErrorCode.fenced_instance_id
+    assert c.check_commit("g", 2, old, "i-a") == ErrorCode.fenced_instance_id
+    assert c.check_commit("g", 2, again.member_id, "i-a") == ErrorCode.none
+    c.sync("g", 2, old, [], lambda e, a: got.append((e, a)), group_instance_id="i-a")
+    assert got[-1] == (ErrorCode.fenced_instance_id, b"")
+
+
+def test_static_rejoin_while_awaiting_assignment_rebalances():
+    clock = Clock()
+    c = GroupCoordinator(clock)
+    [a] = static_join(c, "i-a")
+    assert c.groups["g"].state == COMPLETING
+    answers = static_join(c, "i-a")
+    [done] = answers  # alone in the group: the rebalance completes at once
+    assert done.error == ErrorCode.none and done.generation_id == 2
+    assert done.member_id != a.member_id and done.leader == done.member_id
+
+
+def test_expired_static_member_frees_its_instance_id():
+    clock = Clock()
+    c, old, other = stable_pair(clock)
+    clock.now_ms = 5000
+    c.heartbeat("g", 2, other)
+    clock.now_ms = 6001
+    c.advance_clock()
+    assert old not in c.groups["g"].members and c.groups["g"].static_members == {}
+    assert static_join(c, "i-a") == []  # a new member: it waits in the rebalance in progress
+    assert c.groups["g"].static_members["i-a"] not in (old, None)
