@@ -68,13 +68,29 @@ def run_options(**kw):
         checker=kw["checker"], spark_master=kw["master"])
 
 
+def hunted(options):
+    """options with the hunt of its (single) mutant, or every hunt's faults without one."""
+    from kafkaref.chaos.hunts import baseline_options, hunt_for
+
+    if len(options.mutants) > 1:
+        raise click.UsageError("--hunt follows one --mutant")
+    if options.bootstrap:
+        raise click.UsageError("--hunt needs the embedded cluster (its faults are on processes)")
+    keep = {"seed": options.seed, "runs_dir": options.runs_dir, "checker": options.checker,
+            "spark_master": options.spark_master, "mutants": options.mutants}
+    if options.mutants:
+        hunt = hunt_for(options.mutants[0])
+        return attrs.evolve(hunt.options(options.mutants[0], options.time_limit_s), **keep)
+    return baseline_options(options.time_limit_s, **keep)
+
+
 def common_options(function):
     options = [
         click.option("--time-limit", type=click.FloatRange(1, 86_400), default=60,
                      show_default=True, help="Seconds of workload under faults."),
         click.option("--nemesis", default=",".join(SAFE_KINDS), show_default=True,
                      callback=_kinds, help="Fault kinds: kill, pause, partition (the safety "
-                     "phase), clock, lose-unfsynced, corrupt (see chaos/nemesis.py)."),
+                     "phase), clock, lose-unfsynced, corrupt, corrupt-net (see chaos/nemesis.py)."),
         click.option("--acks", type=click.Choice(["all", "-1", "1", "0"]), default="all",
                      show_default=True),
         click.option("--idempotence/--no-idempotence", default=True, show_default=True,
@@ -121,12 +137,18 @@ def chaos():
 @chaos.command("run", epilog=EXIT_HELP)
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Draws the fault schedule and the workload's choices.")
+@click.option("--hunt", is_flag=True,
+              help="Instead of drawing faults from the seed, use the hunting schedule of the "
+              "--mutant (chaos/hunts.py: the faults and workload shape that make it observable; "
+              "without --mutant, every hunt's faults in turn, which a correct broker survives).")
 @common_options
-def run_command(seed, **kw):
+def run_command(seed, hunt, **kw):
     """One run: workload + faults, heal, final reads, check; writes runs/<id>/."""
     from kafkaref.chaos.run import run
 
     options = run_options(seed=seed, **kw)
+    if hunt:
+        options = hunted(options)
     result = run(options, log=_log)
     print_summary(result)
     sys.exit(result.exit_code)

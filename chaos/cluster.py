@@ -59,7 +59,9 @@ class ProxiedCluster:
         self.segment_bytes = segment_bytes
         self._controller_args = {
             "session_timeout_ms": session_timeout_ms, "unclean_election": unclean_election,
-            "snapshot_path": os.path.join(self.directory, "controller.json")}
+            "snapshot_path": os.path.join(self.directory, "controller.json"),
+            # the controller's mutants (M14) act in the controller, which runs here
+            "mutants": self.mutants}
         self.controller = ControllerServer(**self._controller_args).start()
         self.mesh = ProxyMesh()
         controller = _address(self.controller.address)

@@ -371,9 +371,12 @@ def _write_json_op(writer: HistoryWriter, op: dict, seen: _SeenOps) -> None:
     except (KeyError, TypeError, ValueError) as error:
         raise HistoryError(f"{where}: op needs index, time, process, type, f ({error})") from None
     invoke_time = seen.add(where, index, time, type_, invoke_index)
+    value = op.get("value")
+    if isinstance(value, dict | list):  # an observation written as JSON (spec/history.py)
+        value = json.dumps(value, sort_keys=True)
     try:
         writer.op(index, time, process, type_, f, invoke_index=invoke_index,
-                  error=op.get("error"), value=op.get("value"))
+                  error=op.get("error"), value=value)
     except HistoryError as error:
         raise HistoryError(f"{where}: {error}") from None
     records = op.get("records", ())

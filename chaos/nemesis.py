@@ -24,6 +24,10 @@ Fault kinds (Jepsen's names where they exist):
     corrupt     SIGKILL a follower, flip bits in / truncate the tail of one of its segment
                 files at rest, restart it (outside the safety phase: no replicated log
                 survives every corruption of a replica that recovery cannot see)
+    corrupt-net flip a bit in the last record's value of a share of the Produce requests
+                crossing the client links (chaos/proxy.py corrupt_produce): the batch CRC must
+                catch it (CORRUPT_MESSAGE), so acks=all survives it; not in the default kinds
+                only so that the default schedules of a seed stay what they were
 
 Targets: the leader of a partition, a follower of one, a random broker, a minority, or the
 controller (it runs in the runner's process: it is stopped and a successor started from its
@@ -51,7 +55,10 @@ from kafkaref.chaos.proxy import Fault
 from kafkaref.chaos.recorder import Recorder
 
 SAFE_KINDS = ("kill", "pause", "partition")
-ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt")
+ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt", "corrupt-net")
+CORRUPT_SHARE = 0.3  # of the Produce requests crossing the client links during corrupt-net
+# kill's hunting target: the leader killed after its followers' links were slowed for LAG_S
+LAGGING_LEADER, LAG_DELAY_MS, LAG_S = "lagging-leader", 300, 1.0
 TARGETS = {
     "kill": ("leader", "follower", "random", "minority", "controller"),
     "pause": ("leader", "follower", "random"),
@@ -59,6 +66,7 @@ TARGETS = {
     "clock": ("wall-forward", "wall-back", "monotonic-forward"),
     "lose-unfsynced": ("leader", "follower", "random"),
     "corrupt": ("bitflip", "truncate"),
+    "corrupt-net": ("produce",),
 }
 
 
@@ -98,19 +106,26 @@ def draw_schedule(seed: int, kinds: tuple[str, ...], time_limit_s: float,
     return steps
 
 
-def hunting_schedule(time_limit_s: float, corrupt: bool = False) -> list[Step]:
-    """A fixed schedule for catching broker bugs fast: a leader cut from the other brokers and
-    the controller (a deposed leader keeps answering clients), then a killed leader, then a
-    paused follower, in turn; with corrupt, also a follower's segment cut short at rest."""
-    cycle = [("partition", "isolate-all", 4.0), ("kill", "leader", 2.0),
-             ("pause", "follower", 3.0)] + ([("corrupt", "truncate", 2.0)] if corrupt else [])
+# The default hunting cycle: a leader cut from the other brokers and the controller (a deposed
+# leader keeps answering clients), then a killed leader, then a paused follower.
+HUNTING_CYCLE = (("partition", "isolate-all", 4.0), ("kill", "leader", 2.0),
+                 ("pause", "follower", 3.0))
+
+
+def hunting_schedule(time_limit_s: float, corrupt: bool = False,
+                     cycle: tuple = HUNTING_CYCLE, gap_s: float = 2.0) -> list[Step]:
+    """A fixed schedule for catching broker bugs fast: cycle's (kind, target, duration) in
+    turn, gap_s apart (chaos/hunts.py picks one per mutant); with corrupt, the default cycle
+    also cuts a follower's segment short at rest."""
+    if corrupt:
+        cycle = (*cycle, ("corrupt", "truncate", 2.0))
     steps, at, turn = [], 2.0, 0
     while True:
         kind, target, duration = cycle[turn % len(cycle)]
         if at + duration > time_limit_s:
             return steps
         steps.append(Step(at, kind, target, duration))
-        at += duration + 2.0
+        at += duration + gap_s
         turn += 1
 
 
@@ -224,12 +239,35 @@ class Nemesis:
             self.recorder.nemesis("kill", target, self.cluster.stop_controller)
             return lambda: self.recorder.nemesis("restart", target,
                                                  self.cluster.start_controller)
+        if step.target == LAGGING_LEADER:
+            return self._kill_lagging_leader()
         brokers = self._resolve(step.target)
         target = {"role": step.target, "brokers": brokers}
         self.recorder.nemesis("kill", target, lambda: [
             self.cluster.signal(b, signal.SIGKILL) for b in brokers])
         return lambda: self.recorder.nemesis("restart", target, lambda: [
             self.cluster.start_broker(b) for b in brokers])
+
+    def _kill_lagging_leader(self):
+        """Slow every link between brokers, let the leader run ahead of its followers, then
+        SIGKILL it: it dies holding a tail nobody else has (a hunt's target, chaos/hunts.py;
+        not drawn by seeded schedules, which stay as they were)."""
+        (leader,) = self._resolve("leader")[:1] or [self.rng.choice(self.cluster.broker_ids)]
+        ids = self.cluster.broker_ids
+        slow = {peer_link(a, b): Fault(delay_ms=LAG_DELAY_MS) for a in ids for b in ids if a != b}
+        target = {"role": LAGGING_LEADER, "brokers": [leader], "delay_ms": LAG_DELAY_MS,
+                  "links": sorted(slow)}
+
+        def inject():
+            for name, fault in slow.items():
+                self.cluster.mesh.set_fault(name, fault)
+            time.sleep(LAG_S)
+            self.cluster.signal(leader, signal.SIGKILL)
+            self.cluster.mesh.heal()
+
+        self.recorder.nemesis("kill", target, inject)
+        return lambda: self.recorder.nemesis("restart", target, lambda: [
+            self.cluster.start_broker(leader)])
 
     def _lose_unfsynced(self, step: Step):
         brokers = self._resolve(step.target)
@@ -279,6 +317,14 @@ class Nemesis:
                                            cut_up=True)}
         delay = Fault(delay_ms=self.rng.choice((20, 50, 100, 250)))
         return dict.fromkeys(self.cluster.mesh.links, delay)
+
+    def _corrupt_net(self, step: Step):
+        faults = {client_link(b): Fault(corrupt_produce=CORRUPT_SHARE)
+                  for b in self.cluster.broker_ids}
+        target = {"mode": step.target, "share": CORRUPT_SHARE, "links": sorted(faults)}
+        self.recorder.nemesis("corrupt-net", target, lambda: [
+            self.cluster.mesh.set_fault(name, fault) for name, fault in faults.items()])
+        return lambda: self.recorder.nemesis("heal", target, self.cluster.mesh.heal)
 
     def _clock(self, step: Step):
         broker = self.rng.choice(self.cluster.broker_ids)

@@ -11,6 +11,11 @@ link's Fault:
   the stream resumes. A FIN is held back the same way.
 - delay: bytes are forwarded delay_ms after they were read.
 - refuse: existing connections are closed and new ones closed on accept (a REJECT rule).
+- corrupt_produce: a share of the Produce requests going up get one bit flipped in the value
+  of their last record (the bit a network or a NIC could flip; TCP's checksum is weak): a
+  correct broker refuses the batch (its CRC no longer matches: CORRUPT_MESSAGE), a broker that
+  skips the check serves a value nobody wrote. Frames are followed in every up direction, so
+  a fault set mid-stream still knows where each request ends.
 
 One selector thread serves every link (tens of connections): no thread per connection.
 A link whose target is down closes the client side, as a refused connection would.
@@ -21,8 +26,10 @@ from __future__ import annotations
 import collections
 import errno
 import logging
+import random
 import selectors
 import socket
+import struct
 import threading
 import time
 import traceback
@@ -45,6 +52,8 @@ class Fault:
     cut_down: bool = False
     delay_ms: int = 0
     refuse: bool = False
+    corrupt_produce: float = 0.0  # the share of Produce requests corrupted
+
 
     @property
     def healthy(self) -> bool:
@@ -54,17 +63,60 @@ class Fault:
 HEALTHY = Fault()
 
 
+# A Produce request (non-flexible versions, one record per batch as the chaos producers send)
+# ends with its last record's value (8 bytes) and its header count (one byte, 0): the value's
+# most significant byte is 9 bytes before the frame's end. Bit 62 is set in no value a chaos
+# producer writes (process << 32 | sequence), so the flipped value is one nobody sent.
+_VALUE_MSB_FROM_END, _FLIP = 9, 0x40
+PRODUCE = 0
+
+
+class _Frames:
+    """Kafka request frames (4-byte size, then api key) followed across a byte stream."""
+
+    __slots__ = ("head", "left", "corrupt")
+
+    def __init__(self):
+        self.head = bytearray()  # the size and api key of the next frame, as they arrive
+        self.left = 0  # bytes of the current frame still to come
+        self.corrupt = False  # flip a bit of the current frame's value when its end arrives
+
+    def scan(self, data: bytes, corrupt_share: float, rng: random.Random) -> bytes:
+        """data, with the value bit flipped in the Produce requests chosen for corruption."""
+        out, i = None, 0
+        while i < len(data):
+            if self.left == 0:
+                take = data[i:i + 6 - len(self.head)]
+                self.head += take
+                i += len(take)
+                if len(self.head) == 6:
+                    size, api_key = struct.unpack(">ih", self.head)
+                    self.head.clear()
+                    self.left = max(0, size - 2)
+                    self.corrupt = api_key == PRODUCE and corrupt_share > 0 and \
+                        rng.random() < corrupt_share
+                continue
+            end = i + min(self.left, len(data) - i)
+            self.left -= end - i
+            if self.corrupt and self.left == 0 and end - _VALUE_MSB_FROM_END >= 0:
+                out = out if out is not None else bytearray(data)
+                out[end - _VALUE_MSB_FROM_END] ^= _FLIP
+            i = end
+        return data if out is None else bytes(out)
+
+
 class _Direction:
     """Bytes read from src, waiting (until their release time) to be written to dst."""
 
-    __slots__ = ("src", "dst", "held", "held_bytes", "eof", "shut")
+    __slots__ = ("src", "dst", "held", "held_bytes", "eof", "shut", "frames")
 
-    def __init__(self, src: socket.socket, dst: socket.socket):
+    def __init__(self, src: socket.socket, dst: socket.socket, frames: bool = False):
         self.src, self.dst = src, dst
         self.held: collections.deque = collections.deque()  # (release time, memoryview)
         self.held_bytes = 0
         self.eof = False  # src sent FIN; propagate once held bytes are out
         self.shut = False
+        self.frames = _Frames() if frames else None  # requests followed (the up direction)
 
 
 class _Pair:
@@ -72,7 +124,7 @@ class _Pair:
         self.link = link
         self.client, self.upstream = client, upstream
         self.connected = False  # the non-blocking connect to the target finished
-        self.up = _Direction(client, upstream)
+        self.up = _Direction(client, upstream, frames=True)
         self.down = _Direction(upstream, client)
         self.closed = False
 
@@ -113,6 +165,7 @@ class ProxyMesh:
         self._selector.register(self._wake_r, selectors.EVENT_READ, ("wake", None))
         self._stopping = threading.Event()
         self.errors: list[str] = []  # tracebacks of failed rounds (a bug to fix, not noise)
+        self.rng = random.Random(0)  # which Produce requests a corrupt_produce fault hits
         self._thread = threading.Thread(target=self._loop, daemon=True, name="chaos-proxy")
         self._thread.start()
 
@@ -293,6 +346,8 @@ class ProxyMesh:
             if not direction.held:
                 self._shut(pair, direction)
             return
+        if direction.frames is not None:
+            data = direction.frames.scan(data, pair.link.fault.corrupt_produce, self.rng)
         release = now + pair.link.fault.delay_ms / 1000
         direction.held.append((release, memoryview(data)))
         direction.held_bytes += len(data)

@@ -48,6 +48,7 @@ class RunOptions:
     settle_s: float = 3.0  # healed cluster under load before the writes stop
     record: bool = True  # False: the workload runs but nothing is written (bench baseline)
     schedule: tuple | None = None  # explicit nemesis steps instead of drawing them from the seed
+    segment_bytes: int | None = None  # the brokers' segment size (None: chaos/cluster.py's)
 
 
 @attrs.define
@@ -100,9 +101,11 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
             from kafkaref.chaos.cluster import ProxiedCluster
 
             log(f"starting {options.brokers} brokers (through the proxy mesh)")
+            sizes = {} if options.segment_bytes is None else {
+                "segment_bytes": options.segment_bytes}
             cluster = ProxiedCluster(options.brokers, str(run_dir / "cluster"),
                                      mutants=options.mutants,
-                                     power_loss="lose-unfsynced" in options.nemesis)
+                                     power_loss="lose-unfsynced" in options.nemesis, **sizes)
             cluster.start()  # apart: a broker that fails to start still gets cleaned up
         bootstrap = options.bootstrap or cluster.bootstrap
         replicas, min_isr = create_topic(

@@ -19,10 +19,16 @@ producer id, so no sequence state is guessed).
   group with confluent-kafka (records only: its watermarks carry no leader epoch).
 - final_reads(): after the nemesis healed everything, every partition is read from offset 0 to
   its end by a fresh process: the final log.
+- consumers read on past a batch whose CRC does not match, as librdkafka does by default
+  (check.crcs=false): what a broker served reaches the history (garbage_read).
+- a prober (chaos/probes.py) pipelines a parked fetch and ApiVersions on one connection to the
+  probe topic's leader (response_reorder, early_empty_fetch); a producer that heard nothing
+  SILENCE_GRACE_S past its request timeout probes its broker (hung_request).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 import threading
@@ -33,10 +39,13 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.chaos.probes import PROBE_TOPIC, pipeline, probe_broker
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
-from kafkaref.impl.client.consumer import LATEST, Consumer
+from kafkaref.impl.client.consumer import LATEST, Consumer, CorruptRecords
 from kafkaref.impl.client.producer import ProduceError, Producer
+from kafkaref.impl.protocol.crc import compute_crc
+from kafkaref.impl.protocol.records.layout import LOG_OVERHEAD
 from kafkaref.spec.history import CheckConfig
 
 # Answers that only come before the batch is appended: the send certainly did not happen. Every
@@ -53,6 +62,10 @@ DEFINITE_FAILURES = frozenset({
     ErrorCode.topic_authorization_failed,
 })
 VALUE_BYTES = 8
+# A batch's CRC-32C field ends 21 bytes in (base offset, length, leader epoch, magic, crc).
+_CRC_END = 21
+# How long past its request timeout a producer waits for an answer before giving up.
+SILENCE_GRACE_S = 5.0
 CRASH_BACKOFF_S = 0.25
 
 
@@ -68,6 +81,8 @@ class WorkloadConfig:
     confluent_producers: int = 1
     assign_consumers: int = 2  # kafkaref's consumer, assign + seek
     subscribe_consumers: int = 0  # confluent-kafka, subscribe in a group
+    probers: int = 1  # pipelined fetch + ApiVersions on the probe topic (chaos/probes.py)
+    probe_wait_ms: int = 400
     rate: float = 40.0  # sends per second per producer
     request_timeout_ms: int = 3000
     socket_timeout_s: float = 4.0
@@ -102,12 +117,39 @@ class ObservingConsumer(Consumer):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.hws: dict[tuple[str, int], tuple[int, int]] = {}  # key -> (hw, leader epoch)
+        self.corrupt: dict | None = None  # where a batch no CRC fix makes readable was met
 
     def _take(self, key, part):
         known = self.cluster.leaders.get(key)
         if part.error_code == ErrorCode.none and known is not None:
             self.hws[key] = (part.high_watermark, known[1])
-        return super()._take(key, part)
+        try:
+            return super()._take(key, part)
+        except CorruptRecords:
+            pass
+        # Read on as librdkafka does by default (check.crcs=false): what a corrupt batch holds
+        # reaches the history, where a value nobody sent is a garbage_read.
+        try:
+            return super()._take(key, dataclasses.replace(
+                part, records=with_matching_crcs(part.records)))
+        except CorruptRecords:  # no batch at all: the op records where (corrupt_read)
+            self.corrupt = {"corrupt_batch": {"topic": key[0], "partition": key[1],
+                                              "offset": self.positions[key]}}
+            raise
+
+
+def with_matching_crcs(data: bytes) -> bytes:
+    """data's whole batches with each CRC field rewritten to match its bytes: a client that
+    does not check CRCs sees what the broker served."""
+    out, position = bytearray(data), 0
+    while position + _CRC_END <= len(out):
+        end = position + LOG_OVERHEAD + int.from_bytes(out[position + 8:position + 12], "big")
+        if end > len(out) or end - position < _CRC_END:
+            break
+        crc = compute_crc(memoryview(out)[position:end])
+        out[position + _CRC_END - 4:position + _CRC_END] = crc.to_bytes(4, "big")
+        position = end
+    return bytes(out)
 
 
 def create_topic(bootstrap: str, config: WorkloadConfig, timeout_s: float = 30.0,
@@ -132,15 +174,17 @@ def create_topic(bootstrap: str, config: WorkloadConfig, timeout_s: float = 30.0
             replicas = min(config.replication_factor, len(view.brokers))
             min_isr = min(config.min_insync_replicas, replicas)
             connection = view.connection(min(view.brokers))
+            configs = [{"name": "min.insync.replicas", "value": str(min_isr)}]
+            topics = [(config.topic, config.partitions)] + (
+                [(PROBE_TOPIC, 1)] if config.probers else [])
             answer = connection.send(19, 4, {"topics": [{
-                "name": config.topic, "num_partitions": config.partitions,
-                "replication_factor": replicas, "assignments": [],
-                "configs": [{"name": "min.insync.replicas", "value": str(min_isr)}]}],
+                "name": name, "num_partitions": count, "replication_factor": replicas,
+                "assignments": [], "configs": configs} for name, count in topics],
                 "timeout": 30_000, "validate_only": False})
-            code = answer.topics[0].error_code
-            if code in (ErrorCode.none, ErrorCode.topic_already_exists):
+            codes = [t.error_code for t in answer.topics]
+            if all(c in (ErrorCode.none, ErrorCode.topic_already_exists) for c in codes):
                 return replicas, min_isr
-            last = RuntimeError(f"CreateTopics: {ErrorCode(code).name}")
+            last = RuntimeError(f"CreateTopics: {[ErrorCode(c).name for c in codes]}")
         except (OSError, ValueError, NoBrokerAvailable) as error:
             last = error
         finally:
@@ -167,7 +211,8 @@ class Workload:
             [("producer", self._our_producer)] * c.producers
             + [("confluent-producer", self._confluent_producer)] * c.confluent_producers
             + [("assign-consumer", self._assign_consumer)] * c.assign_consumers
-            + [("subscribe-consumer", self._subscribe_consumer)] * c.subscribe_consumers)
+            + [("subscribe-consumer", self._subscribe_consumer)] * c.subscribe_consumers
+            + [("prober", self._prober)] * c.probers)
         for slot, (name, body) in enumerate(roles):
             rng = random.Random(f"{self.seed}:{name}:{slot}")
             thread = threading.Thread(target=self._guard, args=(body, rng), daemon=True,
@@ -212,7 +257,9 @@ class Workload:
                                 enable_idempotence=c.idempotence,
                                 request_timeout_ms=c.request_timeout_ms,
                                 client_id=f"chaos-{process}")
-            producer.cluster.timeout_s = c.socket_timeout_s
+            # Room past the request's own timeout: a broker that never answers is told apart
+            # from one that answers late (hung_request, chaos/probes.py).
+            producer.cluster.timeout_s = c.request_timeout_ms / 1000 + SILENCE_GRACE_S
             try:
                 for sequence in itertools.count():
                     if self._stopping.is_set():
@@ -230,7 +277,9 @@ class Workload:
         value = process << 32 | sequence
         invocation = self.recorder.invoke(process, "send", {"partition": partition,
                                                             "value": value})
-        offset, type_, error = None, "ok", None
+        offset, type_, error, observed = None, "ok", None, None
+        leader = self._leader_of(producer, (topic, partition))
+        started = time.monotonic()
         try:
             future = producer.send(topic, encode_value(value), partition=partition)
             producer.flush()
@@ -241,11 +290,33 @@ class Workload:
             error = exc.error.name
         except (NoBrokerAvailable, ConnectionRefusedError) as exc:
             type_, error = "fail", type(exc).__name__  # nothing was sent
-        except Exception as exc:  # noqa: BLE001 -- timeouts, lost connections: unknown outcome
+        except TimeoutError as exc:  # no answer at all: was the broker there to give one?
             type_, error = "info", type(exc).__name__
-        self.recorder.complete(invocation, type_, error=error,
+            observed = self._silence(producer, leader, started)
+        except Exception as exc:  # noqa: BLE001 -- lost connections: unknown outcome
+            type_, error = "info", type(exc).__name__
+        self.recorder.complete(invocation, type_, error=error, value=observed,
                                records=[("send", topic, partition, offset, value)])
         return type_
+
+    @staticmethod
+    def _leader_of(producer: Producer, key: tuple[str, int]) -> int:
+        """The broker the send will go to (a failed send makes the producer forget it)."""
+        if key not in producer.cluster.leaders:
+            try:
+                producer.cluster.refresh([key[0]])
+            except (OSError, ValueError, NoBrokerAvailable):
+                return -1  # the send finds no broker either
+        return producer.cluster.leaders.get(key, (-1, -1))[0]
+
+    def _silence(self, producer: Producer, leader: int, started: float) -> dict:
+        """The observation of a request left unanswered: how long it waited, its timeout, and
+        whether its broker answered a probe right after (hung_request)."""
+        waited = round((time.monotonic() - started) * 1000)
+        address = producer.cluster.brokers.get(leader)
+        answered = address is not None and probe_broker(address)
+        return {"broker": leader, "timeout_ms": self.config.request_timeout_ms,
+                "waited_ms": waited, "probe": "answered" if answered else "silent"}
 
     def _confluent_producer(self, rng: random.Random) -> None:
         import confluent_kafka
@@ -378,7 +449,8 @@ class Workload:
         try:
             polled = consumer.poll(max_wait_ms=self.config.poll_wait_ms)
         except Exception as exc:  # noqa: BLE001 -- unknown: crash the process
-            self.recorder.complete(invocation, "info", error=type(exc).__name__)
+            self.recorder.complete(invocation, "info", error=type(exc).__name__,
+                                   value=consumer.corrupt)
             return False
         records = [("poll", r.topic, r.partition, r.offset, decode_value(r.value))
                    for r in polled]
@@ -429,6 +501,29 @@ class Workload:
         self.recorder.complete(invocation, "ok", records=records)
         return True
 
+    # -- probes -------------------------------------------------------------------------------
+    def _prober(self, rng: random.Random) -> None:
+        """Pipelined rounds on the probe topic (chaos/probes.py), one op each, a few a second;
+        a round that cannot tell (no leader, a lost connection) ends in info."""
+        c = self.config
+        first = [True]
+        while not self._stopping.is_set():
+            process = self._new_process(first)
+            view = ClusterView(self.bootstrap, client_id=f"chaos-{process}",
+                               timeout_s=c.socket_timeout_s)
+            try:
+                while not self._stopping.is_set():
+                    invocation = self.recorder.invoke(process, "pipeline")
+                    try:
+                        found = pipeline(view, c.probe_wait_ms, c.socket_timeout_s)
+                    except Exception as exc:  # noqa: BLE001 -- unknown: crash the process
+                        self.recorder.complete(invocation, "info", error=type(exc).__name__)
+                        break
+                    self.recorder.complete(invocation, "ok", value=found)
+                    self._stopping.wait(rng.uniform(0.1, 0.4))
+            finally:
+                view.close()
+
     # -- the final phase ----------------------------------------------------------------------
     def final_reads(self, timeout_s: float = 60.0) -> dict[int, int]:
         """Read every partition from 0 to its end; {partition: records read}. A partition that
@@ -444,7 +539,8 @@ class Workload:
             try:
                 pairs, end = _read_all(consumer, key, deadline)
             except Exception as exc:  # noqa: BLE001 -- the partition stays unread
-                self.recorder.complete(invocation, "info", error=f"{type(exc).__name__}: {exc}")
+                self.recorder.complete(invocation, "info", error=f"{type(exc).__name__}: {exc}",
+                                       value=consumer.corrupt)
                 continue
             finally:
                 consumer.close()

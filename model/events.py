@@ -46,7 +46,7 @@ class ListOffsets:
     request_id: int
     broker: int
     partition: int
-    timestamp: int = LATEST  # EARLIEST (-2) or LATEST (-1)
+    timestamp: int = LATEST  # EARLIEST (-2), LATEST (-1), or a lookup by time
 
 
 @attrs.frozen(slots=True)

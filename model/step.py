@@ -431,6 +431,9 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
                       state.purgatory + (op,)), ()
 
 
+RECORD_TIMESTAMP = 0  # the timestamp every model record counts as having (ListOffsets by time)
+
+
 def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Effects]:
     _check_broker(state, event.broker)
     if not state.alive[event.broker]:
@@ -443,7 +446,11 @@ def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Ef
     if event.timestamp == LATEST:
         # read_uncommitted consumers see up to the hw, so "latest" is the hw.
         return state, (ListOffsetsResponse(event.request_id, NONE, replica.hw),)
-    return state, (ListOffsetsResponse(event.request_id, ErrorCode.invalid_request),)
+    # Any other timestamp is a lookup by time (KIP-79): the first record below the hw whose
+    # timestamp is at or after it, else offset -1 (no error). The model's records carry no
+    # timestamps: every one counts as stamped 0 (what the impl's clients here send).
+    found = 0 if event.timestamp <= RECORD_TIMESTAMP and replica.hw > 0 else -1
+    return state, (ListOffsetsResponse(event.request_id, NONE, found),)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -652,6 +659,8 @@ def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[Model
     then below min.insync.replicas become eligible leaders; an ISR at or above the minimum
     clears the ELR."""
     config, p = state.config, event.partition
+    if not 0 <= p < config.partitions:
+        return state, ()  # no leader has a change in flight for a partition that does not exist
     part = state.partitions[p]
     control = part.control
     leader_id = control.leader
@@ -752,7 +761,9 @@ def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
 
     if not 0 <= p < config.partitions:
         return refuse(ErrorCode.unknown_topic_or_partition)
-    if _replica_of(state, p, candidate) is None:
+    # the candidate is a value in the request, not an address: an id outside the cluster is
+    # just another non-replica (the controller answers so)
+    if not 0 <= candidate < config.brokers or _replica_of(state, p, candidate) is None:
         return refuse(ErrorCode.ineligible_replica)
     part = state.partitions[p]
     control = part.control

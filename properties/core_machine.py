@@ -7,10 +7,13 @@ Replica fetches are synchronous leader-fetch + follower-apply steps using the sa
 fetcher threads (impl/replication/apply.py).
 
 `make_core_machine(factory)` returns a RuleBasedStateMachine class over any factory returning a
-CoreCluster-like object. Invariants: every named spec invariant (spec/invariants.INVARIANTS) on
-the cluster's image as a spec State, plus two client-level facts checked on the history the
-machine keeps: acknowledged acks=all writes and records served to consumers are never lost
-from the quorum leader's log.
+CoreCluster-like object. The cluster is seen through the one abstraction function of the core,
+properties/lockstep.py `core_image` (a ModelState), and checked with the rules defined once
+elsewhere: every spec invariant on its refinement image (model/refinement.image_violations),
+and the model's client properties AckedWritesSurvive and ConsumedRecordsSurvive
+(model/properties.py) on the history the machine keeps (acknowledged acks=all writes, records
+served to consumers). Its own check is idempotence, which the model has no producer ids for:
+no record is committed twice.
 
     TestCore = make_core_machine(lambda: CoreCluster(brokers=3)).TestCase
     # the same core on impl/storage segmented logs:
@@ -22,9 +25,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 
-from hypothesis import note as hypothesis_note
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
 
@@ -33,22 +34,22 @@ from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
-from kafkaref.impl.protocol.records import build_batch, decode_batch
+from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
 from kafkaref.impl.replication.apply import apply_fetch_response
+from kafkaref.model.config import ClusterConfig
+from kafkaref.model.properties import Ghost, acked_writes_survive, consumed_records_survive
+from kafkaref.model.refinement import image_violations
+from kafkaref.model.render import render_state
+from kafkaref.model.values import Entry
 from kafkaref.properties.clock import Clock
-from kafkaref.spec.invariants import INVARIANTS
-from kafkaref.spec.state import NIL_EPOCH, QuorumState, Record, ReplicaState, State
+from kafkaref.properties.lockstep import TOPIC, core_image
+from kafkaref.properties.model_machine import note
+from kafkaref.spec.state import Record
 
-TOPIC, KEY = "t", ("t", 0)
+KEY = (TOPIC, 0)
 ATTEMPTS_MAX = 8  # a record's spec id is id * ATTEMPTS_MAX + attempt
-
-
-def note(text: str) -> None:
-    """hypothesis.note inside a test run; silent when the cluster is driven by a script."""
-    try:
-        hypothesis_note(text)
-    except InvalidArgument:
-        pass
+CLIENT_PROPERTIES = {"AckedWritesSurvive": acked_writes_survive,
+                     "ConsumedRecordsSurvive": consumed_records_survive}
 
 
 class CoreCluster:
@@ -57,6 +58,9 @@ class CoreCluster:
                  controller_mutants=(), log_factory: Callable[[int], object] | None = None):
         self.clock = Clock()
         self.lag_ms = replica_lag_time_max_ms
+        self.config = ClusterConfig(brokers=brokers, partitions=1, replication_factor=brokers,
+                                    min_insync_replicas=min_insync_replicas,
+                                    replica_lag_time_max_ms=replica_lag_time_max_ms)
         self.controller = ControllerState(self.clock, session_timeout_ms=2**62,
                                           mutants=controller_mutants)
         self.mutants = parse_mutants(partition_mutants)  # every broker's (impl/mutants.py)
@@ -76,6 +80,7 @@ class CoreCluster:
         configs = {"min.insync.replicas": str(min_insync_replicas)}
         error, message = self.controller.create_topic(TOPIC, 1, brokers, configs)
         assert error == ErrorCode.none, message
+        assert self.quorum.replicas == self.config.assignment(0), "assigned differently"
         for b in range(brokers):
             self.propagate(b)
 
@@ -92,9 +97,33 @@ class CoreCluster:
     def quorum(self):
         return self.controller.metadata.topic(TOPIC).partitions[0]
 
-    def partition(self, b: int):
+    def partition(self, b: int, p: int = 0):
         broker = self.brokers.get(b)
-        return None if broker is None else broker.replica_manager.partition(KEY)
+        return None if broker is None else broker.replica_manager.partition((TOPIC, p))
+
+    def log(self, b: int, p: int = 0):
+        return self.logs[b]
+
+    def next_ids(self, p: int = 0) -> int:
+        return self.next_record_id * ATTEMPTS_MAX
+
+    def entries(self, p: int, data: bytes, attempts: bool = True) -> tuple[Entry, ...]:
+        """Stored or fetched records as model entries named by their value "id:attempt": each
+        attempt of an idempotent retry a distinct record for the spec (id * ATTEMPTS_MAX +
+        attempt), or, attempts=False, the same record for clients (the id alone)."""
+        _, views = split_batches(data)
+        out = []
+        for view in views:
+            batch = decode_batch(view)
+            for record in batch.records:
+                base, attempt = _ids(record.value)
+                out.append(Entry(base * ATTEMPTS_MAX + attempt if attempts else base,
+                                 batch.header.partition_leader_epoch, record.value or b"",
+                                 batch.header.base_offset))
+        return tuple(out)
+
+    def client_entries(self, p: int, data: bytes) -> tuple[Entry, ...]:
+        return self.entries(p, data, attempts=False)
 
     def alive(self) -> list[int]:
         return [b for b, broker in self.brokers.items() if broker is not None]
@@ -201,23 +230,6 @@ class CoreCluster:
         for b in self.alive():
             self.brokers[b].advance_clock()
 
-    # -- the image as a spec State -------------------------------------------------------------
-    def spec_state(self) -> State:
-        replicas = []
-        for b in sorted(self.brokers):
-            p = self.partition(b)
-            if p is None:
-                replicas.append(ReplicaState(0, NIL_EPOCH, None, frozenset()))
-                continue
-            leader = p.leader_id if p.leader_id is not None and p.leader_id >= 0 else None
-            replicas.append(ReplicaState(p.high_watermark, p.leader_epoch, leader,
-                                         frozenset(p.isr) if p.is_leader else frozenset()))
-        q = self.quorum
-        quorum = QuorumState(q.leader_epoch, q.leader if q.leader >= 0 else None,
-                             frozenset(q.isr))
-        return State(tuple(self.record_ids(b) for b in sorted(self.brokers)), tuple(replicas),
-                     quorum, frozenset(), self.next_record_id, q.leader_epoch + 1)
-
 
 def _ids(value: bytes) -> tuple[int, int]:
     base, _, attempt = value.partition(b":")
@@ -317,22 +329,21 @@ def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedState
 
         @invariant()
         def spec_invariants_hold(self):
-            state = self.cluster.spec_state()
-            broken = [name for name, check in INVARIANTS.items() if not check(state)]
-            assert not broken, f"{broken} violated in {state}"
+            state = core_image(self.cluster)
+            broken = image_violations(state)
+            assert not broken, f"{broken} violated\n{render_state(state)}"
 
         @invariant()
-        def acknowledged_and_read_records_stay_on_the_quorum_leader(self):
-            q = self.cluster.quorum
-            if q.leader < 0:
-                return
-            log: dict[int, int] = {}
-            for offset, r in enumerate(self.cluster.record_ids(q.leader)):
-                log.setdefault(r.id // ATTEMPTS_MAX, offset)
-            for kind, seen in (("acknowledged", self.cluster.acked),
-                               ("read", self.cluster.read)):
-                lost = {i: o for i, o in seen.items() if log.get(i) != o}
-                assert not lost, f"{kind} records missing on leader {q.leader}: {lost}"
+        def client_properties_hold(self):
+            """The model's client properties on the image with the records named as clients
+            know them (acknowledged and read: id -> offset, judged against the leader)."""
+            state = core_image(self.cluster, self.cluster.client_entries)
+            ghost = Ghost(acked=frozenset((0, o, i) for i, o in self.cluster.acked.items()),
+                          consumed=frozenset((0, o, i) for i, o in self.cluster.read.items()))
+            broken = [name for name, holds in CLIENT_PROPERTIES.items() if not holds(state, ghost)]
+            assert not broken, (f"{broken} violated: acked {self.cluster.acked}, read "
+                                f"{self.cluster.read}, leader {state.partitions[0].control.leader}"
+                                f"\n{render_state(state)}")
 
         @invariant()
         def no_record_committed_twice(self):

@@ -17,7 +17,8 @@ to a fetch it no longer waits for (impl/replication/apply.py decides, as the fet
 
 `core_image(cluster)` is the one abstraction function of the core: the cluster seen as a
 ModelState. The lockstep machine compares `observable_state` of both sides after every step;
-properties/core_machine.py checks the model's client properties and, through
+properties/core_machine.py takes the image of its own cluster (stale metadata, idempotent
+producers) with it and checks the model's client properties (model/properties.py) and, through
 model/refinement.image, the spec's invariants on it.
 """
 
@@ -124,6 +125,12 @@ class CoreLockstep:
     def partition(self, b: int, p: int):
         broker = self.brokers[b]
         return None if broker is None else broker.replica_manager.partition((TOPIC, p))
+
+    def log(self, b: int, p: int):
+        return self.logs[(b, p)]
+
+    def next_ids(self, p: int) -> int:
+        return self.next_record_id[p]
 
     def _propagate(self) -> None:
         """The controller's image reaches every live broker at once (as the model delivers)."""
@@ -281,7 +288,8 @@ class CoreLockstep:
             broker.advance_clock(now)
 
     def _commit_isr_change(self, e: CommitIsrChange) -> None:
-        self._check_partition(e.partition)
+        if not 0 <= e.partition < self.config.partitions:
+            return  # no change can be in flight for it (the model: the same no-op)
         leader_id = self.controller.metadata.topic(TOPIC).partitions[e.partition].leader
         leader = self.partition(leader_id, e.partition) if leader_id >= 0 else None
         if leader is None or not leader.is_leader or leader.pending_isr is None:
@@ -337,10 +345,6 @@ class CoreLockstep:
                     log.flush()
 
     # -- bad input: what the model refuses, refused the same way ----------------------------------
-    def _check_partition(self, p: int) -> None:
-        if not 0 <= p < self.config.partitions:
-            raise ValueError(f"no partition {p}")
-
     def _check_broker(self, b: int) -> None:
         if not 0 <= b < self.config.brokers:
             raise ValueError(f"no broker {b}")
@@ -374,27 +378,34 @@ _HANDLERS = {
 }
 
 
-def core_image(cluster: CoreLockstep) -> ModelState:
+def core_image(cluster, entries=None) -> ModelState:
     """The one abstraction function of the core: the cluster as a ModelState. Dead brokers are
     seen through their logs (what a restart recovers); what the core does not keep (follower
-    views of the ISR, synced epochs, parked requests) is left empty."""
+    views of the ISR, synced epochs, parked requests) is left empty.
+
+    `cluster` is a CoreLockstep or any core cluster with the same views (properties/
+    core_machine.py's CoreCluster): config, clock, controller, brokers (None when down),
+    log(b, p), partition(b, p), entries(p, data) naming the records, next_ids(p). `entries`
+    overrides the naming (a cluster may name records one way for the spec, another for
+    clients)."""
     config = cluster.config
+    entries = entries or cluster.entries
     metas = cluster.controller.metadata.topic(TOPIC).partitions
     partitions = []
     for p, meta in enumerate(metas):
         replicas: list[Replica | None] = [None] * config.brokers
         for b in config.assignment(p):
-            replicas[b] = _replica_image(cluster, b, p)
+            replicas[b] = _replica_image(cluster, b, p, entries)
         control = PartitionControl(None if meta.leader < 0 else meta.leader, meta.leader_epoch,
                                    meta.partition_epoch, frozenset(meta.isr), frozenset(meta.elr))
-        partitions.append(PartitionState(tuple(replicas), control, cluster.next_record_id[p]))
-    alive = tuple(cluster.alive(b) for b in range(config.brokers))
+        partitions.append(PartitionState(tuple(replicas), control, cluster.next_ids(p)))
+    alive = tuple(cluster.brokers[b] is not None for b in range(config.brokers))
     return ModelState(config, cluster.clock.now_ms, alive, tuple(partitions), ())
 
 
-def _replica_image(cluster: CoreLockstep, b: int, p: int) -> Replica:
-    log = cluster.logs[(b, p)]
-    entries = cluster.entries(p, b"".join(raw for _, raw in log.batches()))
+def _replica_image(cluster, b: int, p: int, entries) -> Replica:
+    log = cluster.log(b, p)
+    entries = tuple(e for _, raw in log.batches() for e in _batch_entries(cluster, entries, p, raw))
     part = cluster.partition(b, p)
     brokers = cluster.config.brokers
     offsets, caught_up = [UNKNOWN_OFFSET] * brokers, [0] * brokers
@@ -411,6 +422,18 @@ def _replica_image(cluster: CoreLockstep, b: int, p: int) -> Replica:
                    frozenset(part.isr) if leading else frozenset(),
                    part.pending_isr if leading else None, tuple(offsets), tuple(caught_up),
                    NO_EPOCH)
+
+
+def _batch_entries(cluster, entries, p: int, raw) -> tuple[Entry, ...]:
+    """One stored batch as entries, decoded once per cluster: a batch's bytes (base offset and
+    leader epoch included) name the same records for as long as they are stored, and decoding
+    every log after every step made the image cost grow with the logs."""
+    cache = cluster.__dict__.setdefault("_image_entries", {})
+    key = (entries, p, bytes(raw))
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = entries(p, key[2])
+    return found
 
 
 def observable_state(state: ModelState) -> tuple:

@@ -35,10 +35,11 @@ What is compared, and when (model time is logical, the broker runs real threads)
 
 Time: each broker runs on one logical clock owned by the adapter; a Tick advances it and runs
 every broker's clock-driven work (purgatory expiry, the ISR lag check) at once, so expirations
-and ISR shrinks happen at the model's instants. The broker's ISR check period is set to 1 ms
-(Kafka checks every replica.lag.time.max.ms / 2; the model at every tick; which one is right is
-the core lockstep's question). The controller's session timeout is out of play: a crash fences
-the broker at once (the model's controller "notices at once").
+and ISR shrinks happen at the model's instants. The ISR lag check runs at Kafka's fixed rate,
+every replica.lag.time.max.ms / 2 at the multiples of that interval, on both sides (the broker's
+own schedule; a 1 ms period here once shrank ISRs the model kept: docs/lockstep.md). The
+controller's session timeout is out of play: a crash fences the broker at once (the model's
+controller "notices at once").
 
 Faults: `CrashBroker` stops every thread of the broker without a clean shutdown and cuts each of
 its segment files back to the size last fsynced (what a power loss may leave; the model's crash
@@ -75,7 +76,6 @@ import time
 from collections.abc import Iterable, Sequence
 
 import attrs
-from hypothesis import note
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
@@ -84,6 +84,7 @@ from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
 from kafkaref.impl.clock import Clock
 from kafkaref.impl.controller.server import ControllerServer
 from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import (
     build_batch_from_tuples,
     decode_batch_fields,
@@ -118,7 +119,7 @@ from kafkaref.model.events import (
 )
 from kafkaref.model.render import render_state
 from kafkaref.model.values import Entry, ModelState
-from kafkaref.properties.model_machine import assert_model_invariants
+from kafkaref.properties.model_machine import assert_model_invariants, note
 
 TOPIC = "lockstep"
 PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
@@ -137,6 +138,15 @@ class Awaiting:
 
     event: object
     request_ids: frozenset[int] = frozenset()
+
+
+@attrs.frozen
+class Pipelined:
+    """ListOffsets requests to one broker sent on one connection before any answer is read:
+    Kafka answers a connection's requests in order (it mutes the connection while one is
+    inside), so the answers must come back in request order with the model's values."""
+
+    events: tuple[ListOffsets, ...]
 
 
 @attrs.frozen
@@ -327,18 +337,20 @@ class CuttableFetcherManager(FetcherManager):
 
 
 def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalClock,
-                 links: Links, config: ClusterConfig) -> KafkaServer:
+                 links: Links, config: ClusterConfig, mutants=frozenset()) -> KafkaServer:
     """impl/server/clustered.py's broker on the adapter's clock (both readings: record
     timestamps are 0, so retention never sees them old), with cuttable fetchers that poll (max
     wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
-    comes), and an ISR check at every clock advance."""
+    comes). The ISR lag check keeps the broker's own fixed rate (every replica.lag.time.max.ms /
+    2, at the multiples of that interval on the logical clock, as the model: docs/lockstep.md,
+    threaded rule 1)."""
     server = clustered_broker(
-        data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2),
+        data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2,
+                                           mutants=mutants),
         BrokerConfig(broker_id=broker_id, auto_create_topics=False,
-                     replica_lag_time_max_ms=config.replica_lag_time_max_ms),
+                     replica_lag_time_max_ms=config.replica_lag_time_max_ms, mutants=mutants),
         clock=Clock(monotonic_ms=clock, wall_ms=clock))
     server.links = links
-    server.broker.replica_manager.isr_check_interval_ms = 1
     server.extra_threads.remove(server.fetchers)
     server.fetchers = CuttableFetcherManager(server, max_wait_ms=0)
     server.extra_threads.append(server.fetchers)
@@ -359,14 +371,17 @@ class _Pending:
 class ThreadedCluster:
     """The system under test: N threaded brokers, spoken to over sockets. See the module doc."""
 
-    def __init__(self, config: ClusterConfig, directory: str | None = None):
+    def __init__(self, config: ClusterConfig, directory: str | None = None, mutants=frozenset()):
+        """mutants: deliberate faults (impl/mutants.py) of every broker and the controller."""
         if config.unclean_leader_election or config.bugs:
             raise ValueError("the threaded lockstep runs clean elections and no model bugs")
         self.config = config
+        self.mutants = parse_mutants(mutants)
         self.own_directory = directory is None
         self.directory = directory or tempfile.mkdtemp(prefix="kafkaref-lockstep-")
         self.clock, self.links = LogicalClock(), Links()
-        self.controller = ControllerServer(session_timeout_ms=3_600_000, tick_ms=50).start()
+        self.controller = ControllerServer(session_timeout_ms=3_600_000, tick_ms=50,
+                                           mutants=self.mutants).start()
         self.servers: dict[int, KafkaServer | None] = {}
         self.idle: dict[int, list[KafkaConnection]] = {b: [] for b in range(config.brokers)}
         self.pending: dict[int, _Pending] = {}
@@ -385,7 +400,7 @@ class ThreadedCluster:
     def _start(self, b: int) -> None:
         self.servers[b] = start_broker(b, os.path.join(self.directory, f"broker-{b}"),
                                        self.controller.address, self.clock, self.links,
-                                       self.config)
+                                       self.config, self.mutants)
 
     def _wait_registered(self, ids: set[int]) -> None:
         deadline = time.monotonic() + SETTLE_WAIT_S
@@ -461,6 +476,8 @@ class ThreadedCluster:
                     "partition": event.partition, "fetch_offset": event.offset,
                     "current_leader_epoch": event.current_leader_epoch, "log_start_offset": -1,
                     "partition_max_bytes": event.max_bytes}]}]})
+        if isinstance(event, Pipelined):
+            return self._pipelined(event.events)
         if isinstance(event, ListOffsets):
             return self._send(event.request_id, event.broker, event.partition, 2,
                               LIST_OFFSETS_V, _list_offsets_request(event.partition,
@@ -545,6 +562,24 @@ class ThreadedCluster:
         self.pending[correlation_id_key(b, connection, correlation_id)] = _Pending(
             request_id, b, connection, api_key, version, correlation_id, partition)
         return []
+
+    def _pipelined(self, events: Sequence[ListOffsets]) -> list[Effect]:
+        """Send every request, then read the answers in order; an answer out of order (its
+        correlation id not the next one) closes the connection: every request disconnected."""
+        b = events[0].broker
+        if self.servers.get(b) is None:
+            return [Disconnected(e.request_id) for e in events]
+        connection = self._connection(b)
+        try:
+            sent = [connection.send_request(2, LIST_OFFSETS_V, _list_offsets_request(
+                e.partition, e.timestamp)) for e in events]
+            answers = [decode_answer(e.request_id, 2, connection.receive(2, LIST_OFFSETS_V, c))
+                       for e, c in zip(events, sent, strict=True)]
+        except OSError:
+            connection.close()
+            return [Disconnected(e.request_id) for e in events]
+        self.idle[b].append(connection)
+        return answers
 
     def _wait_for(self, request_ids: frozenset[int]) -> None:
         """Receive until every expected request is answered (bounded), then whatever else has
@@ -739,6 +774,7 @@ def decode_answer(request_id: int, api_key: int, body) -> Effect:
 # -- the machine --------------------------------------------------------------------------------
 
 SETTLE_ROUNDS_MAX = 64
+PIPELINED_PAIRS = 4  # unmuted (M9), 8 requests in flight on two I/O threads reorder often
 
 
 def make_threaded_machine(config: ClusterConfig, sut_factory=None,
@@ -856,10 +892,19 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
             offset = max(0, hw - back) if back >= 0 else hw + 1
             self.step(Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
 
-        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans())
-        def list_offsets(self, p, to_leader, broker, latest):
+        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans(),
+              pipelined=st.sampled_from([False, False, True]))
+        def list_offsets(self, p, to_leader, broker, latest, pipelined):
+            """pipelined: EARLIEST and LATEST, several times, on one connection, each sent
+            before the first is answered (per-connection ordering, M9)."""
             broker = self.target(p, to_leader, broker)
-            self.step(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
+            if not pipelined:
+                self.step(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
+                return
+            events = tuple(ListOffsets(self.request_id(), broker, p, t)
+                           for t in (EARLIEST, LATEST) * PIPELINED_PAIRS)
+            fed = [effect for event in events for effect in self.model.feed(event)]
+            self.step(Pipelined(events), fed=fed)
 
         # -- time -----------------------------------------------------------------------------
         @precondition(lambda self: not self.paused)
@@ -964,7 +1009,7 @@ def make_threaded_machine(config: ClusterConfig, sut_factory=None,
 
 
 __all__ = ["ThreadedCluster", "make_threaded_machine", "client_view", "observe_model",
-           "Awaiting", "Settle", "Isolate", "Heal", "Pause", "Resume", "Observation"]
+           "Awaiting", "Settle", "Isolate", "Heal", "Pause", "Resume", "Pipelined", "Observation"]
 
 
 # -- benchmark ------------------------------------------------------------------------------------

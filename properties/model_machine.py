@@ -14,12 +14,14 @@ model's (or satisfy `compare`). Invariants: the model's client-level properties
 from __future__ import annotations
 
 import collections
+import sys
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
-from hypothesis import note
+from hypothesis import note as hypothesis_note
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
@@ -45,6 +47,15 @@ from kafkaref.model.render import render_state
 from kafkaref.model.values import ModelState
 
 
+def note(text: str) -> None:
+    """hypothesis.note inside a test run; silent when a machine is driven by a script (a
+    regression test calling its rules one by one)."""
+    try:
+        hypothesis_note(text)
+    except InvalidArgument:
+        pass
+
+
 class SystemUnderTest(Protocol):
     def feed(self, event: Event) -> Sequence[Effect]: ...
 
@@ -68,7 +79,8 @@ class StateCheck:
 
 
 FIRED: collections.Counter = collections.Counter()
-"""How often each rule outcome fired in this process (properties/lockstep_bench.py prints it)."""
+"""How often each rule ("rule NAME": calls that fed at least one event) and each event outcome
+fired in this process (properties/lockstep_bench.py prints it)."""
 
 
 def _pending(state: ModelState, p: int):
@@ -154,12 +166,18 @@ def make_model_machine(
             self.model = ReferenceModel(config)
             self.sut = sut_factory(config) if sut_factory is not None else None
             self.next_request_id = 0
+            self._rule_frame = None
             for p in range(config.partitions):  # start with leaders, as a real cluster does
                 self.feed(Elect(p, config.assignment(p)[0]))
 
         # -- plumbing ---------------------------------------------------------------------
 
         def feed(self, event: Event) -> Sequence[Effect]:
+            caller = sys._getframe(1)  # the rule feeding: counted once per call (coverage)
+            if caller is not self._rule_frame:
+                self._rule_frame = caller
+                name = caller.f_code.co_name
+                FIRED["rule " + ("(initial elections)" if name == "__init__" else name)] += 1
             before = self.model.state
             expected = self.model.feed(event)
             for label in fired_labels(event, expected, before, self.model.state):
@@ -223,13 +241,25 @@ def make_model_machine(
             broker = self.leader_or_any(p, to_leader, broker)
             self.feed(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
 
-        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect"]),
-              broker=brokers, other=brokers)
-        def bad_input(self, kind, broker, other):
+        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
+                                    "stranger", "time", "commit"]),
+              broker=brokers, other=brokers, when=st.sampled_from([0, 12345, -3]))
+        def bad_input(self, kind, broker, other, when):
             """Requests the model calls impossible get the same error code on both sides: an
             unknown partition, an empty produce, invalid acks, a fetch from a broker that holds
-            no replica, an election of a non-replica."""
+            no replica, an election of a non-replica or of a broker id outside the cluster, an
+            ISR commit for an unknown partition; and a ListOffsets by time (outside the
+            client alphabet: the model has no timestamps, docs/lockstep.md)."""
             unknown = config.partitions
+            if kind == "stranger":
+                self.feed(Elect(0, config.brokers + broker))
+                return
+            if kind == "time":
+                self.feed(ListOffsets(self.request_id(), broker, 0, when))
+                return
+            if kind == "commit":
+                self.feed(CommitIsrChange(unknown))
+                return
             if kind == "produce":
                 self.feed(Produce(self.request_id(), broker, unknown, (b"u",), 1))
             elif kind == "fetch":
@@ -296,6 +326,94 @@ def make_model_machine(
             p = pending[pick % len(pending)]
             self.feed(CommitIsrChange(p))
             self.feed(Elect(p, config.assignment(p)[index], unclean and config.unclean_leader_election))
+
+        # -- shapes a uniform walk rarely reaches (each a sequence of ordinary events) -----
+        # A follower that has fallen out of the ISR while the hw moved past it, and the
+        # election of an in-sync replica that holds less than another live replica: where
+        # ISR expansion (M15) and truncation on a diverging epoch (M5, B1) have to be right.
+
+        def stallable(self) -> list[tuple[int, int]]:
+            """(partition, follower): a live ISR follower behind its live leader's leo, the
+            leader with no ISR change in flight."""
+            state = self.model.state
+            out = []
+            for p in range(config.partitions):
+                found = state.leader_replica(p)
+                if found is None or found[1].pending_isr is not None:
+                    continue
+                leader, replica = found
+                out += [(p, f) for f in sorted(replica.isr - {leader})
+                        if state.alive[f] and state.partitions[p].replicas[f].leo < replica.leo]
+            return out
+
+        @precondition(lambda self: self.stallable())
+        @rule(pick=st.integers(0, 8))
+        def stall_follower(self, pick):
+            """One follower stops fetching: the others catch up to the leader's leo, time
+            passes beyond the lag time (2x: a fixed-rate check falls after it), the ISR shrink
+            is committed. With enough ISR left, the hw then moves past the stalled one."""
+            pairs = self.stallable()
+            p, stalled = pairs[pick % len(pairs)]
+            for other in config.assignment(p):
+                for _ in range(4):
+                    event = replica_fetch_for(self.model.state, other, p)
+                    if other == stalled or event is None or not self.model.state.alive[other]:
+                        break
+                    self.feed(event)
+            self.feed(Tick(2 * config.replica_lag_time_max_ms))
+            if p in self.pending():
+                self.feed(CommitIsrChange(p))
+
+        def below_hw(self) -> list[tuple[int, int]]:
+            """(partition, follower): a live follower outside its leader's ISR, below its hw."""
+            state = self.model.state
+            out = []
+            for p in range(config.partitions):
+                found = state.leader_replica(p)
+                if found is None:
+                    continue
+                leader, replica = found
+                for f in config.assignment(p):
+                    r = state.partitions[p].replicas[f]
+                    if (f != leader and f not in replica.isr and state.alive[f] and r.leo < replica.hw
+                            and replica_fetch_for(state, f, p) is not None):
+                        out.append((p, f))
+            return out
+
+        @precondition(lambda self: self.below_hw())
+        @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
+              max_bytes=st.sampled_from([1 << 20, 1]))
+        def catch_up_below_hw(self, pick, times, max_bytes):
+            """A follower below the hw fetches: it may join the ISR only once it reaches the hw."""
+            pairs = self.below_hw()
+            p, follower = pairs[pick % len(pairs)]
+            for _ in range(times):
+                event = replica_fetch_for(self.model.state, follower, p, max_bytes)
+                if event is None:
+                    return
+                self.feed(event)
+
+        def lagging_candidates(self) -> list[tuple[int, int]]:
+            """(partition, replica): a live ISR member, not the leader, holding fewer records
+            than another live replica that does not yet know they are committed (its hw is
+            below the candidate's leo: B1's shape, where truncating to the hw loses them)."""
+            state = self.model.state
+            out = []
+            for p, part in enumerate(state.partitions):
+                live = [(b, part.replicas[b]) for b in config.assignment(p) if state.alive[b]]
+                out += [(p, b) for b, r in live if b in part.control.isr
+                        and b != part.control.leader
+                        and any(o.leo > r.leo > o.hw for _, o in live)]
+            return out
+
+        @precondition(lambda self: self.lagging_candidates())
+        @rule(pick=st.integers(0, 8))
+        def elect_lagging_isr_member(self, pick):
+            """A clean election of an in-sync replica that is behind another: the replicas
+            ahead of it must truncate by leader epoch, to what the new leader holds."""
+            candidates = self.lagging_candidates()
+            p, leader = candidates[pick % len(candidates)]
+            self.feed(Elect(p, leader))
 
         # -- faults -----------------------------------------------------------------------
 

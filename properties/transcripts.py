@@ -192,7 +192,7 @@ class CoreTarget:
         machine = make_core_machine(lambda: self.cluster)()
         broken = []
         for check in (machine.spec_invariants_hold,
-                      machine.acknowledged_and_read_records_stay_on_the_quorum_leader,
+                      machine.client_properties_hold,
                       machine.no_record_committed_twice):
             try:
                 check()

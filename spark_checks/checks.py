@@ -13,7 +13,13 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from kafkaref.spec.history import POSITION_RESET_FS
+from kafkaref.spec.history import (
+    CLOCK_FAULT_F,
+    EARLY_FETCH_FRACTION,
+    HUNG_GRACE_MS,
+    NEMESIS_PROCESS,
+    POSITION_RESET_FS,
+)
 
 READ_KINDS = ("poll", "final_read")
 TP = ["topic", "partition"]
@@ -345,6 +351,65 @@ def realtime_order(fr: Frames) -> DataFrame:
             .select(*TP, "b_value", "b_offset", "prior.value", "prior.offset"))
 
 
+def garbage_read(fr: Frames) -> DataFrame:
+    """Reads of a value no send record holds: an anti-join of the reads on the sent values."""
+    sent = fr.sends.select(*TP, "value")
+    # A corrupt value is read where it was written, so the partition keys keep the join local;
+    # a value sent to another partition is caught by the second, by-value-only, anti-join.
+    local = fr.reads.join(sent, [*TP, "value"], "left_anti")
+    return (local.join(fr.sends.select("value"), "value", "left_anti")
+            .select(*TP, "offset", "value").distinct())
+
+
+_OBSERVATION = ("struct<sent:array<bigint>,answered:array<bigint>,max_wait_ms:bigint,"
+                "empty_fetch_ms:bigint,timeout_ms:bigint,waited_ms:bigint,probe:string,"
+                "corrupt_batch:struct<topic:string,partition:int,offset:bigint>>")
+
+
+def _observations(fr: Frames, types: tuple[str, ...]) -> DataFrame:
+    """Completions of the given types whose value is an observation (spec/history.py); ops
+    are few next to records, and a value that is no JSON object parses to nulls."""
+    return (fr.ops.where(F.col("type").isin(*types) & F.col("value").startswith("{"))
+            .select(F.col("index").alias("op"),
+                    F.from_json("value", _OBSERVATION).alias("o")).select("op", "o.*"))
+
+
+def _no_clock_faults(fr: Frames, cases: DataFrame) -> DataFrame:
+    clock = fr.ops.where((F.col("process") == NEMESIS_PROCESS) & (F.col("f") == CLOCK_FAULT_F))
+    return cases.limit(0) if clock.limit(1).count() else cases
+
+
+def corrupt_read(fr: Frames) -> DataFrame:
+    return (_observations(fr, ("ok", "fail", "info"))
+            .where(F.col("corrupt_batch.topic").isNotNull()
+                   & F.col("corrupt_batch.partition").isNotNull()
+                   & F.col("corrupt_batch.offset").isNotNull())
+            .select("op", "corrupt_batch.topic", "corrupt_batch.partition",
+                    "corrupt_batch.offset"))
+
+
+def response_reorder(fr: Frames) -> DataFrame:
+    return (_observations(fr, ("ok",))
+            .where(F.col("sent").isNotNull() & F.col("answered").isNotNull()
+                   & (F.col("sent") != F.col("answered")))
+            .select("op", "sent", "answered"))
+
+
+def early_empty_fetch(fr: Frames) -> DataFrame:
+    cases = (_observations(fr, ("ok",))
+             .where(F.col("empty_fetch_ms") < F.col("max_wait_ms") * EARLY_FETCH_FRACTION)
+             .select("op", "max_wait_ms", "empty_fetch_ms"))
+    return _no_clock_faults(fr, cases)
+
+
+def hung_request(fr: Frames) -> DataFrame:
+    cases = (_observations(fr, ("ok", "fail", "info"))
+             .where((F.col("probe") == "answered")
+                    & (F.col("waited_ms") > F.col("timeout_ms") + HUNG_GRACE_MS))
+             .select("op", "timeout_ms", "waited_ms"))
+    return _no_clock_faults(fr, cases)
+
+
 def _spread_by_value(fr: Frames) -> DataFrame:
     """Values observed at more than one (topic, partition, offset) (shared with duplicate)."""
     return _spread(fr, "spread_by_value", ["value"])
@@ -431,6 +496,7 @@ CHECKS = {
     f.__name__: f for f in (
         inconsistent_offsets, duplicate, lost_write, unseen, offset_mismatch, nonmonotonic_send,
         send_reorder, poll_skip, nonmonotonic_poll, int_poll_skip, int_nonmonotonic_poll,
-        aborted_read, dirty_read, hw_regression, realtime_order, cycle,
+        aborted_read, dirty_read, hw_regression, realtime_order, garbage_read,
+        corrupt_read, response_reorder, early_empty_fetch, hung_request, cycle,
     )
 }

@@ -17,7 +17,9 @@ Every anomaly of the catalogue has an injection (INJECTIONS maps kind -> anomaly
   send kinds: lost_write, aborted_read, misordered_ack (realtime_order), unseen, offset_mismatch,
     nonmonotonic_send, send_reorder, swapped_acks (cycle);
   poll kinds: poll_skip, int_poll_skip, nonmonotonic_poll, inconsistent (inconsistent_offsets),
-    duplicate, hw_regression, int_nonmonotonic_poll, dirty_read.
+    duplicate, hw_regression, int_nonmonotonic_poll, dirty_read, corrupt_value (garbage_read),
+    and observations in the poll's op value: reordered_answers (response_reorder), early_fetch
+    (early_empty_fetch), hung_poll (hung_request), corrupt_batch (corrupt_read).
 """
 
 from __future__ import annotations
@@ -48,7 +50,12 @@ POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
               "nonmonotonic_poll": "nonmonotonic_poll", "inconsistent": "inconsistent_offsets",
               "duplicate": "duplicate", "hw_regression": "hw_regression",
               "int_nonmonotonic_poll": "int_nonmonotonic_poll",  # a record repeated in a poll
-              "dirty_read": "dirty_read"}  # a poll reads past the log end a value never kept
+              "dirty_read": "dirty_read",  # a poll reads past the log end a value never kept
+              "corrupt_value": "garbage_read",  # a poll returns a value with a bit flipped
+              # observations in the poll's op value (spec/history.py): a client's measures
+              "reordered_answers": "response_reorder", "early_fetch": "early_empty_fetch",
+              "hung_poll": "hung_request",
+              "corrupt_batch": "corrupt_read"}  # a poll met bytes that are no batch
 INJECTIONS = {**SEND_KINDS, **POLL_KINDS}  # injection kind -> the anomaly that must report it
 # Send kinds acknowledged at another send's offset: their ops interleave in the version order.
 _CYCLIC = frozenset({"misordered_ack", "offset_mismatch", "nonmonotonic_send", "swapped_acks"})
@@ -61,7 +68,7 @@ SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
     "lost_write": ("unseen", "int_poll_skip", "dirty_read"),  # final reads skip it; polls saw it
     "aborted_read": (),
     "misordered_ack": (*_TAKEN, "nonmonotonic_send", "cycle"),
-    "unseen": (),
+    "unseen": ("garbage_read",),  # the log holds a value whose send record says another
     "offset_mismatch": ("inconsistent_offsets", "duplicate", "cycle"),
     "nonmonotonic_send": (*_TAKEN, "realtime_order", "cycle"),
     "send_reorder": (),
@@ -69,13 +76,27 @@ SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
     "poll_skip": (),
     "int_poll_skip": (),
     "nonmonotonic_poll": (),
-    "inconsistent": ("offset_mismatch", "dirty_read"),  # the log holds another value there
+    # the log holds another value there, one nobody sent
+    "inconsistent": ("offset_mismatch", "dirty_read", "garbage_read"),
     "duplicate": ("inconsistent_offsets", "offset_mismatch", "dirty_read", "cycle"),
     "hw_regression": (),
     "int_nonmonotonic_poll": (),
     # the offset read past the end is written later (another value there), and the next poll
     # starts at it again
-    "dirty_read": ("inconsistent_offsets", "offset_mismatch", "nonmonotonic_poll"),
+    "dirty_read": ("inconsistent_offsets", "offset_mismatch", "nonmonotonic_poll",
+                   "garbage_read"),
+    "corrupt_value": ("inconsistent_offsets", "offset_mismatch", "dirty_read"),
+    "reordered_answers": (),
+    "early_fetch": (),
+    "hung_poll": (),
+    "corrupt_batch": (),
+}
+# The observation each op-level injection puts in its poll's completion (spec/history.py).
+OBSERVATIONS = {
+    "reordered_answers": {"sent": [1, 2], "answered": [2, 1]},
+    "early_fetch": {"max_wait_ms": 500, "empty_fetch_ms": 3},
+    "hung_poll": {"timeout_ms": 3000, "waited_ms": 9000, "probe": "answered"},
+    "corrupt_batch": {"corrupt_batch": {"topic": TOPIC, "partition": 0, "offset": 0}},
 }
 _MASK = (1 << 64) - 1
 
@@ -436,8 +457,13 @@ def _poll(lay: _Layout, r: int, index: int, ops: _Columns, records: _Columns,
         fresh = -(1 << 41) - r
         pairs = pairs + [(end, fresh)]
         touched_values, locations = [fresh], [[TOPIC, p, end]]
+    elif kind == "corrupt_value":  # a high bit flipped: a value no producer has
+        flipped = pairs[1][1] ^ (1 << 62)
+        pairs[1] = (pairs[1][0], flipped)
+        touched_values, locations = [flipped], [[TOPIC, p, pairs[1][0]]]
+    observed = json.dumps(OBSERVATIONS[kind]) if kind in OBSERVATIONS else None
     ops.add(index, invoke_time, process, "invoke", "poll", None, None, None)
-    ops.add(index + 1, complete_time, process, "ok", "poll", index, None, None)
+    ops.add(index + 1, complete_time, process, "ok", "poll", index, None, observed)
     for position, (offset, value) in enumerate(pairs):
         records.add(index + 1, position, "poll", process, "ok", invoke_time, complete_time,
                     TOPIC, p, offset, value)

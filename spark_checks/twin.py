@@ -15,7 +15,17 @@ import networkx as nx
 
 from kafkaref.chaos.history_store import read_table
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
-from kafkaref.spec.history import POSITION_RESET_FS, CheckConfig
+from kafkaref.spec.history import (
+    CLOCK_FAULT_F,
+    NEMESIS_PROCESS,
+    POSITION_RESET_FS,
+    CheckConfig,
+    corrupt_batch,
+    early_empty,
+    hung,
+    observation,
+    reordered,
+)
 
 READ_KINDS = ("poll", "final_read")
 
@@ -235,6 +245,46 @@ def hw_regression(h: TwinHistory) -> list[tuple]:
     ]
 
 
+def garbage_read(h: TwinHistory) -> list[tuple]:
+    sent = {r["value"] for r in h.sends}
+    return list({(r["topic"], r["partition"], r["offset"], r["value"])
+                 for r in h.reads if r["value"] not in sent})
+
+
+def _observations(h: TwinHistory, types: tuple[str, ...]) -> list[tuple[dict, dict]]:
+    """(op, observation) of the completions of the given types that hold one."""
+    return [(op, found) for op in h.ops if op["type"] in types
+            and (found := observation(op["value"])) is not None]
+
+
+def _clock_faults(h: TwinHistory) -> bool:
+    return any(op["process"] == NEMESIS_PROCESS and op["f"] == CLOCK_FAULT_F for op in h.ops)
+
+
+def corrupt_read(h: TwinHistory) -> list[tuple]:
+    return [(op["index"], *where) for op, found in _observations(h, ("ok", "fail", "info"))
+            if (where := corrupt_batch(found)) is not None]
+
+
+def response_reorder(h: TwinHistory) -> list[tuple]:
+    return [(op["index"], tuple(found["sent"]), tuple(found["answered"]))
+            for op, found in _observations(h, ("ok",)) if reordered(found)]
+
+
+def early_empty_fetch(h: TwinHistory) -> list[tuple]:
+    if _clock_faults(h):
+        return []
+    return [(op["index"], found["max_wait_ms"], found["empty_fetch_ms"])
+            for op, found in _observations(h, ("ok",)) if early_empty(found)]
+
+
+def hung_request(h: TwinHistory) -> list[tuple]:
+    if _clock_faults(h):
+        return []
+    return [(op["index"], found["timeout_ms"], found["waited_ms"])
+            for op, found in _observations(h, ("ok", "fail", "info")) if hung(found)]
+
+
 def realtime_order(h: TwinHistory) -> list[tuple]:
     cases = []
     for b in h.ok_sends:
@@ -331,7 +381,8 @@ CHECKS: dict[str, Callable[[TwinHistory], list[tuple]]] = {
     f.__name__: f for f in (
         inconsistent_offsets, duplicate, lost_write, unseen, offset_mismatch, nonmonotonic_send,
         send_reorder, poll_skip, nonmonotonic_poll, int_poll_skip, int_nonmonotonic_poll,
-        aborted_read, dirty_read, hw_regression, realtime_order, cycle,
+        aborted_read, dirty_read, hw_regression, realtime_order, garbage_read,
+        corrupt_read, response_reorder, early_empty_fetch, hung_request, cycle,
     )
 }
 

@@ -36,11 +36,17 @@ Offsets need not be dense (transaction markers, aborted batches and compaction t
 the checks judge order and gaps on the log's values: a poll skipped something only if some value
 is known (from an ok send or any read) at an offset strictly between two successive ones it read.
 
+An op's value may hold an observation (a JSON object): what a client measured about one request
+rather than a value it read (the order of a connection's answers, how long a fetch or a silent
+request waited); observation(), reordered(), early_empty() and hung() read and judge them.
+
 The anomaly catalogue (names, what each means, what each configuration allows) is defined here
 too, once, and imported by both checkers.
 """
 
 from __future__ import annotations
+
+import json
 
 import attrs
 
@@ -161,6 +167,16 @@ _RECORD = ("topic", "partition", "offset", "value")
 _SEND_STEP = ("process", "topic", "partition", "prev_value", "prev_offset", "value", "offset")
 _POLL_STEP = ("process", "topic", "partition", "prev_op", "prev_offset", "op", "offset")
 
+# Latency anomalies (docs/histories.md, "observations"): a client measures, on its own monotonic
+# clock, how long a request waited and records it in the op's value; these bounds judge it. A
+# correct broker answers an empty fetch at max_wait (a timer), and expires a request at its
+# timeout (one ticker period late at most): both bounds leave seconds of room for a loaded
+# machine. A clock fault moves the broker's timers, so a history with one is not judged.
+EARLY_FETCH_FRACTION = 0.5
+HUNG_GRACE_MS = 3000
+LATENCY_ANOMALIES = ("early_empty_fetch", "hung_request")
+CLOCK_FAULT_F = "clock"  # the nemesis op whose presence switches the latency checks off
+
 # name -> (what it means, the fields of one case in canonical order).
 ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "inconsistent_offsets": (
@@ -227,6 +243,36 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "the witness is the highest offset acknowledged before it was invoked",
         ("topic", "partition", "value", "offset", "prior_value", "prior_offset"),
     ),
+    "garbage_read": (
+        "a read returned a value that no send wrote (no send record, whatever its outcome, "
+        "holds it): a record corrupted on its way or at rest, or one the broker made up",
+        _RECORD,
+    ),
+    "corrupt_read": (
+        "a read got bytes that are no record batch even with the CRC ignored (an op's "
+        "observation {\"corrupt_batch\": {\"topic\", \"partition\", \"offset\"}}): a "
+        "broker served a torn or overwritten batch",
+        ("op", "topic", "partition", "offset"),
+    ),
+    "response_reorder": (
+        "a connection's responses came back in another order than its requests were sent "
+        "(an ok op's observation {\"sent\": [correlation ids], \"answered\": [...]})",
+        ("op", "sent", "answered"),
+    ),
+    "early_empty_fetch": (
+        "a fetch with min_bytes >= 1 was answered empty and without error in less than "
+        f"{EARLY_FETCH_FRACTION} of its max_wait_ms (an ok op's observation "
+        "{\"max_wait_ms\": W, \"empty_fetch_ms\": E}); not judged in a history with clock "
+        "faults",
+        ("op", "max_wait_ms", "empty_fetch_ms"),
+    ),
+    "hung_request": (
+        f"a request left unanswered more than {HUNG_GRACE_MS} ms past its timeout_ms on a "
+        "broker that answered a probe meanwhile (an op's observation {\"timeout_ms\": T, "
+        "\"waited_ms\": W, \"probe\": \"answered\"}); not judged in a history with clock "
+        "faults",
+        ("op", "timeout_ms", "waited_ms"),
+    ),
     "cycle": (
         "a cycle of write-write (log order) and write-read edges between ops (G0 / G1c), "
         "found after contracting ops that write one contiguous run of one partition (they "
@@ -264,3 +310,48 @@ def allowed_anomalies(config: CheckConfig) -> frozenset[str]:
     if config.mode == "subscribe":
         allowed.update(("poll_skip", "nonmonotonic_poll"))
     return frozenset(allowed)
+
+
+# --- observations: what a client measured about one request, in its op's value -------------
+
+
+def observation(value: str | None) -> dict | None:
+    """The op's value as an observation dict (None for the other values: free text, lists)."""
+    if not value or not value.startswith("{"):
+        return None
+    try:
+        found = json.loads(value)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
+
+
+def corrupt_batch(found: dict) -> tuple | None:
+    """(topic, partition, offset) of a batch a read could not decode, or None."""
+    where = found.get("corrupt_batch")
+    if not isinstance(where, dict):
+        return None
+    topic, partition, offset = (where.get(k) for k in ("topic", "partition", "offset"))
+    if isinstance(topic, str) and isinstance(partition, int) and isinstance(offset, int):
+        return topic, partition, offset
+    return None
+
+
+def reordered(found: dict) -> bool:
+    """A pipelined connection's answers in another order than its requests."""
+    sent, answered = found.get("sent"), found.get("answered")
+    return isinstance(sent, list) and isinstance(answered, list) and sent != answered
+
+
+def early_empty(found: dict) -> bool:
+    """An empty, error-free fetch answered well before its max_wait_ms."""
+    wait, took = found.get("max_wait_ms"), found.get("empty_fetch_ms")
+    return isinstance(wait, int) and isinstance(took, int) and \
+        took < wait * EARLY_FETCH_FRACTION
+
+
+def hung(found: dict) -> bool:
+    """A request left unanswered far past its timeout while its broker answered a probe."""
+    timeout, waited = found.get("timeout_ms"), found.get("waited_ms")
+    return found.get("probe") == "answered" and isinstance(timeout, int) and \
+        isinstance(waited, int) and waited > timeout + HUNG_GRACE_MS

@@ -93,10 +93,10 @@ def offset_commit_fetch(probe: Probe):
 
     def commit(name, offset):
         return conn.call(8, {"group_id": group, "generation_id_or_member_epoch": -1,
-                             "generation_id": -1, "member_id": "", "group_instance_id": None,
+                             "member_id": "", "group_instance_id": None,
                              "retention_time": -1, "topics": [{"name": name, "partitions": [
                                  {"partition_index": 0, "committed_offset": offset,
-                                  "committed_leader_epoch": -1, "commit_timestamp": -1,
+                                  "committed_leader_epoch": -1,
                                   "committed_metadata": "conform"}]}]})
 
     answer = commit(topic, 42)

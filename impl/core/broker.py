@@ -213,13 +213,13 @@ class Broker:
                 })
             topics.append({"name": name, "error_code": 0,
                            "is_internal": offsets_topic.is_internal(name),
-                           "partitions": partitions})
+                           "partitions": partitions, "topic_authorized_operations": -2**31})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
                    for b in meta.brokers]
         return self._response(request, {
             "brokers": brokers, "cluster_id": meta.cluster_id,
             "controller_id": meta.controller_id, "topics": topics,
-            "cluster_authorized_operations": -2**31, "topic_authorized_operations": -2**31,
+            "cluster_authorized_operations": -2**31,
         })
 
     def _find_coordinator(self, request, respond):

@@ -1,8 +1,9 @@
 """Build kio message objects of any version from plain dicts.
 
 Handlers describe a response once, as nested dicts with every field any version might carry;
-`build(cls, values)` keeps only the fields `cls` (one kio class for one API version) has, fills
-fields it lacks with their default or a zero, and converts plain values to the types kio's
+`build(cls, values)` keeps only the fields `cls` (one kio class for one API version) has (a name
+no version of the message has raises ValueError), fills fields it lacks with their default or a
+zero, and converts plain values to the types kio's
 writers need (ErrorCode, timedelta, UUID). So one handler serves every advertised version.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
+import importlib
+import pkgutil
 import typing
 import uuid
 
@@ -63,9 +66,39 @@ def _convert(kafka_type: str | None, value):
     return value
 
 
+@functools.cache
+def known_fields(cls) -> frozenset[str]:
+    """The field names of `cls` in ANY version of its message: the same-named class in each
+    sibling version module (kio.schema.<api>.v<N>.<request|response>)."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    parts = cls.__module__.split(".")
+    if len(parts) < 2 or not parts[-2].startswith("v") or not parts[-2][1:].isdigit():
+        return frozenset(names)
+    package = importlib.import_module(".".join(parts[:-2]))
+    for version in pkgutil.iter_modules(package.__path__):
+        if not (version.name.startswith("v") and version.name[1:].isdigit()):
+            continue
+        try:
+            module = importlib.import_module(".".join([*parts[:-2], version.name, parts[-1]]))
+        except ImportError:
+            continue
+        other = getattr(module, cls.__name__, None)
+        if other is not None and dataclasses.is_dataclass(other):
+            names.update(f.name for f in dataclasses.fields(other))
+    return frozenset(names)
+
+
 def build(cls, values: dict | None = None, **extra):
-    """An instance of kio class `cls` from a dict (nested dicts / lists for nested entities)."""
+    """An instance of kio class `cls` from a dict (nested dicts / lists for nested entities).
+
+    A name that is a field of the message in some other version is dropped (one handler
+    serves every version); a name that is a field in no version is a programming error
+    (a typo would silently send a default): ValueError."""
     values = {**(values or {}), **extra}
+    unknown = values.keys() - known_fields(cls)
+    if unknown:
+        raise ValueError(f"{cls.__module__}.{cls.__name__} has no field {sorted(unknown)} in "
+                         f"any version")
     kwargs = {}
     for name, kafka_type, nested, has_default, is_tuple in _schema(cls):
         if name not in values:

@@ -33,9 +33,21 @@ class ListWriter:
         self.records.append((op_index, kind, partition, offset, value))
 
 
+class FakeView:
+    """The producer's cluster view: partition 0's leader is broker 0, nobody listens there."""
+
+    def __init__(self):
+        self.leaders = {("chaos", 0): (0, 1)}
+        self.brokers = {0: ("127.0.0.1", 1)}
+
+    def refresh(self, topics):
+        pass
+
+
 class RaisingProducer:
     def __init__(self, error):
         self.error = error
+        self.cluster = FakeView()
 
     def send(self, topic, value, partition=None):
         raise self.error
@@ -66,6 +78,9 @@ def test_send_outcome_meaning(error, expected):
     assert outcome == expected
     assert [op["type"] for op in writer.ops] == ["invoke", expected]
     assert writer.records == [(1, "send", 0, None, 5 << 32 | 7)]
+    if isinstance(error, TimeoutError):  # silence: the broker was probed, and did not answer
+        assert '"probe": "silent"' in writer.ops[1]["value"]
+        assert '"timeout_ms": 3000' in writer.ops[1]["value"]
 
 
 class FakeConsumer(ObservingConsumer):

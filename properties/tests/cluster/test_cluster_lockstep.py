@@ -46,3 +46,22 @@ def test_electing_the_current_leader_is_not_needed():
     assert state.elect_leader("t", 0, 0) == ErrorCode.election_not_needed
     assert state.elect_leader("t", 0, 1) == ErrorCode.none
     assert state.elect_leader("t", 0, 7) == ErrorCode.ineligible_replica
+
+
+def test_the_lag_check_runs_at_the_fixed_rate_on_the_threaded_broker():
+    """Found by the deep threaded walk: the adapter ran the broker's ISR check every logical ms,
+    the model (as Kafka's isr-expiration task) every replica.lag.time.max.ms / 2. Followers last
+    caught up at t=1, cut off from their leader, which then appends: a Tick to t=30002 made the
+    broker check at 30002 (lagging 30001 > 30000 ms: shrink), the model at 15000 and 30000 only
+    (29999: keep). Both now keep the ISR until the check at 45000."""
+    machine = ThreadedLockstep()
+    try:
+        machine.tick(ms=1)
+        machine.isolate(broker=0)
+        machine.produce(p=0, to_leader=True, broker=0, acks=1, count=1, timeout_ms=1000)
+        machine.tick(ms=CONFIG.replica_lag_time_max_ms + 1)  # compared at the settle point
+        assert machine.model.state.partitions[0].control.isr == {0, 1, 2}
+        machine.tick(ms=CONFIG.replica_lag_time_max_ms // 2)  # the check at 45000 shrinks
+        assert machine.model.state.partitions[0].control.isr == {0}
+    finally:
+        machine.teardown()

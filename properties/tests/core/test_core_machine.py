@@ -34,7 +34,7 @@ def violations(cluster):
     machine = make_core_machine(lambda: cluster)()
     broken = []
     for check in (machine.spec_invariants_hold,
-                  machine.acknowledged_and_read_records_stay_on_the_quorum_leader):
+                  machine.client_properties_hold):
         try:
             check()
         except AssertionError as exc:

@@ -32,7 +32,7 @@ def kio_frame(version, correlation_id, topics, error_code, session_id) -> bytes:
                 "diverging_epoch": {"epoch": diverging[0], "end_offset": diverging[1]}}
 
     response = build(load_response_schema(1, version), {
-        "throttle_time_ms": 0, "error_code": error_code, "session_id": session_id,
+        "throttle_time": 0, "error_code": error_code, "session_id": session_id,
         "responses": [{"topic": name, "partitions": [partition(p) for p in ps]}
                       for name, ps in topics]})
     return wire.encode_response(correlation_id, response)

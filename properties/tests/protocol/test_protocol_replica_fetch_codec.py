@@ -55,7 +55,7 @@ partitions = st.fixed_dictionaries({
     "current_leader": st.fixed_dictionaries({"leader_id": INT32, "leader_epoch": INT32}),
     "snapshot_id": st.fixed_dictionaries({"end_offset": INT64, "epoch": INT32})})
 responses = st.fixed_dictionaries({
-    "throttle_time_ms": st.integers(0, 2**31 - 1), "error_code": st.sampled_from([0, 70]),
+    "throttle_time": st.integers(0, 2**31 - 1), "error_code": st.sampled_from([0, 70]),
     "session_id": INT32, "responses": st.lists(st.fixed_dictionaries(
         {"topic": NAMES, "partitions": st.lists(partitions, max_size=3)}), max_size=3)})
 
