@@ -315,6 +315,10 @@ class Broker:
                       for n, (e, m) in results.items()]
             respond(self._response(request, {"topics": topics}))
 
+        if body.validate_only:
+            # every topic gets an answer (librdkafka's 0081 crashed on the missing ones)
+            for topic in pending:
+                results[topic.name] = self._validated(topic)
         if not pending or body.validate_only:
             finish()
             return
@@ -340,6 +344,17 @@ class Broker:
                                   assignment=assignment)
             else:
                 self.create_topic(topic.name, partitions, rf, configs, done)
+
+    def _validated(self, topic) -> tuple[ErrorCode, str | None]:
+        """What creating this (already rule-checked) topic would answer, for validate_only:
+        the replication factor is the one thing left that only the cluster can refuse."""
+        rf = topic.replication_factor if topic.replication_factor > 0 else (
+            self.config.default_replication_factor)
+        live = len(self.metadata.brokers)
+        if not topic.assignments and rf > live:
+            return (ErrorCode.invalid_replication_factor,
+                    f"replication factor {rf} larger than the {live} available brokers")
+        return ErrorCode.none, None
 
     def _refused_topic(self, topic) -> tuple[ErrorCode, str] | None:
         """Why a CreateTopics entry is refused before reaching the controller, or None."""

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
+
 READY_TIMEOUT_S = 60
 
 
@@ -76,13 +78,19 @@ def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
 
 
 def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
-                   mutants=frozenset(), offsets_topic_partitions: int | None = None) -> list[str]:
+                   mutants=frozenset(), offsets_topic_partitions: int | None = None,
+                   num_partitions: int | None = None,
+                   auto_create_topics: bool = True) -> list[str]:
     """The broker's command line; deliberate faults go on it with their acknowledgement."""
     exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
     command = [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
                "--data-dir", data_dir, "--controller", controller]
     if offsets_topic_partitions:
         command += ["--offsets-topic-partitions", str(offsets_topic_partitions)]
+    if num_partitions is not None:
+        command += ["--num-partitions", str(num_partitions)]
+    if not auto_create_topics:
+        command.append("--no-auto-create-topics")
     for mutant in sorted(mutants, key=lambda m: int(m.code[1:])):
         command += ["--mutant", mutant.code]
     return command + (["--allow-deliberate-bugs"] if mutants else [])
@@ -96,18 +104,23 @@ def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
 class LocalCluster:
     """The launcher's state; usable from tests as a context manager too."""
 
-    def __init__(self, brokers: int, directory: str, session_timeout_ms: int = 1500,
+    def __init__(self, brokers: int, directory: str,
+                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  unclean_election: bool = False, mutants=frozenset(),
-                 offsets_topic_partitions: int | None = None):
+                 offsets_topic_partitions: int | None = None,
+                 num_partitions: int | None = None, auto_create_topics: bool = True):
         """mutants: deliberate faults (impl/mutants.py) for the controller (M14) and every
         broker process (the rest), which gets them as --mutant ... --allow-deliberate-bugs.
         offsets_topic_partitions: __consumer_offsets' partitions (None: the brokers' default,
-        Kafka's 50)."""
+        Kafka's 50). num_partitions: every broker's num.partitions (auto-created topics);
+        None = default. auto_create_topics: every broker's auto.create.topics.enable."""
         from kafkaref.impl.controller.server import ControllerServer
         from kafkaref.impl.mutants import parse_mutants
 
         self.mutants = parse_mutants(mutants)
         self.offsets_topic_partitions = offsets_topic_partitions
+        self.num_partitions = num_partitions
+        self.auto_create_topics = auto_create_topics
 
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
@@ -123,7 +136,8 @@ class LocalCluster:
         self.processes: dict[int, subprocess.Popen] = {}
         self.commands = {
             i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
-                              self.controller.address, self.mutants, offsets_topic_partitions)
+                              self.controller.address, self.mutants, offsets_topic_partitions,
+                              self.num_partitions, self.auto_create_topics)
             for i, port in self.ports.items()}
 
     def _previous_ports(self) -> dict[int, int]:
@@ -162,7 +176,8 @@ class LocalCluster:
                 self.ports[broker_id] = endpoint.port
                 self.commands[broker_id] = broker_command(
                     broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
-                    self.controller.address, self.mutants, self.offsets_topic_partitions)
+                    self.controller.address, self.mutants, self.offsets_topic_partitions,
+                    self.num_partitions, self.auto_create_topics)
         self.write_state()
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
