@@ -405,7 +405,9 @@ class Broker:
             by_topic.setdefault(key[0], []).append(
                 {"index": key[1], "error_code": result.error, "base_offset": result.base_offset,
                  "log_append_time": -1, "log_start_offset": result.log_start_offset,
-                 "error_message": result.error_message if result.error else None})
+                 "error_message": result.error_message if result.error else None,
+                 "record_errors": [{"batch_index": i, "batch_index_error_message": m}
+                                   for i, m in result.record_errors]})
         responses = [{"name": n, "partition_responses": ps} for n, ps in by_topic.items()]
         return self._response(request, {"responses": responses})
 

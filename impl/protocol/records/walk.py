@@ -288,3 +288,28 @@ def _skip_sized(body, cursor: int, end: int, nullable: bool) -> int:
     if length < 0 or cursor + length > end:
         return -1
     return cursor + length
+
+
+
+def null_key_indexes(body, count: int) -> list[int]:
+    """Indexes (0-based, in batch order) of the records whose key is null. Meant for a body
+    walk_records accepted; on one it did not, the walk stops where a record no longer parses
+    (it never raises). Runs only for compacted topics, where Kafka's LogValidator refuses
+    keyless records; never on the hot path of other topics."""
+    found, pos, end = [], 0, len(body)
+    for index in range(count):
+        decoded = _read_zigzag(body, pos, end)  # record length
+        if decoded is None:
+            break
+        length, pos = decoded
+        cursor = pos + 1  # past the attributes byte
+        while cursor < end and body[cursor] >= 0x80:  # timestampDelta: varlong, skipped
+            cursor += 1
+        decoded = _read_zigzag(body, cursor + 1, end)  # offsetDelta
+        key = None if decoded is None else _read_zigzag(body, decoded[1], end)
+        if key is None:
+            break
+        if key[0] == -1:
+            found.append(index)
+        pos += length
+    return found
