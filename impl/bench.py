@@ -26,6 +26,7 @@ BENCHMARKS = {
     "spark": "kafkaref.spark_checks.bench:bench_spark",
     "chaos": "kafkaref.chaos.bench:bench_chaos",
     "groups": "kafkaref.impl.core.groups_bench:bench_groups",
+    "liveness": "kafkaref.impl.controller.bench:bench_liveness",
 }
 
 

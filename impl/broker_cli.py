@@ -4,7 +4,7 @@ Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral)
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
 queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs,
 offsets.topic.num.partitions, offsets.topic.replication.factor, group.min.session.timeout.ms,
-group.max.session.timeout.ms); flags win.
+group.max.session.timeout.ms, num.partitions, auto.create.topics.enable); flags win.
 
 Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
 mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
@@ -86,6 +86,16 @@ def server_config_from(properties: dict[str, str], overrides: dict) -> ServerCon
                 raise click.BadParameter(f"{key}={raw!r} is not an integer") from None
     kwargs.update({k: v for k, v in overrides.items() if v is not None})
     return ServerConfig(**kwargs)
+
+
+def num_partitions_from(properties: dict[str, str], flag: int | None) -> int:
+    """num.partitions from the flag, else the properties file, else Kafka's default 1."""
+    if flag is not None:
+        return flag
+    raw = properties.get("num.partitions", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+        raise click.BadParameter(f"num.partitions={raw!r} is not an integer in 1..10000")
+    return int(raw)
 
 
 def _is_address(text: str) -> bool:
@@ -172,12 +182,18 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--offsets-topic-partitions", type=click.IntRange(1, 10_000), default=None,
               help="offsets.topic.num.partitions: partitions of __consumer_offsets when this "
                    "broker creates it (default 50, Kafka's).")
+@click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
+              help="num.partitions: partitions of an auto-created topic (default 1, as "
+                   "Kafka's).")
+@click.option("--auto-create-topics/--no-auto-create-topics", default=None,
+              help="auto.create.topics.enable: Metadata creates unknown topics (default on, "
+                   "as Kafka's).")
 @mutant_options
 @click.option("-v", "--verbose", is_flag=True)
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
-           lose_unflushed_on_crash, offsets_topic_partitions, mutants, allow_deliberate_bugs,
-           verbose):
+           lose_unflushed_on_crash, offsets_topic_partitions, num_partitions,
+           auto_create_topics, mutants, allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -197,8 +213,13 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     if controller_address is not None and not _is_address(controller_address):
         raise click.BadParameter(f"{controller_address!r} is not HOST:PORT",
                                  param_hint="--controller")
-    broker_config = broker_config_from(properties, broker_id=broker_id, mutants=mutants,
-                                       offsets_topic_num_partitions=offsets_topic_partitions)
+    if auto_create_topics is None:
+        auto_create_topics = properties.get("auto.create.topics.enable", "true") != "false"
+    broker_config = broker_config_from(
+        properties, broker_id=broker_id, mutants=mutants,
+        offsets_topic_num_partitions=offsets_topic_partitions,
+        default_partitions=num_partitions_from(properties, num_partitions),
+        auto_create_topics=auto_create_topics)
     if mutants:
         logging.getLogger(__name__).warning(
             "deliberate bugs switched on: %s", ", ".join(sorted(m.code for m in mutants)))

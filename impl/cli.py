@@ -26,6 +26,8 @@ COMMANDS = {
     "produce": ("kafkaref.impl.client.cli:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.impl.client.cli:consume", "Print records from a topic."),
     "conform": ("kafkaref.chaos.conform.cli:conform", "Run the conformance checks against a broker."),
+    "peer-suite": ("kafkaref.properties.peer_suites.cli:peer_suite",
+                   "Run librdkafka's own test suite against a kafkaref cluster."),
     "mutants": ("kafkaref.properties.mutants_cli:mutants_command",
                 "Run every deliberate fault against the checks: a detection matrix."),
     "scenarios": ("kafkaref.properties.mutants_cli:scenarios_command",

@@ -17,6 +17,7 @@ import sys
 import click
 
 from kafkaref.impl.broker_cli import mutant_options
+from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
 from kafkaref.impl.server.local_cluster import LocalCluster
 
 
@@ -24,14 +25,19 @@ from kafkaref.impl.server.local_cluster import LocalCluster
 @click.option("--brokers", type=click.IntRange(1, 32), default=3, show_default=True)
 @click.option("--dir", "directory", type=click.Path(file_okay=False), required=True,
               help="Data directory: broker-N/ logs, controller.json, cluster.json.")
-@click.option("--session-timeout-ms", type=click.IntRange(100, 600_000), default=1500,
-              show_default=True, help="A broker silent this long is fenced.")
+@click.option("--session-timeout-ms", type=click.IntRange(100, 600_000),
+              default=DEFAULT_SESSION_TIMEOUT_MS, show_default=True,
+              help="broker.session.timeout.ms: a broker silent this long is fenced (Kafka's "
+                   "default; shorter fails over faster but fences brokers of a starved machine).")
 @click.option("--unclean-election", is_flag=True, help="Allow leaders from outside the ISR.")
 @click.option("--offsets-topic-partitions", type=click.IntRange(1, 10_000), default=None,
               help="Partitions of __consumer_offsets (default 50, Kafka's).")
+@click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
+              help="num.partitions of every broker: partitions of an auto-created topic "
+                   "(default 1).")
 @mutant_options
 def cluster(brokers, directory, session_timeout_ms, unclean_election, offsets_topic_partitions,
-            mutants, allow_deliberate_bugs):
+            num_partitions, mutants, allow_deliberate_bugs):
     """Run a local cluster of BROKERS broker processes until SIGTERM.
 
     Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
@@ -41,7 +47,7 @@ def cluster(brokers, directory, session_timeout_ms, unclean_election, offsets_to
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()
     local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
-                         offsets_topic_partitions)
+                         offsets_topic_partitions, num_partitions=num_partitions)
     try:
         local.start()
     except (RuntimeError, TimeoutError, OSError) as exc:

@@ -29,6 +29,8 @@ import enum
 import functools
 from collections.abc import Iterable
 
+import attrs
+
 LAYERS = ("core", "storage", "server", "controller", "replication")
 
 # M12 is in the catalogue but cannot be built in this design; why, in one place.
@@ -162,3 +164,17 @@ def switches(mutants: frozenset[Mutant]) -> Switches:
 
 
 OFF = switches(NONE)
+
+
+def mutants_field():
+    """A config's `mutants` attribute: the deliberate faults it switches on (codes validated by
+    parse_mutants; none by default)."""
+    return attrs.field(default=NONE, converter=parse_mutants)
+
+
+def switches_field():
+    """A config's `on` attribute, declared after `mutants`: its Switches, computed once at
+    construction (what hot paths test), not part of equality or repr."""
+    return attrs.field(init=False, eq=False, repr=False,
+                       default=attrs.Factory(lambda config: switches(config.mutants),
+                                             takes_self=True))

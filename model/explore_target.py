@@ -21,20 +21,9 @@ from typing import Any
 
 import attrs
 
+from kafkaref.model import events as ev
 from kafkaref.model.api import replica_fetch_for
 from kafkaref.model.config import Bug, ClusterConfig
-from kafkaref.model.events import (
-    ACKS_ALL,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Event,
-    Fetch,
-    Flush,
-    Produce,
-    RestartBroker,
-    Tick,
-)
 from kafkaref.model.properties import CLIENT_PROPERTIES, Ghost, observe
 from kafkaref.model.refinement import image, refine_step
 from kafkaref.model.render import render_state
@@ -55,7 +44,7 @@ class Limits:
     reads: int = 1
     flushes: bool = False
     elections: bool = True  # elections while the leader is alive (leadership moves)
-    acks: tuple[int, ...] = (ACKS_ALL,)  # the produce variants tried
+    acks: tuple[int, ...] = (ev.ACKS_ALL,)  # the produce variants tried
     refinement: bool = False  # also map every explored step onto the spec (slower)
 
 
@@ -100,12 +89,12 @@ def limits_from_options(options: Mapping[str, Any]) -> Limits:
         reads=int(options.get("reads", 1)),
         flushes=bool(options.get("flushes", False)),
         elections=bool(options.get("elections", True)),
-        acks=tuple(int(a) for a in options.get("acks", (ACKS_ALL,))),
+        acks=tuple(int(a) for a in options.get("acks", (ev.ACKS_ALL,))),
         refinement=bool(options.get("refinement", False)),
     )
 
 
-def events_from(node: Node, limits: Limits) -> Iterator[Event]:
+def events_from(node: Node, limits: Limits) -> Iterator[ev.Event]:
     """Every event the explorer tries in this node (some may be stutters)."""
     state = node.state
     config = state.config
@@ -116,38 +105,38 @@ def events_from(node: Node, limits: Limits) -> Iterator[Event]:
     can_bump = control.leader_epoch < limits.max_epoch
     if leading and part.next_record_id < limits.records:
         for acks in limits.acks:
-            yield Produce(part.next_record_id, leader, 0, (b"r%d" % part.next_record_id,), acks,
-                          3 * LAG_MS)
+            yield ev.Produce(part.next_record_id, leader, 0, (b"r%d" % part.next_record_id,), acks,
+                             3 * LAG_MS)
     if leading and node.reads_left > 0:
-        yield Fetch(FETCH_REQUEST_BASE + node.reads_left, leader, 0, 0)
+        yield ev.Fetch(FETCH_REQUEST_BASE + node.reads_left, leader, 0, 0)
     for follower in config.assignment(0):
         event = replica_fetch_for(state, follower, 0)
         if event is not None and state.alive[follower] and state.alive[event.leader]:
             yield event
     if node.ticks_left > 0:
-        yield Tick(2 * LAG_MS)  # past the lag time at the next lag check, whatever its phase
+        yield ev.Tick(2 * LAG_MS)  # past the lag time at the next lag check, whatever its phase
     if leading and part.replicas[leader].pending_isr is not None:
-        yield CommitIsrChange(0)
+        yield ev.CommitIsrChange(0)
     if can_bump and (leader is None or limits.elections):
         for candidate in config.assignment(0):
             if candidate != leader:
-                yield Elect(0, candidate)
+                yield ev.Elect(0, candidate)
                 if config.unclean_leader_election:
-                    yield Elect(0, candidate, unclean=True)
+                    yield ev.Elect(0, candidate, unclean=True)
     for broker in range(config.brokers):
         if state.alive[broker]:
             if node.crashes_left > 0 and can_bump:
-                yield CrashBroker(broker)
+                yield ev.CrashBroker(broker)
             if limits.flushes and any(
                 p.replicas[broker] is not None and p.replicas[broker].flushed < p.replicas[broker].leo
                 for p in state.partitions
             ):
-                yield Flush(broker)
+                yield ev.Flush(broker)
         else:
-            yield RestartBroker(broker)
+            yield ev.RestartBroker(broker)
 
 
-def _label(event: Event) -> str:
+def _label(event: ev.Event) -> str:
     return repr(event)
 
 
@@ -165,9 +154,9 @@ def make_successors(limits: Limits):
             yield _label(event), Node(
                 state,
                 ghost,
-                node.ticks_left - isinstance(event, Tick),
-                node.crashes_left - isinstance(event, CrashBroker),
-                node.reads_left - isinstance(event, Fetch),
+                node.ticks_left - isinstance(event, ev.Tick),
+                node.crashes_left - isinstance(event, ev.CrashBroker),
+                node.reads_left - isinstance(event, ev.Fetch),
                 abstract,
                 refines,
             )

@@ -17,15 +17,8 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.model.effects import (
-    Disconnected,
-    Effect,
-    ElectionResult,
-    FetchResponse,
-    ListOffsetsResponse,
-    ProduceResponse,
-)
-from kafkaref.model.events import ACKS_ALL, ACKS_NONE, Elect, Event, Fetch, ListOffsets, Produce
+from kafkaref.model import effects as eff
+from kafkaref.model import events as ev
 from kafkaref.model.values import ModelState
 
 # Request kinds in Ghost.outstanding.
@@ -51,30 +44,30 @@ class Ghost:
     errors: tuple[str, ...] = ()
 
 
-_ANSWERS = (ProduceResponse, FetchResponse, ListOffsetsResponse, Disconnected)
+_ANSWERS = (eff.ProduceResponse, eff.FetchResponse, eff.ListOffsetsResponse, eff.Disconnected)
 
 
-def _asked(event: Event, now: int) -> tuple[int, int, int, str] | None:
-    if isinstance(event, Produce):
-        if event.acks == ACKS_NONE:
+def _asked(event: ev.Event, now: int) -> tuple[int, int, int, str] | None:
+    if isinstance(event, ev.Produce):
+        if event.acks == ev.ACKS_NONE:
             return None
-        if event.acks == ACKS_ALL:
+        if event.acks == ev.ACKS_ALL:
             return event.request_id, now + max(event.timeout_ms, 0), event.partition, PRODUCE_ALL
         return event.request_id, now, event.partition, PRODUCE_ONE
-    if isinstance(event, Fetch):
+    if isinstance(event, ev.Fetch):
         return event.request_id, now + max(event.max_wait_ms, 0), event.partition, FETCH
-    if isinstance(event, ListOffsets):
+    if isinstance(event, ev.ListOffsets):
         return event.request_id, now, event.partition, LIST_OFFSETS
     return None
 
 
-def observe(ghost: Ghost, event: Event, before: ModelState, after: ModelState,
-            effects: tuple[Effect, ...]) -> Ghost:
+def observe(ghost: Ghost, event: ev.Event, before: ModelState, after: ModelState,
+            effects: tuple[eff.Effect, ...]) -> Ghost:
     """Fold one step into the history."""
     asked = _asked(event, before.now_ms)
     answers = [e for e in effects if isinstance(e, _ANSWERS)]
-    unclean_now = isinstance(event, Elect) and event.unclean and any(
-        isinstance(e, ElectionResult) and e.error == ErrorCode.none for e in effects)
+    unclean_now = isinstance(event, ev.Elect) and event.unclean and any(
+        isinstance(e, eff.ElectionResult) and e.error == ErrorCode.none for e in effects)
     if asked is None and not answers and not unclean_now:
         return ghost
     outstanding = {entry[0]: entry for entry in ghost.outstanding}
@@ -90,9 +83,10 @@ def observe(ghost: Ghost, event: Event, before: ModelState, after: ModelState,
             errors.append(f"answer to unknown or already answered request {answer.request_id}")
             continue
         partition, kind = entry[2], entry[3]
-        if isinstance(answer, ProduceResponse) and kind == PRODUCE_ALL and answer.error == ErrorCode.none:
+        if (isinstance(answer, eff.ProduceResponse) and kind == PRODUCE_ALL
+                and answer.error == ErrorCode.none):
             acked.update((partition, answer.base_offset + i, rid) for i, rid in enumerate(answer.record_ids))
-        elif isinstance(answer, FetchResponse) and answer.error == ErrorCode.none:
+        elif isinstance(answer, eff.FetchResponse) and answer.error == ErrorCode.none:
             ids = [r.id for r in answer.records]
             if any(a >= b for a, b in zip(ids, ids[1:], strict=False)):
                 errors.append(f"fetch {answer.request_id} returned records out of order")

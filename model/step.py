@@ -12,37 +12,9 @@ from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.model import effects as eff
+from kafkaref.model import events as ev
 from kafkaref.model.config import Bug, ClusterConfig
-from kafkaref.model.effects import (
-    COMPLETED,
-    EXPIRED,
-    IMMEDIATE,
-    Disconnected,
-    Effect,
-    ElectionResult,
-    FetchResponse,
-    IsrChangeResult,
-    ListOffsetsResponse,
-    ProduceResponse,
-    ReplicaFetchResult,
-)
-from kafkaref.model.events import (
-    ACKS_ALL,
-    ACKS_NONE,
-    EARLIEST,
-    LATEST,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Event,
-    Fetch,
-    Flush,
-    ListOffsets,
-    Produce,
-    ReplicaFetch,
-    RestartBroker,
-    Tick,
-)
 from kafkaref.model.helpers import (
     UNDEFINED,
     assign_epoch,
@@ -63,11 +35,11 @@ from kafkaref.model.values import (
     Replica,
 )
 
-Effects = tuple[Effect, ...]
+Effects = tuple[eff.Effect, ...]
 NONE = ErrorCode.none
 
 
-def step(state: ModelState, event: Event) -> tuple[ModelState, Effects]:
+def step(state: ModelState, event: ev.Event) -> tuple[ModelState, Effects]:
     """Apply one event. Returns the next state and the effects, in the order they happen."""
     try:
         handler = _HANDLERS[type(event)]
@@ -256,28 +228,30 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
     return len(replica.log) if bugs and Bug.READ_ABOVE_HW in bugs else replica.hw
 
 
-def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> FetchResponse:
+def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> eff.FetchResponse:
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
-    return FetchResponse(request_id, NONE, replica.hw, first, records, via, log_start_offset=0)
+    return eff.FetchResponse(request_id, NONE, replica.hw, first, records, via, log_start_offset=0)
 
 
-def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None, broker: int) -> Effect | None:
+def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None,
+            broker: int) -> eff.Effect | None:
     """The answer for a parked operation if it can complete now, else None."""
     lost = replica is None or replica.leader != broker
     if isinstance(op, DelayedProduce):
         if lost:
-            return ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower, op.base_offset,
-                                   op.record_ids, COMPLETED)
+            return eff.ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower,
+                                       op.base_offset, op.record_ids, eff.COMPLETED)
         if replica.hw >= op.required_offset:
             error = NONE if len(replica.isr) >= config.min_isr else ErrorCode.not_enough_replicas_after_append
-            return ProduceResponse(op.request_id, error, op.base_offset, op.record_ids, COMPLETED)
+            return eff.ProduceResponse(op.request_id, error, op.base_offset, op.record_ids,
+                                       eff.COMPLETED)
         return None
     error = _parked_fetch_error(op, replica, broker)
     if error != NONE:
-        return FetchResponse(op.request_id, error, via=COMPLETED)
+        return eff.FetchResponse(op.request_id, error, via=eff.COMPLETED)
     end = _consumer_end(config, replica)
     if _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
-        return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, COMPLETED)
+        return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, eff.COMPLETED)
     return None
 
 
@@ -296,13 +270,13 @@ def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) 
 
 def _try_complete(
     config: ClusterConfig, purgatory: tuple[Delayed, ...], broker: int, p: int, replica: Replica | None
-) -> tuple[tuple[Delayed, ...], list[Effect]]:
+) -> tuple[tuple[Delayed, ...], list[eff.Effect]]:
     """Check every operation watched on (broker, partition): the trigger after an hw change or a
     leadership change."""
     if not purgatory:
         return purgatory, []
     keep: list[Delayed] = []
-    effects: list[Effect] = []
+    effects: list[eff.Effect] = []
     for op in purgatory:
         if op.broker == broker and op.partition == p:
             answer = _settle(config, op, replica, broker)
@@ -314,7 +288,7 @@ def _try_complete(
 
 
 def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionState, replica: Replica,
-                     effects: list[Effect]) -> ModelState:
+                     effects: list[eff.Effect]) -> ModelState:
     """Store a leader's replica after its log or followers moved; if its hw rose, complete what
     waits on it."""
     before = replica.hw
@@ -331,28 +305,28 @@ def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionStat
 # Client requests.
 
 
-def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
+def _produce(state: ModelState, event: ev.Produce) -> tuple[ModelState, Effects]:
     config, p, broker = state.config, event.partition, event.broker
     _check_broker(state, broker)
-    silent = event.acks == ACKS_NONE  # acks=0: the client expects no answer at all
+    silent = event.acks == ev.ACKS_NONE  # acks=0: the client expects no answer at all
 
     def fail(error: ErrorCode) -> tuple[ModelState, Effects]:
-        return state, () if silent else (ProduceResponse(event.request_id, error),)
+        return state, () if silent else (eff.ProduceResponse(event.request_id, error),)
 
     # Kafka's order: the topic is known, the records hold exactly one batch (KafkaApis), the
     # acks are valid, this broker leads, the ISR is large enough (ReplicaManager, Partition)
     if not state.alive[broker]:
-        return state, () if silent else (Disconnected(event.request_id),)
+        return state, () if silent else (eff.Disconnected(event.request_id),)
     if not 0 <= p < config.partitions:
         return fail(ErrorCode.unknown_topic_or_partition)
     if not event.values or event.more_batches:
         return fail(ErrorCode.invalid_record)
-    if event.acks not in (ACKS_NONE, 1, ACKS_ALL):
+    if event.acks not in (ev.ACKS_NONE, 1, ev.ACKS_ALL):
         return fail(ErrorCode.invalid_required_acks)
     replica = state.partitions[p].replicas[broker]
     if replica is None or replica.leader != broker:
         return fail(ErrorCode.not_leader_or_follower)
-    if event.acks == ACKS_ALL and len(replica.isr) < config.min_isr:
+    if event.acks == ev.ACKS_ALL and len(replica.isr) < config.min_isr:
         return fail(ErrorCode.not_enough_replicas)  # checked before the append: nothing written
 
     part = state.partitions[p]
@@ -364,20 +338,20 @@ def _produce(state: ModelState, event: Produce) -> tuple[ModelState, Effects]:
     replica = _maybe_flush(config, _replace(replica, log=replica.log.append(entries)))
     part = PartitionState(part.replicas, part.control, first_id + len(entries))
 
-    effects: list[Effect] = []
+    effects: list[eff.Effect] = []
     state = _leader_progress(state, p, broker, part, replica, effects)
     replica = state.partitions[p].replicas[broker]
     if event.acks == 1:
-        effects.append(ProduceResponse(event.request_id, NONE, base, record_ids))
-    elif event.acks == ACKS_ALL:
+        effects.append(eff.ProduceResponse(event.request_id, NONE, base, record_ids))
+    elif event.acks == ev.ACKS_ALL:
         op = DelayedProduce(event.request_id, broker, p, base, base + len(entries), record_ids,
                             state.now_ms + event.timeout_ms)
         answer = _settle(config, op, replica, broker)
         if answer is not None:
-            effects.append(ProduceResponse(op.request_id, answer.error, base, record_ids))
+            effects.append(eff.ProduceResponse(op.request_id, answer.error, base, record_ids))
         elif event.timeout_ms <= 0:
-            effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out, base,
-                                           record_ids, EXPIRED))
+            effects.append(eff.ProduceResponse(op.request_id, ErrorCode.request_timed_out, base,
+                                               record_ids, eff.EXPIRED))
         else:
             state = ModelState(state.config, state.now_ms, state.alive, state.partitions,
                                state.purgatory + (op,))
@@ -404,18 +378,18 @@ def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_e
     return replica, NONE
 
 
-def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
+def _fetch(state: ModelState, event: ev.Fetch) -> tuple[ModelState, Effects]:
     _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        return state, (Disconnected(event.request_id),)
+        return state, (eff.Disconnected(event.request_id),)
     config = state.config
     replica, error = _leader_for_request(state, event.partition, event.broker,
                                          event.current_leader_epoch)
     if replica is None:
-        return state, (FetchResponse(event.request_id, error),)
+        return state, (eff.FetchResponse(event.request_id, error),)
     if not 0 <= event.offset <= replica.leo:
-        return state, (FetchResponse(event.request_id, ErrorCode.offset_out_of_range, replica.hw,
-                                     log_start_offset=0),)
+        return state, (eff.FetchResponse(event.request_id, ErrorCode.offset_out_of_range,
+                                         replica.hw, log_start_offset=0),)
     end = _consumer_end(config, replica)
     # Kafka answers at once when max_wait <= 0, when what it read reaches min_bytes, or when the
     # purgatory's first try (tryCompleteElseWatch) finds enough available
@@ -423,7 +397,7 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
             event.min_bytes) or _enough_to_answer(replica, event.offset, end, event.min_bytes,
                                                   event.max_bytes):
         return state, (_fetch_answer(config, replica, event.request_id, event.offset,
-                                     event.max_bytes, IMMEDIATE),)
+                                     event.max_bytes, eff.IMMEDIATE),)
     op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
                       event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms,
                       event.current_leader_epoch)
@@ -434,30 +408,30 @@ def _fetch(state: ModelState, event: Fetch) -> tuple[ModelState, Effects]:
 RECORD_TIMESTAMP = 0  # the timestamp every model record counts as having (ListOffsets by time)
 
 
-def _list_offsets(state: ModelState, event: ListOffsets) -> tuple[ModelState, Effects]:
+def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState, Effects]:
     _check_broker(state, event.broker)
     if not state.alive[event.broker]:
-        return state, (Disconnected(event.request_id),)
+        return state, (eff.Disconnected(event.request_id),)
     replica, error = _leader_for_request(state, event.partition, event.broker, -1)
     if replica is None:
-        return state, (ListOffsetsResponse(event.request_id, error),)
-    if event.timestamp == EARLIEST:
-        return state, (ListOffsetsResponse(event.request_id, NONE, 0),)
-    if event.timestamp == LATEST:
+        return state, (eff.ListOffsetsResponse(event.request_id, error),)
+    if event.timestamp == ev.EARLIEST:
+        return state, (eff.ListOffsetsResponse(event.request_id, NONE, 0),)
+    if event.timestamp == ev.LATEST:
         # read_uncommitted consumers see up to the hw, so "latest" is the hw.
-        return state, (ListOffsetsResponse(event.request_id, NONE, replica.hw),)
+        return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.hw),)
     # Any other timestamp is a lookup by time (KIP-79): the first record below the hw whose
     # timestamp is at or after it, else offset -1 (no error). The model's records carry no
     # timestamps: every one counts as stamped 0 (what the impl's clients here send).
     found = 0 if event.timestamp <= RECORD_TIMESTAMP and replica.hw > 0 else -1
-    return state, (ListOffsetsResponse(event.request_id, NONE, found),)
+    return state, (eff.ListOffsetsResponse(event.request_id, NONE, found),)
 
 
 # ---------------------------------------------------------------------------------------------
 # Replication.
 
 
-def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, Effects]:
+def _replica_fetch(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelState, Effects]:
     config, p = state.config, event.partition
     leader_id, follower_id = event.leader, event.follower
     _check_broker(state, leader_id)
@@ -465,8 +439,8 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     if not state.alive[follower_id]:
         return state, ()  # a dead broker sends nothing
 
-    def result(error: ErrorCode, **more) -> ReplicaFetchResult:
-        return ReplicaFetchResult(leader_id, follower_id, p, error, **more)
+    def result(error: ErrorCode, **more) -> eff.ReplicaFetchResult:
+        return eff.ReplicaFetchResult(leader_id, follower_id, p, error, **more)
 
     if not state.alive[leader_id]:
         return state, (result(ErrorCode.network_exception, applied=False),)
@@ -517,7 +491,7 @@ def _replica_fetch(state: ModelState, event: ReplicaFetch) -> tuple[ModelState, 
     stop = _replica_fetch_stop(leader, event.fetch_offset, event.max_bytes)
     records = leader.log.slice(event.fetch_offset, stop)
     leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset)
-    effects: list[Effect] = []
+    effects: list[eff.Effect] = []
     state = _leader_progress(state, p, leader_id, part, leader, effects)
     part = state.partitions[p]
 
@@ -591,10 +565,10 @@ def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[En
 # Time, ISR changes, controller.
 
 
-def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
+def _tick(state: ModelState, event: ev.Tick) -> tuple[ModelState, Effects]:
     state = state.advance_clock(event.ms)
     now = state.now_ms
-    effects: list[Effect] = []
+    effects: list[eff.Effect] = []
     purgatory = state.purgatory
     if purgatory:
         keep = []
@@ -604,13 +578,13 @@ def _tick(state: ModelState, event: Tick) -> tuple[ModelState, Effects]:
                 continue
             replica = state.partitions[op.partition].replicas[op.broker]
             if isinstance(op, DelayedProduce):
-                effects.append(ProduceResponse(op.request_id, ErrorCode.request_timed_out,
-                                               op.base_offset, op.record_ids, EXPIRED))
+                effects.append(eff.ProduceResponse(op.request_id, ErrorCode.request_timed_out,
+                                                   op.base_offset, op.record_ids, eff.EXPIRED))
             elif (error := _parked_fetch_error(op, replica, op.broker)) != NONE:
-                effects.append(FetchResponse(op.request_id, error, via=EXPIRED))
+                effects.append(eff.FetchResponse(op.request_id, error, via=eff.EXPIRED))
             else:
                 effects.append(_fetch_answer(state.config, replica, op.request_id, op.offset,
-                                             op.max_bytes, EXPIRED))
+                                             op.max_bytes, eff.EXPIRED))
         if effects:
             state = ModelState(state.config, now, state.alive, state.partitions, tuple(keep))
     for at in isr_check_times(state.config, now - event.ms, now):
@@ -653,7 +627,7 @@ def _shrink_isrs(state: ModelState, now: int) -> ModelState:
     return state
 
 
-def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[ModelState, Effects]:
+def _commit_isr_change(state: ModelState, event: ev.CommitIsrChange) -> tuple[ModelState, Effects]:
     """The controller handles the leader's AlterPartition: compare-and-set on the partition epoch
     and leader epoch; a new member must be alive. ELR (KIP-966): members leaving an ISR that is
     then below min.insync.replicas become eligible leaders; an ISR at or above the minimum
@@ -682,19 +656,19 @@ def _commit_isr_change(state: ModelState, event: CommitIsrChange) -> tuple[Model
     if error != NONE:
         # back to the committed ISR; without the proposed members the hw may move
         leader = _replace(leader, pending_isr=None)
-        effects = [IsrChangeResult(p, error, control.isr)]
+        effects = [eff.IsrChangeResult(p, error, control.isr)]
         return _leader_progress(state, p, leader_id, part, leader, effects), tuple(effects)
     removed = control.isr - proposed
     elr = (control.elr | removed) - proposed if len(proposed) < config.min_isr else frozenset()
     control = control.changed(leader=leader_id, isr=proposed, elr=elr, new_leader_epoch=False)
     part = PartitionState(part.replicas, control, part.next_record_id)
     leader = _replace(leader, isr=proposed, pending_isr=None, partition_epoch=control.partition_epoch)
-    effects: list[Effect] = [IsrChangeResult(p, NONE, proposed)]
+    effects: list[eff.Effect] = [eff.IsrChangeResult(p, NONE, proposed)]
     return _leader_progress(state, p, leader_id, part, leader, effects), tuple(effects)
 
 
 def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broker: int,
-                          effects: list[Effect]) -> tuple[PartitionState, tuple[Delayed, ...]]:
+                          effects: list[eff.Effect]) -> tuple[PartitionState, tuple[Delayed, ...]]:
     """Deliver the controller's current state of partition p to a live broker: it becomes the
     leader (recording its epoch start and forgetting followers' positions) or a follower."""
     control = part.control
@@ -739,7 +713,8 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
     return part, purgatory
 
 
-def _publish(state: ModelState, p: int, part: PartitionState, effects: list[Effect]) -> ModelState:
+def _publish(state: ModelState, p: int, part: PartitionState,
+             effects: list[eff.Effect]) -> ModelState:
     """Store a new controller state for p and send LeaderAndIsr to every live replica (delivery
     is synchronous in the model; see MODEL.md)."""
     state = _with_partition(state, p, part)
@@ -753,11 +728,11 @@ def _publish(state: ModelState, p: int, part: PartitionState, effects: list[Effe
     return state
 
 
-def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
+def _elect(state: ModelState, event: ev.Elect) -> tuple[ModelState, Effects]:
     config, p, candidate = state.config, event.partition, event.leader
 
     def refuse(error: ErrorCode) -> tuple[ModelState, Effects]:
-        return state, (ElectionResult(p, candidate, error),)
+        return state, (eff.ElectionResult(p, candidate, error),)
 
     if not 0 <= p < config.partitions:
         return refuse(ErrorCode.unknown_topic_or_partition)
@@ -786,12 +761,12 @@ def _elect(state: ModelState, event: Elect) -> tuple[ModelState, Effects]:
         return refuse(ErrorCode.ineligible_replica)
     control = control.changed(leader=candidate, isr=isr, elr=elr, new_leader_epoch=True)
     part = PartitionState(part.replicas, control, part.next_record_id)
-    effects: list[Effect] = [ElectionResult(p, candidate, NONE, control.leader_epoch)]
+    effects: list[eff.Effect] = [eff.ElectionResult(p, candidate, NONE, control.leader_epoch)]
     state = _publish(state, p, part, effects)
     return state, tuple(effects)
 
 
-def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
+def _crash(state: ModelState, event: ev.CrashBroker) -> tuple[ModelState, Effects]:
     """Unclean shutdown: unflushed suffixes are lost, parked requests are disconnected, and the
     controller (which notices at once) removes the broker from ISRs and ELRs, bumping the leader
     epoch as the ZooKeeper-era controller does. The last ISR member stays in the ISR (so the
@@ -801,7 +776,8 @@ def _crash(state: ModelState, event: CrashBroker) -> tuple[ModelState, Effects]:
         raise ValueError(f"no broker {broker}")
     if not state.alive[broker]:
         return state, ()
-    effects: list[Effect] = [Disconnected(op.request_id) for op in state.purgatory if op.broker == broker]
+    effects: list[eff.Effect] = [eff.Disconnected(op.request_id) for op in state.purgatory
+                                 if op.broker == broker]
     purgatory = tuple(op for op in state.purgatory if op.broker != broker)
     alive = state.alive[:broker] + (False,) + state.alive[broker + 1 :]
     state = ModelState(state.config, state.now_ms, alive, state.partitions, purgatory)
@@ -862,7 +838,7 @@ def _new_partition_epoch(state: ModelState, part: PartitionState, epoch: int) ->
     return PartitionState(replicas, part.control, part.next_record_id)
 
 
-def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effects]:
+def _restart(state: ModelState, event: ev.RestartBroker) -> tuple[ModelState, Effects]:
     """Recovery: the broker comes back with its flushed logs and follows the current leaders.
     KIP-966: a last ISR member returning from an unclean shutdown leaves the ISR (it may have
     lost committed records), so only the ELR or an unclean election can bring the partition
@@ -874,7 +850,7 @@ def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effec
         return state, ()
     alive = state.alive[:broker] + (True,) + state.alive[broker + 1 :]
     state = ModelState(state.config, state.now_ms, alive, state.partitions, state.purgatory)
-    effects: list[Effect] = []
+    effects: list[eff.Effect] = []
     for p in range(state.config.partitions):
         part = state.partitions[p]
         if part.replicas[broker] is None:
@@ -888,7 +864,7 @@ def _restart(state: ModelState, event: RestartBroker) -> tuple[ModelState, Effec
     return state, tuple(effects)
 
 
-def _flush(state: ModelState, event: Flush) -> tuple[ModelState, Effects]:
+def _flush(state: ModelState, event: ev.Flush) -> tuple[ModelState, Effects]:
     broker = event.broker
     if not 0 <= broker < state.config.brokers:
         raise ValueError(f"no broker {broker}")
@@ -903,14 +879,14 @@ def _flush(state: ModelState, event: Flush) -> tuple[ModelState, Effects]:
 
 
 _HANDLERS = {
-    Produce: _produce,
-    Fetch: _fetch,
-    ListOffsets: _list_offsets,
-    ReplicaFetch: _replica_fetch,
-    Tick: _tick,
-    CrashBroker: _crash,
-    RestartBroker: _restart,
-    Elect: _elect,
-    CommitIsrChange: _commit_isr_change,
-    Flush: _flush,
+    ev.Produce: _produce,
+    ev.Fetch: _fetch,
+    ev.ListOffsets: _list_offsets,
+    ev.ReplicaFetch: _replica_fetch,
+    ev.Tick: _tick,
+    ev.CrashBroker: _crash,
+    ev.RestartBroker: _restart,
+    ev.Elect: _elect,
+    ev.CommitIsrChange: _commit_isr_change,
+    ev.Flush: _flush,
 }

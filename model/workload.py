@@ -6,20 +6,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 
+from kafkaref.model import events as ev
 from kafkaref.model.api import replica_fetch_for
-from kafkaref.model.events import (
-    ACKS_ALL,
-    LATEST,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Event,
-    Fetch,
-    ListOffsets,
-    Produce,
-    RestartBroker,
-    Tick,
-)
 from kafkaref.model.step import step
 from kafkaref.model.values import ModelState
 
@@ -36,7 +24,7 @@ class Workload:
         self.batch = batch
         self.request_id = 0
 
-    def next_event(self, state: ModelState) -> Event:
+    def next_event(self, state: ModelState) -> ev.Event:
         rng = self.rng
         config = state.config
         p = rng.randrange(config.partitions)
@@ -44,34 +32,37 @@ class Workload:
         leader = state.partitions[p].control.leader
         if leader is None:
             live = [b for b in config.assignment(p) if state.alive[b]]
-            return Elect(p, rng.choice(live)) if live else RestartBroker(rng.choice(config.assignment(p)))
+            if live:
+                return ev.Elect(p, rng.choice(live))
+            return ev.RestartBroker(rng.choice(config.assignment(p)))
         self.request_id += 1
         if kind == "produce":
             values = tuple(b"value-%d" % (self.request_id * 8 + i) for i in range(self.batch))
-            return Produce(self.request_id, leader, p, values, rng.choice((ACKS_ALL, ACKS_ALL, 1)), 30_000)
+            acks = rng.choice((ev.ACKS_ALL, ev.ACKS_ALL, 1))
+            return ev.Produce(self.request_id, leader, p, values, acks, 30_000)
         if kind == "fetch":
             replica = state.partitions[p].replicas[leader]
             offset = max(0, replica.hw - rng.randrange(4))
-            return Fetch(self.request_id, leader, p, offset, 1 << 16, 1, rng.choice((0, 0, 100)))
+            return ev.Fetch(self.request_id, leader, p, offset, 1 << 16, 1, rng.choice((0, 0, 100)))
         if kind == "replicate":
             for follower in rng.sample(config.assignment(p), config.replication_factor):
                 event = replica_fetch_for(state, follower, p)
                 if event is not None and state.alive[follower]:
                     return event
-            return Tick(1)
+            return ev.Tick(1)
         if kind == "list":
-            return ListOffsets(self.request_id, leader, p, LATEST)
+            return ev.ListOffsets(self.request_id, leader, p, ev.LATEST)
         if kind == "isr":
-            return CommitIsrChange(p)
+            return ev.CommitIsrChange(p)
         if kind == "crash":
-            return CrashBroker(rng.randrange(config.brokers))
+            return ev.CrashBroker(rng.randrange(config.brokers))
         if kind == "restart":
-            return RestartBroker(rng.randrange(config.brokers))
+            return ev.RestartBroker(rng.randrange(config.brokers))
         if kind == "elect":
-            return Elect(p, rng.choice(config.assignment(p)))
-        return Tick(rng.choice((1, 10, 100)))
+            return ev.Elect(p, rng.choice(config.assignment(p)))
+        return ev.Tick(rng.choice((1, 10, 100)))
 
-    def events(self, state: ModelState, count: int) -> Iterator[Event]:
+    def events(self, state: ModelState, count: int) -> Iterator[ev.Event]:
         """`count` events, each drawn against the state the previous ones led to."""
         for _ in range(count):
             event = self.next_event(state)

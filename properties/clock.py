@@ -1,18 +1,18 @@
 """The one test clock: milliseconds that move only when a test moves them.
 
 Every clock in kafkaref is a callable returning milliseconds (the core, the purgatories, the
-timing wheel and the storage logs take one), so a test that controls time passes a Clock and
+timing wheel and the storage logs take one), so a test that controls time passes a ManualClock and
 sets or advances `now_ms` itself: no sleeps, no wall-clock races.
 
-Not to be confused with kafkaref.impl.clock.Clock, the broker's pair of readings (monotonic and
-wall): a test drives a whole broker by giving it impl.clock.Clock(monotonic_ms=clock,
-wall_ms=clock) with one of these (or two).
+Named apart from kafkaref.impl.clock.Clock, the broker's pair of readings (monotonic and wall): a
+test drives a whole broker by giving it impl.clock.Clock(monotonic_ms=clock, wall_ms=clock) with
+one ManualClock (or two).
 """
 
 from __future__ import annotations
 
 
-class Clock:
+class ManualClock:
     def __init__(self, now_ms: int = 0):
         self.now_ms = now_ms
 

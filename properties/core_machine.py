@@ -41,7 +41,7 @@ from kafkaref.model.properties import Ghost, acked_writes_survive, consumed_reco
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.values import Entry
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.lockstep import TOPIC, core_image
 from kafkaref.properties.model_machine import note
 from kafkaref.spec.state import Record
@@ -56,7 +56,7 @@ class CoreCluster:
     def __init__(self, brokers: int = 3, min_insync_replicas: int = 2,
                  replica_lag_time_max_ms: int = 1000, partition_mutants=(),
                  controller_mutants=(), log_factory: Callable[[int], object] | None = None):
-        self.clock = Clock()
+        self.clock = ManualClock()
         self.lag_ms = replica_lag_time_max_ms
         self.config = ClusterConfig(brokers=brokers, partitions=1, replication_factor=brokers,
                                     min_insync_replicas=min_insync_replicas,

@@ -72,7 +72,7 @@ from kafkaref.model.values import (
     PartitionState,
     Replica,
 )
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 TOPIC = "t"
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
@@ -87,7 +87,7 @@ class CoreLockstep:
         controller_mutants: the controller's (M14)."""
         self.config = config
         self.mutants = parse_mutants(partition_mutants)
-        self.clock = Clock()
+        self.clock = ManualClock()
         self.controller = ControllerState(
             self.clock, session_timeout_ms=2**62, unclean_election=config.unclean_leader_election,
             mutants=controller_mutants, automatic_elections=False)

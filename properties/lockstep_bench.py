@@ -28,6 +28,7 @@ from kafkaref.properties.lockstep import (
     observable_state,
     same_effects_any_order,
 )
+from kafkaref.properties.walk_configs import WALK_CONFIGS
 
 TARGET_LOCKSTEP_STEPS_PER_SECOND = 2_000
 TARGET_MODEL_EVENTS_PER_SECOND = 50_000
@@ -113,15 +114,8 @@ def rule_coverage(profile: str = "ci") -> collections.Counter:
     return collections.Counter(FIRED)
 
 
-# the configurations of properties/tests/core/test_core_lockstep.py
-LOCKSTEP_CONFIGS = {
-    "safe": ClusterConfig(brokers=3, partitions=2, replication_factor=3, min_insync_replicas=2,
-                          replica_lag_time_max_ms=500),
-    "loose": ClusterConfig(brokers=3, partitions=1, replication_factor=3, min_insync_replicas=1,
-                           unclean_leader_election=True, replica_lag_time_max_ms=500),
-    "flushing": ClusterConfig(brokers=4, partitions=2, replication_factor=2, min_insync_replicas=2,
-                              flush_interval_messages=1, replica_lag_time_max_ms=500),
-}
+# the configurations of the lockstep walks (properties/tests/core/test_core_lockstep.py)
+LOCKSTEP_CONFIGS = WALK_CONFIGS
 
 
 def main() -> None:

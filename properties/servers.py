@@ -1,5 +1,6 @@
 """Brokers and clusters for tests, behind the shared `broker` and `cluster` fixtures
-(properties/tests/conftest.py).
+(properties/tests/conftest.py); and tcp_server, a plain TCP server (an echo, a broker that
+answers garbage) for tests of what sits in front of a broker.
 
 A test module that needs another setup parametrizes the fixture's setup rather than writing a
 fixture of its own:
@@ -13,6 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import socket
+import threading
+from collections.abc import Callable
 
 import attrs
 
@@ -95,3 +99,31 @@ def running_cluster(setup: ClusterSetup, directory: str):
         yield local
     finally:
         local.stop()
+
+
+def tcp_server(handler: Callable[[socket.socket], None]) -> tuple[int, Callable[[], None]]:
+    """A TCP server on 127.0.0.1 and an ephemeral port running handler(connection) in a thread
+    per connection; returns (port, stop)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    stopping = threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stopping.is_set():
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            threading.Thread(target=handler, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+
+    def stop():
+        stopping.set()
+        thread.join(2)
+        server.close()
+
+    return server.getsockname()[1], stop

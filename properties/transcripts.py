@@ -378,7 +378,12 @@ def explore_text(named: dict[str, str]) -> str:
     bounds = Bounds(int(named.get("replicas", 2)), log_size=int(named.get("log_size", 2)),
                     max_records=int(named.get("max_records", 2)),
                     max_epoch=int(named.get("max_epoch", 2)))
-    result = run_spec(named["variant"], bounds, (named["invariant"],))
+    return verdict_text(run_spec(named["variant"], bounds, (named["invariant"],)))
+
+
+def verdict_text(result) -> str:
+    """An exploration's verdict (spec/explore.py's result): "holds" or the shortest
+    counterexample, one action a line."""
     if result.violation is None:
         return f"holds ({'complete' if result.complete else 'incomplete'})"
     trace = result.violation.trace
@@ -396,13 +401,7 @@ def model_explore_text(named: dict[str, str]) -> str:
     starts, successors, invariants, describe = build(options)
     if "invariant" in named:
         invariants = {k: v for k, v in invariants.items() if k == named["invariant"]}
-    result = explore(starts, successors, invariants)
-    if result.violation is None:
-        return f"holds ({'complete' if result.complete else 'incomplete'})"
-    trace = result.violation.trace
-    lines = [f"{result.violation.invariant} violated after {len(trace)} states:"]
-    lines += [f"  {step.action}" for step in trace[1:]]
-    return "\n".join(lines)
+    return verdict_text(explore(starts, successors, invariants))
 
 
 def _option(value: str):

@@ -7,6 +7,7 @@ import logging
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
@@ -16,9 +17,27 @@ from kafkaref.impl.core.metadata import metadata_from_dict
 
 log = logging.getLogger(__name__)
 
+# Shorter than Kafka's broker.heartbeat.interval.ms (2 s) on purpose: the heartbeat's answer is
+# also how a broker learns a new metadata image (KRaft brokers fetch the metadata log instead),
+# so this bounds how late a broker hears of a new leader or topic.
+HEARTBEAT_INTERVAL_MS = 100
+
+# A broker answers created topics once every other live broker has applied them: it polls the
+# controller (await_epoch, which also counts as its heartbeat) until each other broker has
+# reported that metadata epoch, so a client never meets a leader that does not know its
+# partition yet (librdkafka's 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, was
+# retried behind later batches, deliveries came out of order). Polled, not awaited: the answers
+# carry new images, so two brokers waiting on each other's creations both progress. Bounded: a
+# starved broker delays a creation, it does not block it.
+PROPAGATION_WAIT_S = 3.0
+PROPAGATION_POLL_S = 0.02
+# what a client may use at once after the answer: new topics and new partitions
+_CREATIONS = frozenset({"create_topic", "create_partitions"})
+
 
 class ControllerClient(threading.Thread):
-    def __init__(self, server, controller_address: str, heartbeat_ms: int = 100):
+    def __init__(self, server, controller_address: str,
+                 heartbeat_ms: int = HEARTBEAT_INTERVAL_MS):
         super().__init__(name="kafkaref-controller-client", daemon=True)
         self.server = server  # KafkaServer: .broker, .lock, .port, .config.host, .stopping
         host, _, port = controller_address.rpartition(":")
@@ -40,7 +59,8 @@ class ControllerClient(threading.Thread):
     def create_topic(self, name, partitions, replication_factor, configs,
                      done: Callable[[ErrorCode, str | None], None],
                      assignment: dict[int, list[int]] | None = None) -> None:
-        message = {"type": "create_topic", "name": name, "partitions": partitions,
+        message = {"type": "create_topic", "broker_id": self.server.broker.broker_id,
+                   "name": name, "partitions": partitions,
                    "replication_factor": replication_factor, "configs": configs}
         if assignment:
             message["assignment"] = [assignment[i] for i in range(len(assignment))]
@@ -88,6 +108,7 @@ class ControllerClient(threading.Thread):
         self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
                           "host": self.server.config.host, "port": self._advertised_port()})
         self.registered.set()
+        created: list = []  # answered creations (and other requests) whose callbacks wait
         while not stopping.is_set():
             try:
                 message, done = self.outbox.get(timeout=self.heartbeat_ms / 1000)
@@ -101,8 +122,29 @@ class ControllerClient(threading.Thread):
             if done is not None:
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
-                with self.server.lock:
-                    done(error, answer.get("message"))
+                creation = message["type"] in _CREATIONS and error == ErrorCode.none
+                created.append((done, error, answer.get("message"), creation))
+            if created and (message["type"] not in _CREATIONS or error != ErrorCode.none
+                            or self.outbox.empty()):
+                self._announce_created(sock, created)
+                created = []
+
+    def _announce_created(self, sock, created) -> None:
+        """Answer creations once every other broker has applied them: one await_epoch for a
+        run of them (CreateTopics of 100 topics waits once, not 100 times)."""
+        if any(creation for *_, creation in created):
+            epoch, deadline = self.metadata_epoch, time.monotonic() + PROPAGATION_WAIT_S
+            while not self._call(sock, {"type": "await_epoch", "epoch": epoch,
+                                        "broker_id": self.server.broker.broker_id}
+                                 ).get("applied", True):
+                if time.monotonic() > deadline or self.server.stopping.is_set():
+                    log.warning("metadata epoch %d not applied by every broker in %.1f s",
+                                epoch, PROPAGATION_WAIT_S)
+                    break
+                time.sleep(PROPAGATION_POLL_S)
+        with self.server.lock:
+            for done, error, text, _ in created:
+                done(error, text)
 
     def _advertised_port(self) -> int:
         return self.server.config.advertised_port or self.server.port

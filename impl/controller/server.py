@@ -10,18 +10,24 @@ import threading
 
 from kafkaref.impl.clock import monotonic_ms
 from kafkaref.impl.controller.channel import recv_message, send_message
-from kafkaref.impl.controller.state import ControllerState
+from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS, ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
 
 log = logging.getLogger(__name__)
 
 
+
 class ControllerServer:
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = 1500,
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  unclean_election: bool = False, snapshot_path: str | None = None,
                  tick_ms: int = 50, mutants=frozenset()):
         self.snapshot_path = snapshot_path
         self.lock = threading.Lock()
+        self.applied_epoch: dict[int, int] = {}  # broker id -> the epoch it last reported
+        # liveness as the controller sees it: the longest gap between two messages of a broker
+        # (kafkaref bench liveness compares it with the session timeout)
+        self.last_message_ms: dict[int, int] = {}
+        self.longest_silence_ms: dict[int, int] = {}
         self.state = ControllerState(monotonic_ms, session_timeout_ms, unclean_election,
                                      self._load_snapshot(), on_change=self._save_snapshot,
                                      mutants=mutants)  # M14 acts here (impl/mutants.py)
@@ -105,11 +111,32 @@ class ControllerServer:
         finally:
             conn.close()
 
+    def _applied_by_others(self, epoch: int, asking) -> bool:
+        """Has every live broker but `asking` reported metadata epoch >= epoch?"""
+        return all(self.applied_epoch.get(b, -1) >= epoch for b in self.state.alive
+                   if b != asking)
+
+    def _note_message(self, broker_id: int) -> None:
+        now = monotonic_ms()
+        if broker_id in self.last_message_ms:
+            silence = now - self.last_message_ms[broker_id]
+            self.longest_silence_ms[broker_id] = max(silence,
+                                                     self.longest_silence_ms.get(broker_id, 0))
+        self.last_message_ms[broker_id] = now
+
+    def reset_silences(self) -> None:
+        with self.lock:
+            self.longest_silence_ms.clear()
+            self.last_message_ms.clear()
+
     def _answer(self, message: dict) -> dict:
         kind = message.get("type")
         with self.lock:
             state = self.state
             known = message.get("metadata_epoch", -1)
+            if isinstance(message.get("broker_id"), int) and isinstance(known, int):
+                self.applied_epoch[message["broker_id"]] = known
+                self._note_message(message["broker_id"])
             try:
                 if kind in TOPIC_CHANGES:
                     error, text = TOPIC_CHANGES[kind](state, message)
@@ -133,6 +160,12 @@ class ControllerServer:
                                                      dict(message.get("configs") or {}),
                                                      message.get("assignment"))
                     answer = {"error": int(error), "message": text}
+                elif kind == "await_epoch":
+                    # a broker polling for its creations' propagation is alive: a heartbeat
+                    ok = state.heartbeat(int(message["broker_id"]))
+                    answer = {"error": 0 if ok else -1, "reregister": not ok,
+                              "applied": self._applied_by_others(int(message["epoch"]),
+                                                                 message["broker_id"])}
                 else:
                     answer = {"error": -1, "message": f"unknown message type {kind!r}"}
             except (KeyError, TypeError, ValueError) as exc:

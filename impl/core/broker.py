@@ -315,6 +315,10 @@ class Broker:
                       for n, (e, m) in results.items()]
             respond(self._response(request, {"topics": topics}))
 
+        if body.validate_only:
+            # every topic gets an answer (librdkafka's 0081 crashed on the missing ones)
+            for topic in pending:
+                results[topic.name] = self._validated(topic)
         if not pending or body.validate_only:
             finish()
             return
@@ -340,6 +344,17 @@ class Broker:
                                   assignment=assignment)
             else:
                 self.create_topic(topic.name, partitions, rf, configs, done)
+
+    def _validated(self, topic) -> tuple[ErrorCode, str | None]:
+        """What creating this (already rule-checked) topic would answer, for validate_only:
+        the replication factor is the one thing left that only the cluster can refuse."""
+        rf = topic.replication_factor if topic.replication_factor > 0 else (
+            self.config.default_replication_factor)
+        live = len(self.metadata.brokers)
+        if not topic.assignments and rf > live:
+            return (ErrorCode.invalid_replication_factor,
+                    f"replication factor {rf} larger than the {live} available brokers")
+        return ErrorCode.none, None
 
     def _refused_topic(self, topic) -> tuple[ErrorCode, str] | None:
         """Why a CreateTopics entry is refused before reaching the controller, or None."""
@@ -390,7 +405,9 @@ class Broker:
             by_topic.setdefault(key[0], []).append(
                 {"index": key[1], "error_code": result.error, "base_offset": result.base_offset,
                  "log_append_time": -1, "log_start_offset": result.log_start_offset,
-                 "error_message": result.error_message if result.error else None})
+                 "error_message": result.error_message if result.error else None,
+                 "record_errors": [{"batch_index": i, "batch_index_error_message": m}
+                                   for i, m in result.record_errors]})
         responses = [{"name": n, "partition_responses": ps} for n, ps in by_topic.items()]
         return self._response(request, {"responses": responses})
 

@@ -11,7 +11,7 @@ import uuid
 import attrs
 
 from kafkaref.impl.core.partition import PartitionConfig
-from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
+from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT, is_compacted
 
 
 @attrs.frozen
@@ -47,6 +47,7 @@ class TopicMeta:
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
+            compacted=is_compacted(values),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 

@@ -6,6 +6,8 @@ Single-threaded; the clock is injected. What it follows (docs/semantics.md):
   min.insync.replicas;
 - acks=all with an ISR below min(min.insync.replicas, replication factor) is rejected before
   anything is written (NOT_ENOUGH_REPLICAS);
+- on a compacted topic (cleanup.policy includes "compact") a batch with a keyless record is
+  refused whole (INVALID_RECORD with KIP-467 record errors); followers do not check it;
 - fetches carrying a current leader epoch are fenced (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
   before they can move follower state (KIP-320);
 - ISR expansion only for a follower whose leo >= hw and >= the start of the leader's epoch;
@@ -26,7 +28,7 @@ from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
 from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 from kafkaref.impl.core.zero_copy import SliceRecords
-from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
+from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
 
 
@@ -36,17 +38,16 @@ class PartitionConfig:
     replica_lag_time_max_ms: int = 30_000
     # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
     max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
+    # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
+    # LogValidator.validateKey). kafkaref never compacts the log itself.
+    compacted: bool = False
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
     # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
     # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
-    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
-
-    @on.default
-    def _switches(self) -> Switches:
-        return switches(self.mutants)
+    mutants: frozenset[Mutant] = mutants_field()
+    on: Switches = switches_field()  # what hot paths test
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
@@ -59,6 +60,8 @@ class AppendResult:
     last_offset: int = -1
     log_start_offset: int = 0
     error_message: str | None = None
+    # KIP-467: (index of the record in its batch, why) for each record that made the batch fail
+    record_errors: tuple[tuple[int, str], ...] = ()
 
 
 @attrs.frozen
@@ -182,6 +185,10 @@ class Partition:
                 break
         if error != ErrorCode.none:
             return AppendResult(error, error_message="invalid record batch")
+        if self.config.compacted:  # one attribute test for every other topic
+            refused = self._keyless_refusal(views)
+            if refused is not None:
+                return refused
         headers = [records.parse_header(view) for view in views]
         idempotent = [h for h in headers if h.producer_id >= 0]
         if idempotent:
@@ -198,6 +205,20 @@ class Partition:
             if check.error != ErrorCode.none:
                 return AppendResult(check.error)
         return self._stamp_and_append(data, headers)
+
+    def _keyless_refusal(self, views) -> AppendResult | None:
+        """INVALID_RECORD naming every record without a key of the first batch that has one (a
+        compacted topic keeps the last value per key: a keyless record has no place there), as
+        Kafka's LogValidator (validateKey, then processRecordErrors once per batch); None if
+        every record has a key. Kafka checks before the producer state, so a retried keyless
+        batch is refused again, never answered as a duplicate."""
+        for view in views:
+            keyless = records.keyless_records(view)
+            if isinstance(keyless, ErrorCode):
+                return AppendResult(keyless, error_message="invalid record batch")
+            if keyless:
+                return keyless_records_refused(self.topic, self.index, keyless)
+        return None
 
     def _stamp_and_append(self, data: bytes, headers) -> AppendResult:
         if self._log_stamps_for_us():
@@ -447,3 +468,14 @@ class Partition:
     def isr_rejected(self) -> None:
         self.pending_isr = None
         self.maybe_increment_hw()
+
+
+def keyless_records_refused(topic: str, index: int, keyless: list[int]) -> AppendResult:
+    """The answer Kafka gives for records without a key on a compacted topic (KIP-467): one
+    record error per record, and a partition message showing the first three of them."""
+    why = f"Compacted topic cannot accept message without key in topic partition {topic}-{index}"
+    errors = tuple((i, why) for i in keyless)
+    shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
+    return AppendResult(ErrorCode.invalid_record, record_errors=errors, error_message=(
+        f"One or more records have been rejected due to {len(errors)} record errors in total, "
+        f"and only showing the first three errors at most: [{shown}]"))

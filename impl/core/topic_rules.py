@@ -22,8 +22,10 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 # Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
 # ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas and
-# max.message.bytes per topic (PARTITION_CONFIGS: what metadata.TopicMeta.config() reads); the
-# others are accepted, stored and described as Kafka does and take the broker's settings.
+# max.message.bytes per topic (PARTITION_CONFIGS: what metadata.TopicMeta.config() reads), and
+# of cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the
+# log is never compacted); the others are accepted, stored and described as Kafka does and
+# take the broker's settings.
 # replica.lag.time.max.ms is a broker config (BrokerConfig.replica_lag_time_max_ms), not a
 # topic config: refused here as Kafka refuses it.
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
@@ -140,6 +142,13 @@ def _value_problem(name: str, value: str | None) -> str | None:
     if allowed is not None and not set(items) <= allowed:
         return f"must be {'some' if kind == LIST else 'one'} of {sorted(allowed)}"
     return None
+
+
+def is_compacted(configs: dict[str, str]) -> bool:
+    """Does the topic's cleanup.policy include "compact" (alone or with "delete")? Then Kafka's
+    LogValidator refuses records without a key (INVALID_RECORD)."""
+    policy = configs.get("cleanup.policy", TOPIC_CONFIG_DEFAULTS["cleanup.policy"][0])
+    return "compact" in _list_items(policy)
 
 
 def _list_items(value: str) -> list[str]:

@@ -2,7 +2,7 @@
 
 import attrs
 
-from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
+from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 
 
 @attrs.frozen
@@ -29,9 +29,5 @@ class ServerConfig:
     peer_addresses: dict = attrs.field(factory=dict, converter=dict, hash=False)
     # Deliberate faults (impl/mutants.py). Used here: M9, connections are not muted, so one
     # client's requests run concurrently and responses can leave out of order.
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
-    on: Switches = attrs.field(init=False, eq=False, repr=False)
-
-    @on.default
-    def _switches(self) -> Switches:
-        return switches(self.mutants)
+    mutants: frozenset[Mutant] = mutants_field()
+    on: Switches = switches_field()  # what hot paths test

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
+
 READY_TIMEOUT_S = 60
 
 
@@ -55,6 +57,19 @@ def stop_processes(processes, grace_s: float = 10.0) -> None:
             process.wait(5)
 
 
+def signal_and_wait(process: subprocess.Popen, sig: int = signal.SIGTERM,
+                    grace_s: float = 10.0) -> None:
+    """Send `sig` to the process if it still runs and wait up to grace_s for it to end; SIGKILL
+    it if it has not by then."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(5)
+
+
 def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
     """subprocess.Popen(command, **kwargs) forked by the launcher thread, with SIGTERM on our
     death (see _LAUNCHER)."""
@@ -63,13 +78,19 @@ def popen_dying_with_us(command: list[str], **kwargs) -> subprocess.Popen:
 
 
 def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
-                   mutants=frozenset(), offsets_topic_partitions: int | None = None) -> list[str]:
+                   mutants=frozenset(), offsets_topic_partitions: int | None = None,
+                   num_partitions: int | None = None,
+                   auto_create_topics: bool = True) -> list[str]:
     """The broker's command line; deliberate faults go on it with their acknowledgement."""
     exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
     command = [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
                "--data-dir", data_dir, "--controller", controller]
     if offsets_topic_partitions:
         command += ["--offsets-topic-partitions", str(offsets_topic_partitions)]
+    if num_partitions is not None:
+        command += ["--num-partitions", str(num_partitions)]
+    if not auto_create_topics:
+        command.append("--no-auto-create-topics")
     for mutant in sorted(mutants, key=lambda m: int(m.code[1:])):
         command += ["--mutant", mutant.code]
     return command + (["--allow-deliberate-bugs"] if mutants else [])
@@ -83,18 +104,23 @@ def start_broker_process(command: list[str], log_path: str) -> subprocess.Popen:
 class LocalCluster:
     """The launcher's state; usable from tests as a context manager too."""
 
-    def __init__(self, brokers: int, directory: str, session_timeout_ms: int = 1500,
+    def __init__(self, brokers: int, directory: str,
+                 session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  unclean_election: bool = False, mutants=frozenset(),
-                 offsets_topic_partitions: int | None = None):
+                 offsets_topic_partitions: int | None = None,
+                 num_partitions: int | None = None, auto_create_topics: bool = True):
         """mutants: deliberate faults (impl/mutants.py) for the controller (M14) and every
         broker process (the rest), which gets them as --mutant ... --allow-deliberate-bugs.
         offsets_topic_partitions: __consumer_offsets' partitions (None: the brokers' default,
-        Kafka's 50)."""
+        Kafka's 50). num_partitions: every broker's num.partitions (auto-created topics);
+        None = default. auto_create_topics: every broker's auto.create.topics.enable."""
         from kafkaref.impl.controller.server import ControllerServer
         from kafkaref.impl.mutants import parse_mutants
 
         self.mutants = parse_mutants(mutants)
         self.offsets_topic_partitions = offsets_topic_partitions
+        self.num_partitions = num_partitions
+        self.auto_create_topics = auto_create_topics
 
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
@@ -110,7 +136,8 @@ class LocalCluster:
         self.processes: dict[int, subprocess.Popen] = {}
         self.commands = {
             i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
-                              self.controller.address, self.mutants, offsets_topic_partitions)
+                              self.controller.address, self.mutants, offsets_topic_partitions,
+                              self.num_partitions, self.auto_create_topics)
             for i, port in self.ports.items()}
 
     def _previous_ports(self) -> dict[int, int]:
@@ -149,7 +176,8 @@ class LocalCluster:
                 self.ports[broker_id] = endpoint.port
                 self.commands[broker_id] = broker_command(
                     broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
-                    self.controller.address, self.mutants, self.offsets_topic_partitions)
+                    self.controller.address, self.mutants, self.offsets_topic_partitions,
+                    self.num_partitions, self.auto_create_topics)
         self.write_state()
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:
@@ -176,14 +204,7 @@ class LocalCluster:
         os.replace(tmp, os.path.join(self.directory, "cluster.json"))
 
     def kill(self, broker_id: int, sig: int = signal.SIGKILL) -> None:
-        process = self.processes[broker_id]
-        if process.poll() is None:
-            process.send_signal(sig)
-            try:
-                process.wait(10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(5)
+        signal_and_wait(self.processes[broker_id], sig)
 
     def stop(self) -> None:
         stop_processes(list(self.processes.values()))

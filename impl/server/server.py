@@ -75,6 +75,9 @@ class KafkaServer:
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
         self._tick_wake = threading.Event()
+        # Monotonic ms the sleeping ticker plans to wake at; None while it works. Observable so
+        # that a test can wait for "the ticker is asleep" as a condition.
+        self.ticker_wakes_at_ms: int | None = None
         replicas = self.broker.replica_manager
         for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory):
             purgatory.timer.on_earlier = self._wake_ticker
@@ -133,7 +136,9 @@ class KafkaServer:
             except Exception:  # noqa: BLE001
                 log.exception("ticker")
             sleep_ms = most_ms if due is None else min(most_ms, max(1, due - now))
+            self.ticker_wakes_at_ms = now + sleep_ms
             wake.wait(sleep_ms / 1000)
+            self.ticker_wakes_at_ms = None
 
     def _wake_ticker(self, _expiration_ms: int) -> None:
         self._tick_wake.set()  # an operation due before the ticker's planned wake-up

@@ -2,7 +2,7 @@
 
 import attrs
 
-from kafkaref.impl.mutants import NONE, Mutant, Switches, parse_mutants, switches
+from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol.records import DECOMPRESSED_BYTES_MAX, HEADER_SIZE, INT32_MAX
 
 DAY_MS = 24 * 60 * 60 * 1000
@@ -41,12 +41,8 @@ class LogConfig:
     # it made durable beside it (NAME.log.durable); opening a log that was not closed cleanly
     # first cuts every segment back to that size (none recorded: 0). A clean close fsyncs all.
     lose_unflushed_on_crash: bool = False
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
-    on: Switches = attrs.field(init=False, eq=False, repr=False)  # what hot paths test
-
-    @on.default
-    def _switches(self) -> Switches:
-        return switches(self.mutants)
+    mutants: frozenset[Mutant] = mutants_field()
+    on: Switches = switches_field()  # what hot paths test
 
     def __attrs_post_init__(self):
         if not HEADER_SIZE <= self.segment_bytes <= INT32_MAX:

@@ -1,5 +1,5 @@
-"""Shared by every test, in every layer folder: the Hypothesis profile, the one test Clock, the one
-broker fixture and the one cluster fixture.
+"""Shared by every test, in every layer folder: the Hypothesis profile, the one test clock
+(ManualClock), the one broker fixture and the one cluster fixture.
 
 Vary a fixture by parametrizing its setup, never by writing another fixture:
 
@@ -13,7 +13,7 @@ so a test file never imports another; shared helpers live in kafkaref.properties
 
 import pytest
 
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.profiles import import_every_module, load_from_environment
 from kafkaref.properties.servers import BrokerSetup, ClusterSetup, running_broker, running_cluster
 
@@ -36,8 +36,8 @@ def pytest_make_parametrize_id(config, val, argname):
 
 @pytest.fixture
 def clock():
-    """A Clock at 0 ms that the test moves by hand (clock.now_ms = ..., clock.advance(ms))."""
-    return Clock()
+    """A ManualClock at 0 ms that the test moves by hand (clock.now_ms = ..., clock.advance(ms))."""
+    return ManualClock()
 
 
 @pytest.fixture

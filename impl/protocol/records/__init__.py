@@ -4,7 +4,8 @@
                 header, in-place stamping of BaseOffset / PartitionLeaderEpoch, splitting
                 back-to-back batches
     checks.py   check_batch (frame: sizes, magic, CRC-32C, header sanity; storage runs it on
-                every append, read and recovery) and validate_batch (a produce: every record)
+                every append, read and recovery), validate_batch (a produce: every record) and
+                keyless_records (what a compacted topic refuses)
     walk.py     the record walk validate_batch runs: fast path next to its naive twin
     decode.py   decode_batch / decode_batch_fields: fast path next to its naive twin
     encode.py   encode_records / build_batch: fast path next to its naive twin
@@ -16,7 +17,12 @@ from impossible arguments) raise. The public names of every part are importable 
 """
 
 from kafkaref.impl.protocol.crc import ATTRIBUTES_POS, CRC_POS, compute_crc
-from kafkaref.impl.protocol.records.checks import check_batch, checked_header, validate_batch
+from kafkaref.impl.protocol.records.checks import (
+    check_batch,
+    checked_header,
+    keyless_records,
+    validate_batch,
+)
 from kafkaref.impl.protocol.records.decode import decode_batch, decode_batch_fields
 from kafkaref.impl.protocol.records.encode import (
     build_batch,
@@ -66,6 +72,6 @@ __all__ = [
     "RECORDS_COUNT_POS", "RECORDS_POS", "TRANSACTIONAL_FLAG", "BatchHeader", "DecodedBatch",
     "NewRecord", "Record", "base_offset_of", "build_batch", "build_batch_from_tuples",
     "check_batch", "checked_header", "compute_crc", "decode_batch", "decode_batch_fields",
-    "encode_record", "encode_records", "encode_records_naive", "parse_header",
+    "encode_record", "encode_records", "encode_records_naive", "keyless_records", "parse_header",
     "peek_offset_and_size", "split_batches", "stamp_batch", "stamped", "validate_batch",
 ]

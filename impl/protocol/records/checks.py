@@ -19,7 +19,7 @@ from kafkaref.impl.protocol.records.layout import (
     parse_header,
     records_body,
 )
-from kafkaref.impl.protocol.records.walk import walk_records
+from kafkaref.impl.protocol.records.walk import null_key_indexes, walk_records
 
 
 def check_batch(buf) -> ErrorCode:
@@ -75,3 +75,20 @@ def validate_batch(
     if isinstance(body, ErrorCode):
         return body
     return walk_records(body, header.records_count, sequential=from_client)
+
+
+
+def keyless_records(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX):
+    """Indexes of the records of one batch that have a null key (decompressed if needed), or
+    an ErrorCode if the body cannot be read. For a batch validate_batch accepted (not checked
+    again: compacted topics should not pay the walk twice): a compacted topic refuses these
+    records (Kafka's LogValidator.validateKey)."""
+    error, header = checked_header(buf)
+    if error != ErrorCode.none:
+        return error
+    if header.compression not in CODECS:
+        return ErrorCode.unsupported_compression_type
+    body = records_body(buf, header, decompressed_bytes_max)
+    if isinstance(body, ErrorCode):
+        return body
+    return null_key_indexes(body, header.records_count)

@@ -288,3 +288,39 @@ def _skip_sized(body, cursor: int, end: int, nullable: bool) -> int:
     if length < 0 or cursor + length > end:
         return -1
     return cursor + length
+
+
+
+
+def null_key_indexes(body, count: int) -> list[int]:
+    """Indexes (0-based, in batch order) of the records whose key is null. Meant for a body
+    walk_records accepted; on one it did not, the walk stops where a record no longer parses
+    (it never raises). Runs only for compacted topics, where Kafka's LogValidator refuses
+    keyless records; never on the hot path of other topics. Varints are skipped byte by byte
+    (their values do not matter) but the record length and the key length, read whole."""
+    found, pos, end = [], 0, len(body)
+    try:
+        for index in range(count):
+            raw = body[pos]  # record length: zigzag varint
+            if raw < 0x80:
+                length, pos = (raw >> 1) ^ -(raw & 1), pos + 1
+            else:
+                decoded = _read_zigzag(body, pos, end)
+                if decoded is None:
+                    break
+                length, pos = decoded
+            cursor = pos + 1  # past the attributes byte
+            while body[cursor] >= 0x80:  # timestampDelta: varlong, skipped
+                cursor += 1
+            cursor += 1
+            while body[cursor] >= 0x80:  # offsetDelta: varint, skipped
+                cursor += 1
+            cursor += 1
+            raw = body[cursor]  # key length: -1 (zigzag 1) when null, any encoding of it
+            key = raw if raw < 0x80 else _read_zigzag(body, cursor, end)
+            if key == 1 or (isinstance(key, tuple) and key[0] == -1):
+                found.append(index)
+            pos += length
+    except IndexError:  # a body walk_records would refuse: stop where it stops parsing
+        pass
+    return found

@@ -4,40 +4,26 @@ nothing reordered), delays, refuses, and follows a retargeted link."""
 from __future__ import annotations
 
 import socket
-import threading
 import time
 
 import pytest
 
 from kafkaref.chaos.proxy import Fault, ProxyMesh
+from kafkaref.properties.servers import tcp_server
 
 
 @pytest.fixture
 def echo():
     """An echo server on an ephemeral port; yields its address."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stop = threading.Event()
 
-    def serve(conn):
+    def echo_connection(conn):
         with conn:
             while data := conn.recv(65536):
                 conn.sendall(data)
 
-    def accept():
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            threading.Thread(target=serve, args=(conn,), daemon=True).start()
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()
-    stop.set()
-    thread.join(2)
-    server.close()
+    port, stop = tcp_server(echo_connection)
+    yield ("127.0.0.1", port)
+    stop()
 
 
 @pytest.fixture

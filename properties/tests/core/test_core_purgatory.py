@@ -1,7 +1,7 @@
 """Purgatory: try / watch / try again, triggers, expiry, exactly-once completion."""
 
 from kafkaref.impl.core.purgatory import DelayedOperation, Purgatory
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 class Waiter(DelayedOperation):
@@ -26,7 +26,7 @@ class Waiter(DelayedOperation):
 
 
 def test_completes_at_once_when_ready():
-    clock, log = Clock(), []
+    clock, log = ManualClock(), []
     p = Purgatory("t", clock)
     assert p.try_complete_else_watch(Waiter(100, {"ready": True}, log, "a"), ["k"])
     assert log == [("a", "done")] and p.watched("k") == 0 and p.delayed() == 0
@@ -42,7 +42,7 @@ class FlipOnWatch(Waiter):
 
 
 def test_second_try_after_watch_catches_a_trigger_in_between():
-    clock, log = Clock(), []
+    clock, log = ManualClock(), []
     p = Purgatory("t", clock)
     op = FlipOnWatch(100, {"ready": False}, log, "a")
     assert p.try_complete_else_watch(op, ["k"])
@@ -50,7 +50,7 @@ def test_second_try_after_watch_catches_a_trigger_in_between():
 
 
 def test_trigger_completes_and_timer_is_cancelled():
-    clock, log, state = Clock(), [], {"ready": False}
+    clock, log, state = ManualClock(), [], {"ready": False}
     p = Purgatory("t", clock)
     assert not p.try_complete_else_watch(Waiter(100, state, log, "a"), ["k1", "k2"])
     assert p.check_and_complete("k1") == 0
@@ -63,7 +63,7 @@ def test_trigger_completes_and_timer_is_cancelled():
 
 
 def test_expiry_completes_once_then_runs_the_hook():
-    clock, log, state = Clock(), [], {"ready": False}
+    clock, log, state = ManualClock(), [], {"ready": False}
     p = Purgatory("t", clock)
     p.try_complete_else_watch(Waiter(100, state, log, "a"), ["k"])
     clock.now_ms = 99
@@ -76,7 +76,7 @@ def test_expiry_completes_once_then_runs_the_hook():
 
 
 def test_complete_all_forces_every_watcher():
-    clock, log, state = Clock(), [], {"ready": False}
+    clock, log, state = ManualClock(), [], {"ready": False}
     p = Purgatory("t", clock)
     for name in "abc":
         p.try_complete_else_watch(Waiter(100, state, log, name), ["k"])
@@ -88,7 +88,7 @@ def test_complete_all_forces_every_watcher():
 def test_completed_operations_leave_every_watch_list_on_the_next_clock_advance():
     """A fetch watching an idle partition and a busy one completes through the busy one; the
     idle one's list, which always holds a live fetch too, must not keep the completed ones."""
-    clock, log = Clock(), []
+    clock, log = ManualClock(), []
     p = Purgatory("t", clock)
     for round_ in range(1_000):
         state = {"ready": False}

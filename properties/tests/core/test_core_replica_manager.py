@@ -8,7 +8,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 TP = ("t", 0)
 
@@ -27,7 +27,7 @@ def values_of(data):
 class Harness:
     def __init__(self, replicas=(1,), isr=None, config=None, epoch=0,
                  isr_check_interval_ms=None):
-        self.clock = Clock(1_000)
+        self.clock = ManualClock(1_000)
         self.rm = ReplicaManager(1, self.clock, lambda key: MemoryLog(),
                                  isr_check_interval_ms=isr_check_interval_ms)
         self.rm.become_leader(TP, config or PartitionConfig(), epoch, isr or replicas, replicas)
@@ -189,7 +189,7 @@ def test_isr_shrinks_after_lag_and_expands_when_caught_up():
 
 def test_hw_uses_maximal_isr_while_change_is_in_flight():
     proposals = []
-    rm = ReplicaManager(1, Clock(1_000), lambda key: MemoryLog(),
+    rm = ReplicaManager(1, ManualClock(1_000), lambda key: MemoryLog(),
                         alter_isr=lambda p, isr: proposals.append(isr))
     rm.become_leader(TP, PartitionConfig(), 0, (1,), (1, 2))
     rm.append_records(1000, 1, {TP: batch(b"a")}, lambda r: None)
@@ -228,7 +228,7 @@ def test_list_offsets_and_offset_for_leader_epoch():
 
 
 def test_follower_copies_leader_then_truncates_by_diverging_epoch():
-    leader, follower = Harness(replicas=(1, 2)), ReplicaManager(2, Clock(1_000), lambda k: MemoryLog())
+    leader, follower = Harness(replicas=(1, 2)), ReplicaManager(2, ManualClock(1_000), lambda k: MemoryLog())
     follower.become_follower(TP, PartitionConfig(), 1, 0, (1, 2))
     copy = follower.partition(TP)
     leader.produce(batch(b"a", b"b"))

@@ -4,7 +4,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.timing_wheel import SortedListTimer, TimingWheelTimer
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 ops = st.lists(
     st.one_of(
@@ -23,7 +23,7 @@ ops = st.lists(
 
 @given(start_ms=st.integers(0, 10**12), ops=ops)
 def test_wheel_fires_exactly_what_the_sorted_list_fires(start_ms, ops):
-    clock = Clock(start_ms)
+    clock = ManualClock(start_ms)
     wheel, twin = TimingWheelTimer(clock), SortedListTimer(clock)
     handles = []
     for op, arg in ops:
@@ -52,7 +52,7 @@ def test_wheel_fires_exactly_what_the_sorted_list_fires(start_ms, ops):
 
 
 def test_overflow_levels_are_created_lazily_and_fire_on_time():
-    clock = Clock(0)
+    clock = ManualClock(0)
     wheel = TimingWheelTimer(clock)
     wheel.add(8_000 + 17, "late")
     assert wheel.advance_clock(8_016) == []
@@ -60,7 +60,7 @@ def test_overflow_levels_are_created_lazily_and_fire_on_time():
 
 
 def test_cancel_is_not_fired_and_zero_delay_fires_on_next_advance():
-    clock = Clock(100)
+    clock = ManualClock(100)
     wheel = TimingWheelTimer(clock)
     a = wheel.add(10, "a")
     wheel.add(0, "now")
@@ -75,7 +75,7 @@ def test_cancel_is_not_fired_and_zero_delay_fires_on_next_advance():
 def test_sleeping_until_next_expiration_fires_everything_on_time(start_ms, delays, cancels):
     """A ticker that only wakes at next_expiration_ms() fires each task at its first wake-up
     at or after its expiration, and always makes progress (the bound is never stuck)."""
-    clock = Clock(start_ms)
+    clock = ManualClock(start_ms)
     wheel, twin = TimingWheelTimer(clock), SortedListTimer(clock)
     handles = [(wheel.add(d, i), twin.add(d, i)) for i, d in enumerate(delays)]
     for index in cancels:
@@ -95,7 +95,7 @@ def test_sleeping_until_next_expiration_fires_everything_on_time(start_ms, delay
 
 
 def test_on_earlier_is_told_only_of_a_new_earliest_task():
-    clock = Clock(1_000)
+    clock = ManualClock(1_000)
     wheel = TimingWheelTimer(clock)
     told = []
     wheel.on_earlier = told.append

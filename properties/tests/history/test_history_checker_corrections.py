@@ -36,6 +36,12 @@ def _both(spark, path):
     return expected
 
 
+def _judge(tmp_path, spark, history: str):
+    """Import the JSON lines of `history` and judge them with both checkers (_both)."""
+    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
+    return _both(spark, tmp_path / "h")
+
+
 # Two sends to t/0 at offsets 0 and 1; a consumer polls both.
 _SENT_AND_POLLED = """
 {"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send"}
@@ -47,15 +53,20 @@ _SENT_AND_POLLED = """
 """
 
 
+def _final_read(records: str) -> str:
+    """The final phase's read (process 9) after _SENT_AND_POLLED; `records` is the JSON list of
+    final_read and hw records it returned."""
+    return f"""
+    {{"index": 6, "time": 6, "process": 9, "type": "invoke", "f": "final_read"}}
+    {{"index": 7, "time": 7, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 6, "records": {records}}}
+    """
+
+
 def test_a_partition_the_final_read_found_empty_was_read(tmp_path, spark):
     # The final phase read t/0 to end offset 0 (an hw record, no final_read records): the log is
     # empty, so the records polled from it were dirty reads and the sends are lost, not unknown.
-    history = _SENT_AND_POLLED + """
-    {"index": 6, "time": 6, "process": 9, "type": "invoke", "f": "final_read"}
-    {"index": 7, "time": 7, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 6, "records": [{"kind": "hw", "topic": "t", "partition": 0, "offset": 0}]}
-    """
-    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, _SENT_AND_POLLED + _final_read(
+        '[{"kind": "hw", "topic": "t", "partition": 0, "offset": 0}]'))
     assert result.valid is False
     assert result.anomalies["dirty_read"] == (("t", 0, 0, 10), ("t", 0, 1, 11))
 
@@ -64,12 +75,8 @@ def test_a_final_read_truncated_below_the_polls_makes_them_dirty(tmp_path, spark
     # The final log of t/0 ends at offset 1 (holding only value 10): the poll of offset 1 read a
     # record the log no longer has. value 11 was acknowledged at 1 and the log does not extend
     # past it, so it is not a lost write (no later record proves it should be there).
-    history = _SENT_AND_POLLED + """
-    {"index": 6, "time": 6, "process": 9, "type": "invoke", "f": "final_read"}
-    {"index": 7, "time": 7, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 6, "records": [{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 10}, {"kind": "hw", "topic": "t", "partition": 0, "offset": 1}]}
-    """
-    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, _SENT_AND_POLLED + _final_read(
+        '[{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 10}, {"kind": "hw", "topic": "t", "partition": 0, "offset": 1}]'))
     assert result.anomalies["dirty_read"] == (("t", 0, 1, 11),)
     assert result.anomalies["lost_write"] == ()
 
@@ -77,22 +84,14 @@ def test_a_final_read_truncated_below_the_polls_makes_them_dirty(tmp_path, spark
 def test_the_end_offset_of_a_final_read_extends_the_log_past_a_missing_write(tmp_path, spark):
     # The final read of t/0 returned value 10 only, but read to end offset 3: value 11,
     # acknowledged at offset 1, is gone although the log extends past it.
-    history = _SENT_AND_POLLED + """
-    {"index": 6, "time": 6, "process": 9, "type": "invoke", "f": "final_read"}
-    {"index": 7, "time": 7, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 6, "records": [{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 10}, {"kind": "hw", "topic": "t", "partition": 0, "offset": 3}]}
-    """
-    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, _SENT_AND_POLLED + _final_read(
+        '[{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 10}, {"kind": "hw", "topic": "t", "partition": 0, "offset": 3}]'))
     assert result.anomalies["lost_write"] == (("t", 0, 1, 11),)
 
 
 def test_without_a_final_read_of_the_partition_polls_are_not_judged(tmp_path, spark):
-    history = _SENT_AND_POLLED + """
-    {"index": 6, "time": 6, "process": 9, "type": "invoke", "f": "final_read"}
-    {"index": 7, "time": 7, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 6, "records": [{"kind": "hw", "topic": "t", "partition": 5, "offset": 0}]}
-    """
-    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, _SENT_AND_POLLED + _final_read(
+        '[{"kind": "hw", "topic": "t", "partition": 5, "offset": 0}]'))
     assert result.anomalies["dirty_read"] == () and result.valid is True
 
 
@@ -111,8 +110,7 @@ _MARKERS = """
 
 
 def test_skips_are_judged_on_values_in_the_log_not_on_offset_arithmetic(tmp_path, spark):
-    import_jsonl(_jsonl(tmp_path, _MARKERS), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, _MARKERS)
     # Only the step from 12 (offset 4) to 14 (offset 6) skipped a value (13 at offset 5), inside
     # one poll; the gaps at offsets 1 and 3 (within the first poll, and between the polls) hold
     # no value and are no skips. The final read skips 13 too, but a final read is not a poll.
@@ -128,8 +126,7 @@ def test_a_final_read_is_not_a_poll(tmp_path, spark):
     {"index": 6, "time": 6, "process": 1, "type": "invoke", "f": "final_read"}
     {"index": 7, "time": 7, "process": 1, "type": "ok", "f": "final_read", "invoke_index": 6, "records": [{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 10}, {"kind": "final_read", "topic": "t", "partition": 0, "offset": 1, "value": 11}]}
     """
-    import_jsonl(_jsonl(tmp_path, history), tmp_path / "h")
-    result = _both(spark, tmp_path / "h")
+    result = _judge(tmp_path, spark, history)
     assert result.valid is True
     assert result.anomalies["nonmonotonic_poll"] == ()
 

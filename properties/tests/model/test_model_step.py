@@ -5,33 +5,10 @@ from __future__ import annotations
 import pytest
 from kio.schema.errors import ErrorCode
 
+from kafkaref.model import effects as eff
+from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import Bug, ClusterConfig
-from kafkaref.model.effects import (
-    COMPLETED,
-    EXPIRED,
-    Disconnected,
-    ElectionResult,
-    FetchResponse,
-    IsrChangeResult,
-    ListOffsetsResponse,
-    ProduceResponse,
-    ReplicaFetchResult,
-)
-from kafkaref.model.events import (
-    EARLIEST,
-    LATEST,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Fetch,
-    Flush,
-    ListOffsets,
-    Produce,
-    ReplicaFetch,
-    RestartBroker,
-    Tick,
-)
 from kafkaref.model.step import step
 from kafkaref.model.values import initial_state
 
@@ -41,12 +18,12 @@ OK = ErrorCode.none
 def started(**config) -> ReferenceModel:
     """A 3-broker cluster (unless configured otherwise) with b1 (broker 0) leading partition 0."""
     model = ReferenceModel(ClusterConfig(**config))
-    model.feed(Elect(0, 0))
+    model.feed(ev.Elect(0, 0))
     return model
 
 
 def produce(model, request_id, values=(b"x",), acks=-1, timeout_ms=1000, broker=0):
-    return model.feed(Produce(request_id, broker, 0, tuple(values), acks, timeout_ms))
+    return model.feed(ev.Produce(request_id, broker, 0, tuple(values), acks, timeout_ms))
 
 
 def sync(model, *followers, rounds=2):
@@ -79,7 +56,7 @@ def test_acks_0_appends_without_any_answer():
 def test_acks_1_answers_after_the_local_append():
     model = started()
     (answer,) = produce(model, 1, [b"a", b"b"], acks=1)
-    assert answer == ProduceResponse(1, OK, 0, (0, 1))
+    assert answer == eff.ProduceResponse(1, OK, 0, (0, 1))
     assert leader(model).hw == 0  # not committed yet
 
 
@@ -90,8 +67,8 @@ def test_acks_all_waits_in_purgatory_until_the_hw_passes_the_batch():
     sync(model, 1)  # only one follower: the ISR {b1,b2,b3} still waits for b3
     assert model.state.purgatory
     effects = sync(model, 2)
-    (answer,) = responses(effects, ProduceResponse)
-    assert answer == ProduceResponse(1, OK, 0, (0, 1), COMPLETED)
+    (answer,) = responses(effects, eff.ProduceResponse)
+    assert answer == eff.ProduceResponse(1, OK, 0, (0, 1), eff.COMPLETED)
     assert leader(model).hw == 2 and not model.state.purgatory
 
 
@@ -109,8 +86,8 @@ def test_invalid_acks_and_empty_batches_are_rejected():
 def shrink_to_leader_alone(model):
     """Followers never fetch; after the lag time the leader shrinks the ISR to itself."""
     produce(model, 900, acks=1)
-    model.feed(Tick(2 * model.config.replica_lag_time_max_ms))
-    model.feed(CommitIsrChange(0))
+    model.feed(ev.Tick(2 * model.config.replica_lag_time_max_ms))
+    model.feed(ev.CommitIsrChange(0))
     assert leader(model).isr == {0}
 
 
@@ -137,10 +114,11 @@ def test_not_enough_replicas_after_append_when_the_isr_shrank_while_waiting():
     model = started(min_insync_replicas=2, bugs={Bug.HW_UNDER_MIN_ISR})
     sync(model, 1, 2)
     assert produce(model, 1, timeout_ms=120_000) == ()
-    model.feed(Tick(2 * model.config.replica_lag_time_max_ms))
-    effects = model.feed(CommitIsrChange(0))
-    (answer,) = responses(effects, ProduceResponse)
-    assert answer.error == ErrorCode.not_enough_replicas_after_append and answer.via == COMPLETED
+    model.feed(ev.Tick(2 * model.config.replica_lag_time_max_ms))
+    effects = model.feed(ev.CommitIsrChange(0))
+    (answer,) = responses(effects, eff.ProduceResponse)
+    assert answer.error == ErrorCode.not_enough_replicas_after_append
+    assert answer.via == eff.COMPLETED
 
 
 # -- produce purgatory ----------------------------------------------------------------------
@@ -149,10 +127,10 @@ def test_not_enough_replicas_after_append_when_the_isr_shrank_while_waiting():
 def test_produce_expires_with_request_timed_out_at_its_deadline():
     model = started()
     produce(model, 1, timeout_ms=100)
-    assert model.feed(Tick(99)) == ()
-    (answer,) = model.feed(Tick(1))
+    assert model.feed(ev.Tick(99)) == ()
+    (answer,) = model.feed(ev.Tick(1))
     # Kafka's DelayedProduce answers with the append's result, its error set to the timeout
-    assert (answer.error, answer.via, answer.base_offset) == (ErrorCode.request_timed_out, EXPIRED,
+    assert (answer.error, answer.via, answer.base_offset) == (ErrorCode.request_timed_out, eff.EXPIRED,
                                                               leader(model).leo - 1)
     assert not model.state.purgatory
 
@@ -160,16 +138,16 @@ def test_produce_expires_with_request_timed_out_at_its_deadline():
 def test_leadership_loss_completes_waiting_produces_with_not_leader():
     model = started()
     produce(model, 1)
-    effects = model.feed(Elect(0, 1))
-    (answer,) = responses(effects, ProduceResponse)
-    assert answer.error == ErrorCode.not_leader_or_follower and answer.via == COMPLETED
+    effects = model.feed(ev.Elect(0, 1))
+    (answer,) = responses(effects, eff.ProduceResponse)
+    assert answer.error == ErrorCode.not_leader_or_follower and answer.via == eff.COMPLETED
 
 
 def test_produce_to_a_follower_or_a_dead_broker():
     model = started()
     assert produce(model, 1, broker=1)[0].error == ErrorCode.not_leader_or_follower
-    model.feed(CrashBroker(2))
-    assert produce(model, 2, broker=2) == (Disconnected(2),)
+    model.feed(ev.CrashBroker(2))
+    assert produce(model, 2, broker=2) == (eff.Disconnected(2),)
 
 
 # -- consumer fetch -------------------------------------------------------------------------
@@ -180,9 +158,9 @@ def test_consumers_never_see_records_at_or_above_the_hw():
     produce(model, 1, [b"a"])
     sync(model, 1, 2)
     produce(model, 2, [b"b"], acks=1)
-    (answer,) = model.feed(Fetch(3, 0, 0, 0))
+    (answer,) = model.feed(ev.Fetch(3, 0, 0, 0))
     assert [r.value for r in answer.records] == [b"a"] and answer.high_watermark == 1
-    (empty,) = model.feed(Fetch(4, 0, 0, 1))
+    (empty,) = model.feed(ev.Fetch(4, 0, 0, 1))
     assert empty.error == OK and empty.records == ()
 
 
@@ -190,40 +168,41 @@ def test_fetch_returns_whole_batches_from_the_batch_holding_the_offset():
     model = started(replication_factor=1, min_insync_replicas=1)
     produce(model, 1, [b"a", b"b", b"c"])
     produce(model, 2, [b"d"])
-    (answer,) = model.feed(Fetch(3, 0, 0, 1, max_bytes=1))
+    (answer,) = model.feed(ev.Fetch(3, 0, 0, 1, max_bytes=1))
     assert answer.first_offset == 0 and [r.value for r in answer.records] == [b"a", b"b", b"c"]
 
 
 def test_offset_out_of_range():
     model = started()
-    assert model.feed(Fetch(1, 0, 0, 1))[0].error == ErrorCode.offset_out_of_range
-    assert model.feed(Fetch(2, 0, 0, -1))[0].error == ErrorCode.offset_out_of_range
+    assert model.feed(ev.Fetch(1, 0, 0, 1))[0].error == ErrorCode.offset_out_of_range
+    assert model.feed(ev.Fetch(2, 0, 0, -1))[0].error == ErrorCode.offset_out_of_range
 
 
 def test_fetch_checks_the_current_leader_epoch():
     model = started()
-    model.feed(Elect(0, 1))  # epoch 1, b2 leads
-    assert model.feed(Fetch(1, 1, 0, 0, current_leader_epoch=0))[0].error == ErrorCode.fenced_leader_epoch
-    assert model.feed(Fetch(2, 1, 0, 0, current_leader_epoch=2))[0].error == ErrorCode.unknown_leader_epoch
-    assert model.feed(Fetch(3, 1, 0, 0, current_leader_epoch=1))[0].error == OK
-    assert model.feed(Fetch(4, 0, 0, 0))[0].error == ErrorCode.not_leader_or_follower
+    model.feed(ev.Elect(0, 1))  # epoch 1, b2 leads
+    assert model.feed(ev.Fetch(1, 1, 0, 0, current_leader_epoch=0))[0].error == ErrorCode.fenced_leader_epoch
+    assert model.feed(ev.Fetch(2, 1, 0, 0, current_leader_epoch=2))[0].error == ErrorCode.unknown_leader_epoch
+    assert model.feed(ev.Fetch(3, 1, 0, 0, current_leader_epoch=1))[0].error == OK
+    assert model.feed(ev.Fetch(4, 0, 0, 0))[0].error == ErrorCode.not_leader_or_follower
 
 
 def test_fetch_purgatory_completes_when_min_bytes_become_readable():
     model = started()
-    assert model.feed(Fetch(1, 0, 0, 0, min_bytes=1, max_wait_ms=500)) == ()
+    assert model.feed(ev.Fetch(1, 0, 0, 0, min_bytes=1, max_wait_ms=500)) == ()
     produce(model, 2, [b"a"])
     effects = sync(model, 1, 2)
-    fetched = responses(effects, FetchResponse)
-    assert len(fetched) == 1 and fetched[0].via == COMPLETED and fetched[0].records[0].value == b"a"
+    fetched = responses(effects, eff.FetchResponse)
+    assert len(fetched) == 1 and fetched[0].via == eff.COMPLETED
+    assert fetched[0].records[0].value == b"a"
 
 
 def test_fetch_purgatory_expires_after_max_wait_with_what_is_readable():
     model = started()
-    model.feed(Fetch(1, 0, 0, 0, min_bytes=100, max_wait_ms=500))
-    assert model.feed(Tick(499)) == ()
-    (answer,) = model.feed(Tick(1))
-    assert answer.error == OK and answer.records == () and answer.via == EXPIRED
+    model.feed(ev.Fetch(1, 0, 0, 0, min_bytes=100, max_wait_ms=500))
+    assert model.feed(ev.Tick(499)) == ()
+    (answer,) = model.feed(ev.Tick(1))
+    assert answer.error == OK and answer.records == () and answer.via == eff.EXPIRED
 
 
 def test_list_offsets_earliest_and_latest_is_the_hw():
@@ -231,13 +210,13 @@ def test_list_offsets_earliest_and_latest_is_the_hw():
     produce(model, 1, [b"a", b"b"])
     sync(model, 1, 2)
     produce(model, 2, [b"c"], acks=1)
-    assert model.feed(ListOffsets(3, 0, 0, EARLIEST)) == (ListOffsetsResponse(3, OK, 0),)
-    assert model.feed(ListOffsets(4, 0, 0, LATEST)) == (ListOffsetsResponse(4, OK, 2),)
-    assert model.feed(ListOffsets(5, 1, 0, LATEST))[0].error == ErrorCode.not_leader_or_follower
+    assert model.feed(ev.ListOffsets(3, 0, 0, ev.EARLIEST)) == (eff.ListOffsetsResponse(3, OK, 0),)
+    assert model.feed(ev.ListOffsets(4, 0, 0, ev.LATEST)) == (eff.ListOffsetsResponse(4, OK, 2),)
+    assert model.feed(ev.ListOffsets(5, 1, 0, ev.LATEST))[0].error == ErrorCode.not_leader_or_follower
     # by time (KIP-79): model records count as stamped 0, so 0 finds the first one below the
     # hw and a later time none (offset -1, no error), as the core answers
-    assert model.feed(ListOffsets(6, 0, 0, 0)) == (ListOffsetsResponse(6, OK, 0),)
-    assert model.feed(ListOffsets(7, 0, 0, 12345)) == (ListOffsetsResponse(7, OK, -1),)
+    assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0),)
+    assert model.feed(ev.ListOffsets(7, 0, 0, 12345)) == (eff.ListOffsetsResponse(7, OK, -1),)
 
 
 # -- replication, hw, ISR -------------------------------------------------------------------
@@ -256,11 +235,11 @@ def test_followers_learn_the_hw_one_fetch_late():
 
 def test_replica_fetch_is_fenced_by_the_current_leader_epoch():
     model = started()
-    model.feed(Elect(0, 1))
-    model.feed(Elect(0, 0))  # epoch 2: an older epoch >= 0 exists (-1 means "not checked")
+    model.feed(ev.Elect(0, 1))
+    model.feed(ev.Elect(0, 0))  # epoch 2: an older epoch >= 0 exists (-1 means "not checked")
     fetch = replica_fetch_for(model.state, 1, 0)
-    stale = ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch - 1)
-    future = ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch + 1)
+    stale = ev.ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch - 1)
+    future = ev.ReplicaFetch(0, 1, 0, 0, -1, fetch.current_leader_epoch + 1)
     assert model.feed(stale)[0].error == ErrorCode.fenced_leader_epoch
     assert model.feed(future)[0].error == ErrorCode.unknown_leader_epoch
 
@@ -270,7 +249,7 @@ def test_follower_truncates_by_diverging_epoch():
     # writes B at offset 0 in epoch 1. b1's first fetch gets a diverging epoch and truncates A.
     model = started(min_insync_replicas=1)
     produce(model, 1, [b"A"], acks=1)
-    model.feed(Elect(0, 1))
+    model.feed(ev.Elect(0, 1))
     produce(model, 2, [b"B"], acks=1, broker=1)
     (result,) = model.replicate(0)
     assert result.diverging == (0, 0) and result.truncated_to == 0
@@ -288,23 +267,23 @@ def test_hw_waits_for_a_member_being_added_to_the_isr():
     assert leader(model).pending_isr == {0, 1}
     produce(model, 1, [b"a"])
     assert leader(model).hw == 1  # waits for b2 although the committed ISR is {b1}
-    model.feed(CommitIsrChange(0))
+    model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.isr == {0, 1}
     effects = model.replicate(1) + model.replicate(1)
-    assert responses(effects, ProduceResponse)[0].error == OK
+    assert responses(effects, eff.ProduceResponse)[0].error == OK
 
 
 def test_isr_shrinks_after_the_lag_time_and_expands_once_caught_up():
     model = started()
     produce(model, 1, [b"a"], acks=1)
     sync(model, 1)
-    model.feed(Tick(60_000))
+    model.feed(ev.Tick(60_000))
     assert leader(model).pending_isr == {0, 1}
-    effects = model.feed(CommitIsrChange(0))
-    assert effects[0] == IsrChangeResult(0, OK, frozenset({0, 1}))
+    effects = model.feed(ev.CommitIsrChange(0))
+    assert effects[0] == eff.IsrChangeResult(0, OK, frozenset({0, 1}))
     sync(model, 2)
     assert leader(model).pending_isr == {0, 1, 2}
-    model.feed(CommitIsrChange(0))
+    model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.isr == {0, 1, 2}
 
 
@@ -313,9 +292,9 @@ def test_isr_expansion_needs_the_start_of_the_leaders_epoch():
     model = started(min_insync_replicas=1)
     produce(model, 1, [b"A"], acks=1)
     sync(model, 1)
-    model.feed(CrashBroker(2))  # epoch bump, isr {b1,b2}
-    model.feed(Elect(0, 1))
-    model.feed(RestartBroker(2))
+    model.feed(ev.CrashBroker(2))  # epoch bump, isr {b1,b2}
+    model.feed(ev.Elect(0, 1))
+    model.feed(ev.RestartBroker(2))
     fetch = replica_fetch_for(model.state, 2, 0)
     assert fetch.fetch_offset == 0
     model.feed(fetch)
@@ -326,20 +305,20 @@ def test_isr_expansion_needs_the_start_of_the_leaders_epoch():
 
 def test_clean_election_only_from_the_live_isr():
     model = started()
-    model.feed(Tick(60_000))
-    model.feed(CommitIsrChange(0))  # isr {b1}
-    assert model.feed(Elect(0, 1))[0] == ElectionResult(0, 1, ErrorCode.ineligible_replica)
-    assert model.feed(Elect(0, 0))[0].error == ErrorCode.election_not_needed
+    model.feed(ev.Tick(60_000))
+    model.feed(ev.CommitIsrChange(0))  # isr {b1}
+    assert model.feed(ev.Elect(0, 1))[0] == eff.ElectionResult(0, 1, ErrorCode.ineligible_replica)
+    assert model.feed(ev.Elect(0, 0))[0].error == ErrorCode.election_not_needed
 
 
 def test_unclean_election_only_when_configured_and_no_clean_candidate():
     for allowed in (False, True):
         model = started(unclean_leader_election=allowed, min_insync_replicas=1)
-        model.feed(Tick(60_000))
-        model.feed(CommitIsrChange(0))
-        assert model.feed(Elect(0, 1, unclean=True))[0].error == ErrorCode.ineligible_replica
-        model.feed(CrashBroker(0))
-        (result, *_) = model.feed(Elect(0, 1, unclean=True))
+        model.feed(ev.Tick(60_000))
+        model.feed(ev.CommitIsrChange(0))
+        assert model.feed(ev.Elect(0, 1, unclean=True))[0].error == ErrorCode.ineligible_replica
+        model.feed(ev.CrashBroker(0))
+        (result, *_) = model.feed(ev.Elect(0, 1, unclean=True))
         assert (result.error == OK) == allowed
         assert (0 in model.ghost.unclean) == allowed
 
@@ -347,13 +326,13 @@ def test_unclean_election_only_when_configured_and_no_clean_candidate():
 def test_elr_member_is_elected_when_the_last_isr_member_is_gone():
     model = started(brokers=2, replication_factor=2, min_insync_replicas=2)
     sync(model, 1)
-    model.feed(Tick(60_000))
+    model.feed(ev.Tick(60_000))
     produce(model, 1, [b"a"], acks=1)  # b2 now lags
-    model.feed(Tick(60_000))
-    model.feed(CommitIsrChange(0))
+    model.feed(ev.Tick(60_000))
+    model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.elr == {1}
-    model.feed(CrashBroker(0))
-    assert model.feed(Elect(0, 1))[0].error == OK
+    model.feed(ev.CrashBroker(0))
+    assert model.feed(ev.Elect(0, 1))[0].error == OK
     assert model.state.partitions[0].control.isr == {1}
 
 
@@ -363,50 +342,50 @@ def test_elr_member_is_elected_when_the_last_isr_member_is_gone():
 def test_crash_loses_the_unflushed_suffix_only():
     model = started(min_insync_replicas=1)
     produce(model, 1, [b"a"], acks=1)
-    model.feed(Flush(0))
+    model.feed(ev.Flush(0))
     produce(model, 2, [b"b"], acks=1)
-    model.feed(CrashBroker(0))
+    model.feed(ev.CrashBroker(0))
     assert [e.value for e in model.state.partitions[0].replicas[0].log] == [b"a"]
 
 
 def test_flush_policy_makes_appends_durable():
     model = started(flush_interval_messages=1, min_insync_replicas=1)
     produce(model, 1, [b"a"], acks=1)
-    model.feed(CrashBroker(0))
+    model.feed(ev.CrashBroker(0))
     assert model.state.partitions[0].replicas[0].leo == 1
 
 
 def test_crash_disconnects_parked_requests_and_restart_follows_the_leader():
     model = started()
     produce(model, 1)
-    model.feed(Fetch(2, 0, 0, 1, max_wait_ms=100))
-    effects = model.feed(CrashBroker(0))
-    assert set(effects) == {Disconnected(1), Disconnected(2)}
+    model.feed(ev.Fetch(2, 0, 0, 1, max_wait_ms=100))
+    effects = model.feed(ev.CrashBroker(0))
+    assert set(effects) == {eff.Disconnected(1), eff.Disconnected(2)}
     assert model.state.partitions[0].control.leader is None
-    model.feed(Elect(0, 1))
-    model.feed(RestartBroker(0))
+    model.feed(ev.Elect(0, 1))
+    model.feed(ev.RestartBroker(0))
     assert model.state.partitions[0].replicas[0].leader == 1
     assert model.check() == []
 
 
 def test_last_isr_member_restarting_after_a_crash_leaves_the_isr():
     model = started(min_insync_replicas=1)
-    model.feed(Tick(60_000))
-    model.feed(CommitIsrChange(0))
-    model.feed(CrashBroker(0))
+    model.feed(ev.Tick(60_000))
+    model.feed(ev.CommitIsrChange(0))
+    model.feed(ev.CrashBroker(0))
     assert model.state.partitions[0].control.isr == {0}
-    model.feed(RestartBroker(0))
+    model.feed(ev.RestartBroker(0))
     assert model.state.partitions[0].control.isr == frozenset()
-    assert model.feed(Elect(0, 0))[0].error == ErrorCode.ineligible_replica
+    assert model.feed(ev.Elect(0, 0))[0].error == ErrorCode.ineligible_replica
 
 
 def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
     model = started()
     fetch = replica_fetch_for(model.state, 1, 0)
-    model.feed(CrashBroker(0))
+    model.feed(ev.CrashBroker(0))
     (result,) = model.feed(fetch)
-    assert isinstance(result, ReplicaFetchResult) and result.error == ErrorCode.network_exception
-    model.feed(CrashBroker(1))
+    assert isinstance(result, eff.ReplicaFetchResult) and result.error == ErrorCode.network_exception
+    model.feed(ev.CrashBroker(1))
     assert model.feed(fetch) == ()
 
 
@@ -416,12 +395,12 @@ def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
 def test_impossible_events_raise():
     state = initial_state(ClusterConfig())
     with pytest.raises(ValueError):
-        step(state, Produce(1, 7, 0, (b"a",)))  # no broker 7: not addressable
+        step(state, ev.Produce(1, 7, 0, (b"a",)))  # no broker 7: not addressable
     # an unknown partition is a request Kafka answers (properties/lockstep.py: the same code)
-    (answer,) = step(state, Fetch(1, 0, 3, 0))[1]
+    (answer,) = step(state, ev.Fetch(1, 0, 3, 0))[1]
     assert answer.error == ErrorCode.unknown_topic_or_partition
     with pytest.raises(ValueError):
-        step(state, Tick(-1))
+        step(state, ev.Tick(-1))
     with pytest.raises(TypeError):
         step(state, "produce")
     with pytest.raises(ValueError):
@@ -441,13 +420,13 @@ def test_a_follower_crashing_after_its_isr_addition_was_proposed_does_not_enter_
     # Found by a Hypothesis walk: b2 caught up (expansion proposed), crashed losing its log,
     # restarted, and the stale proposal was committed with an empty b2 in the ISR (B10 shape).
     model = started(min_insync_replicas=1)
-    model.feed(Tick(60_000))
-    model.feed(CommitIsrChange(0))  # isr {b1}
+    model.feed(ev.Tick(60_000))
+    model.feed(ev.CommitIsrChange(0))  # isr {b1}
     produce(model, 1, [b"a"])
     sync(model, 1)
     assert leader(model).pending_isr == {0, 1}
-    model.feed(CrashBroker(1))
-    model.feed(RestartBroker(1))
-    model.feed(CommitIsrChange(0))
+    model.feed(ev.CrashBroker(1))
+    model.feed(ev.RestartBroker(1))
+    model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.isr == {0}
     assert leader(model).follower_offsets[1] == -1

@@ -9,6 +9,8 @@ import time
 import confluent_kafka as ck
 import pytest
 
+from kafkaref.impl.server.local_cluster import signal_and_wait
+
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
 
@@ -19,16 +21,6 @@ def start_broker(data_dir):
     line = proc.stdout.readline()
     assert line.startswith("listening on "), (line, (data_dir / "broker.stderr").read_text())
     return proc, line.split()[-1]
-
-
-def stop(proc, sig=signal.SIGTERM):
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 def produce(address, topic, values):
@@ -64,14 +56,14 @@ def test_restart_keeps_every_acknowledged_record(tmp_path, sig):
     try:
         values = [b"v%d" % i for i in range(50)]
         assert sorted(produce(address, "t", values)) == list(range(50))
-        stop(proc, sig)
+        signal_and_wait(proc, sig)
         assert os.path.isdir(tmp_path / "t-0")
         proc, address = start_broker(tmp_path)
         assert consume(address, "t", 50) == values
         more = produce(address, "t", [b"after"])
         assert more == [50]
     finally:
-        stop(proc)
+        signal_and_wait(proc)
 
 
 def test_bad_arguments_exit_2_without_traceback():
@@ -89,7 +81,7 @@ def test_config_file_is_read_and_bad_lines_are_rejected(tmp_path):
         assert proc.stdout.readline().startswith("listening on 127.0.0.1:")
         assert (tmp_path / "d").is_dir()
     finally:
-        stop(proc)
+        signal_and_wait(proc)
     assert proc.returncode == 0
     for text in ("port=abc\n", "just words\n"):
         bad = tmp_path / "bad.properties"

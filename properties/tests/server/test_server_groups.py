@@ -9,6 +9,7 @@ import pytest
 
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.server.config import ServerConfig
+from kafkaref.properties.consumer_groups import consume_in_group
 from kafkaref.properties.servers import BrokerSetup
 
 pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(
@@ -20,24 +21,8 @@ def test_confluent_group_splits_partitions_and_consumes_everything(broker):
     for i in range(40):
         producer.produce("g", key=b"%d" % i, value=b"v%d" % i)
     assert producer.flush(10) == 0
-    consumers = [ck.Consumer({"bootstrap.servers": broker.address, "group.id": "grp",
-                              "auto.offset.reset": "earliest",
-                              "session.timeout.ms": 6000}) for _ in range(2)]
-    got = []
-    try:
-        for consumer in consumers:
-            consumer.subscribe(["g"])
-        deadline = time.monotonic() + 40
-        while time.monotonic() < deadline and (
-                len(got) < 40 or not all(c.assignment() for c in consumers)):
-            for consumer in consumers:
-                message = consumer.poll(0.05)
-                if message is not None and message.error() is None:
-                    got.append(message.value())
-        assignments = [{tp.partition for tp in c.assignment()} for c in consumers]
-    finally:
-        for consumer in consumers:
-            consumer.close()
+    got, assignments = consume_in_group(broker.address, "g", "grp", 40, timeout_s=40,
+                                        config={"session.timeout.ms": 6000})
     assert sorted(got) == sorted(b"v%d" % i for i in range(40))
     assert assignments[0].isdisjoint(assignments[1])
     assert assignments[0] | assignments[1] == {0, 1, 2, 3}

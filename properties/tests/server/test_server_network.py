@@ -8,6 +8,7 @@ import pytest
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
@@ -290,12 +291,16 @@ def test_parked_fetches_expire_on_time_with_the_ticker_asleep():
     otherwise sleep for minutes (the socket timeout fails the test first), and the earlier
     fetch must be answered while the later one (a minute) is still parked."""
     config = ServerConfig(num_network_threads=1, num_io_threads=2, tick_max_ms=600_000)
-    server = single_broker("", config, log_factory=lambda key: MemoryLog()).start()
+    # ISR checks every 10 min (half the lag time), or they would wake the ticker every 15 s.
+    broker_config = BrokerConfig(replica_lag_time_max_ms=1_200_000)
+    server = single_broker("", config, broker_config, log_factory=lambda key: MemoryLog()).start()
     long_wait = connect(server)
     try:
         with server.lock:
             server.broker.create_topic("p", 1, 1, {}, lambda error, message: None)
-        time.sleep(0.2)  # the ticker is asleep: nothing is parked
+        # The ticker asleep with nothing parked: it plans to wake after the sockets' timeout.
+        wait_until(lambda: (server.ticker_wakes_at_ms or 0) > server.clock.monotonic_ms() + 60_000,
+                   what="the ticker asleep")
         for max_wait_ms in (250, 120):  # the first alone; the second before the 60 s one below
             sock = connect(server)
             sock.settimeout(60)  # bounds a failing run only

@@ -17,12 +17,13 @@ def connection(broker):
         yield conn
 
 
-def create(connection, name, configs=(), assignments=(), partitions=1, rf=1):
+def create(connection, name, configs=(), assignments=(), partitions=1, rf=1,
+           validate_only=False):
     return connection.send(19, 4, {"topics": [{
         "name": name, "num_partitions": partitions, "replication_factor": rf,
         "assignments": list(assignments),
         "configs": [{"name": k, "value": v} for k, v in configs]}],
-        "timeout": 5000, "validate_only": False}).topics[0]
+        "timeout": 5000, "validate_only": validate_only}).topics[0]
 
 
 def produce(connection, topic, batch):
@@ -105,6 +106,19 @@ def test_create_topics_honours_an_explicit_assignment(connection, broker):
     both = create(connection, "assigned-both", partitions=1, rf=1, assignments=[
         {"partition_index": 0, "broker_ids": [me]}])
     assert both.error_code == ErrorCode.invalid_request
+
+
+def test_create_topics_validate_only_answers_every_topic_and_creates_none(connection):
+    """librdkafka's 0081_admin: valid topics got no entry at all, and the client crashed."""
+    answer = create(connection, "validated", partitions=3, validate_only=True)
+    assert (answer.name, answer.error_code) == ("validated", ErrorCode.none)
+    too_many = create(connection, "validated-rf", rf=5, validate_only=True)
+    assert too_many.error_code == ErrorCode.invalid_replication_factor
+    bad = create(connection, "validated-cfg", [("no.such.config", "1")], validate_only=True)
+    assert bad.error_code == ErrorCode.invalid_config
+    meta = connection.send(3, 8, {"topics": [{"name": "validated"}],
+                                  "allow_auto_topic_creation": False}).topics[0]
+    assert meta.error_code == ErrorCode.unknown_topic_or_partition
 
 
 def test_check_assignment_rules():

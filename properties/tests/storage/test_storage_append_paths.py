@@ -19,7 +19,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.storage_machine import make_storage_machine, scratch_dir
 
 SMALL = LogConfig(segment_bytes=1_500, segment_ms=50, segment_index_bytes=24,
@@ -83,7 +83,7 @@ def test_fast_leader_path_matches_the_general_path(steps, flush_messages):
 
 
 def _compare_paths(root: str, steps, flush_messages) -> None:
-    clock = Clock()
+    clock = ManualClock()
     config = attrs.evolve(SMALL, flush_messages=flush_messages)
     fast_config = attrs.evolve(config, validate_records=False)  # takes the fast path
     slow_config = attrs.evolve(config, validate_records=True)  # every batch: general path
@@ -134,7 +134,7 @@ def _compare_paths(root: str, steps, flush_messages) -> None:
 
 
 def test_fast_path_refuses_bad_crc_and_nonzero_base_offset(tmp_path):
-    log = Log(str(tmp_path), attrs.evolve(SMALL, validate_records=False), clock_ms=Clock())
+    log = Log(str(tmp_path), attrs.evolve(SMALL, validate_records=False), clock_ms=ManualClock())
     good = _batch(2, 30, 1_000, False)
     flipped = bytearray(good)
     flipped[-1] ^= 1
@@ -177,7 +177,7 @@ def test_index_entries_reach_the_files_on_flush_roll_and_close(tmp_path):
                          strict=True)))
 
     config = LogConfig(index_interval_bytes=1, segment_index_bytes=80, validate_records=False)
-    log = Log(str(tmp_path), config, clock_ms=Clock())
+    log = Log(str(tmp_path), config, clock_ms=ManualClock())
     for i in range(4):
         assert log.append_as_leader(_batch(1, 10, 1_000 + i, False), 0).error == ErrorCode.none
     assert on_disk(log.active_segment) == ([], [])  # nothing written per append
@@ -191,7 +191,7 @@ def test_index_entries_reach_the_files_on_flush_roll_and_close(tmp_path):
     expected = [in_memory(segment) for segment in log.segments]
     log.close()
     assert [on_disk(segment) for segment in log.segments] == expected
-    reopened = Log(str(tmp_path), config, clock_ms=Clock())
+    reopened = Log(str(tmp_path), config, clock_ms=ManualClock())
     assert reopened.recovery.clean_shutdown and reopened.recovery.index_rebuilds == 0
     assert [in_memory(segment) for segment in reopened.segments] == expected
     reopened.close()

@@ -23,7 +23,7 @@ from kafkaref.impl.protocol.records import (
 from kafkaref.impl.storage import LeaderEpochCache, Log, LogConfig, checkpoint, segment
 from kafkaref.impl.storage.index import OffsetIndex
 from kafkaref.impl.storage.log import CHECKPOINT_FILE, CLEAN_SHUTDOWN_FILE
-from kafkaref.properties.clock import Clock
+from kafkaref.properties.clock import ManualClock
 
 
 def batch(count=1, value_bytes=50, timestamp=1_000, codec=Compression.none) -> bytes:
@@ -152,7 +152,7 @@ def test_sparse_index_entry_every_interval(tmp_path, clock):
 def test_reads_by_offset_match_a_naive_scan(tmp_path_factory, counts, where, interval):
     path = tmp_path_factory.mktemp("reads")
     log = Log(str(path), LogConfig(index_interval_bytes=interval, segment_bytes=2500),
-              clock_ms=Clock())
+              clock_ms=ManualClock())
     for count in counts:
         log.append_as_leader(batch(count=count, value_bytes=30), 0)
     headers = [h for h, _ in log.iter_batches()]
