@@ -47,6 +47,18 @@ def fully_replicated(cluster, group) -> bool:
     return p is not None and p.leader >= 0 and len(p.isr) == 3
 
 
+def every_live_broker_forgot(cluster, gone: int) -> bool:
+    """No live broker's Metadata lists `gone` any more. The controller fences first; brokers
+    learn it at their next heartbeat, and a client that bootstraps meanwhile may pick the dead
+    broker for FindCoordinator (kafka-python's committed() raises on that refused connection)."""
+    for address in live_bootstrap(cluster).split(","):
+        with KafkaConnection.to(address) as connection:
+            answer = connection.send(3, 1, {"topics": []})
+        if gone in {b.node_id for b in answer.brokers}:
+            return False
+    return True
+
+
 def restart(cluster, broker_id):
     cluster.start_broker(broker_id)
     cluster.wait_registered({broker_id}, 60)
@@ -79,6 +91,8 @@ def test_commits_survive_the_coordinators_sigkill(cluster, client):
     cluster.kill(coordinator)  # SIGKILL
     wait_until(lambda: offsets_partition(cluster, group).leader not in (-1, coordinator),
                timeout_s=60, what="a new coordinator elected")
+    wait_until(lambda: every_live_broker_forgot(cluster, coordinator), timeout_s=60,
+               what="the live brokers' metadata without the killed coordinator")
     try:
         assert read_back(live_bootstrap(cluster), group, client) == wanted
         print(f"{client}: commits read back {time.monotonic() - killed_at:.1f} s after the "
