@@ -29,6 +29,7 @@ from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.server import storage_log_factory
 from kafkaref.properties.clock import ManualClock
+from kafkaref.properties.wire_calls import call
 
 TOPIC, BROKER = 2, 4
 SECONDS = datetime.timedelta(seconds=5)
@@ -44,17 +45,6 @@ def brokers(count=1, log_factory=None):
         found.append(b)
     return found
 
-
-def call(broker, api_key, version, values):
-    """Encode a request, decode it as the server would, handle it, round-trip the response."""
-    request = build(load_request_schema(api_key, version), values)
-    decoded = wire.decode_request(wire.encode_request(42, "test", request)[4:])
-    out = []
-    broker.handle(decoded, out.append)
-    if not out:
-        return "pending"
-    frame = wire.encode_response(decoded.correlation_id, out[0])
-    return wire.decode_response(api_key, version, frame[4:])[1]
 
 
 def answer_later(broker, api_key, version, values):

@@ -13,6 +13,7 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
 from kafkaref.properties.clock import ManualClock
+from kafkaref.properties.wire_calls import call
 
 
 @pytest.fixture
@@ -23,20 +24,6 @@ def core_broker():
     LocalController().register(b, "127.0.0.1", 9092)
     return b
 
-
-def call(core_broker, api_key, version, values):
-    """Encode a request, decode it as the server would, handle it, round-trip the response."""
-    request = build(load_request_schema(api_key, version), values)
-    frame = wire.encode_request(42, "test", request)
-    decoded = wire.decode_request(frame[4:])
-    out = []
-    core_broker.handle(decoded, out.append)
-    if not out or out[0] is None:
-        return out[0] if out else "pending"
-    response = wire.encode_response(decoded.correlation_id, out[0])
-    correlation_id, body = wire.decode_response(api_key, version, response[4:])
-    assert correlation_id == 42
-    return body
 
 
 def create(core_broker, name, version=4, partitions=1, configs=()):

@@ -6,7 +6,6 @@ without "compact" in its cleanup.policy is unaffected. docs/semantics.md, "Compa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.local import LocalController
@@ -14,11 +13,10 @@ from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import Partition, PartitionConfig
 from kafkaref.impl.core.topic_rules import APPEND, SET
-from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.compression import Compression
-from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch, decode_batch, keyless_records
 from kafkaref.properties.clock import ManualClock
+from kafkaref.properties.wire_calls import call
 
 WHY = "Compacted topic cannot accept message without key in topic partition t-0"
 
@@ -118,16 +116,6 @@ def broker() -> Broker:
     LocalController().register(b, "127.0.0.1", 9092)
     return b
 
-
-def call(b, api_key, version, values):
-    request = build(load_request_schema(api_key, version), values)
-    decoded = wire.decode_request(wire.encode_request(42, "test", request)[4:])
-    out = []
-    b.handle(decoded, out.append)
-    if not out or out[0] is None:
-        return None
-    frame = wire.encode_response(decoded.correlation_id, out[0])
-    return wire.decode_response(api_key, version, frame[4:])[1]
 
 
 def create(b, name, configs=()):

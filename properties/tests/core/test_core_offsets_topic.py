@@ -15,18 +15,16 @@ from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
+from kafkaref.properties import wire_calls
 from kafkaref.properties.clock import ManualClock
 
 PARTITIONS = 3
 
 
 def call(broker, api_key, version, values):
-    request = build(load_request_schema(api_key, version), values)
-    decoded = wire.decode_request(wire.encode_request(7, "test-client", request)[4:])
-    out = []
-    broker.handle(decoded, out.append)
-    assert out, "not answered"
-    return wire.decode_response(api_key, version, wire.encode_response(7, out[0])[4:])[1]
+    answer = wire_calls.call(broker, api_key, version, values, client_id="test-client")
+    assert answer != "pending", "not answered"
+    return answer
 
 
 class Logs:
