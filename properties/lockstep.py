@@ -34,6 +34,7 @@ from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
 from kafkaref.impl.replication.apply import apply_fetch_response, response_is_current
+from kafkaref.model import events as ev
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import (
     COMPLETED,
@@ -47,20 +48,6 @@ from kafkaref.model.effects import (
     ListOffsetsResponse,
     ProduceResponse,
     ReplicaFetchResult,
-)
-from kafkaref.model.events import (
-    ACKS_NONE,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Event,
-    Fetch,
-    Flush,
-    ListOffsets,
-    Produce,
-    ReplicaFetch,
-    RestartBroker,
-    Tick,
 )
 from kafkaref.model.plog import PLog
 from kafkaref.model.values import (
@@ -153,17 +140,17 @@ class CoreLockstep:
         finally:
             self._handling = None
 
-    def feed(self, event: Event) -> tuple[Effect, ...]:
+    def feed(self, event: ev.Event) -> tuple[Effect, ...]:
         self._effects = []
         handler = _HANDLERS[type(event)]
         handler(self, event)
         return tuple(self._effects)
 
     # -- client requests ----------------------------------------------------------------------
-    def _produce(self, e: Produce) -> None:
+    def _produce(self, e: ev.Produce) -> None:
         self._check_broker(e.broker)
         if not self.alive(e.broker):
-            if e.acks != ACKS_NONE:
+            if e.acks != ev.ACKS_NONE:
                 self._effects.append(Disconnected(e.request_id))
             return
         key = (TOPIC, e.partition)
@@ -175,7 +162,7 @@ class CoreLockstep:
         ids: tuple[int, ...] = ()
 
         def done(results):
-            if e.acks == ACKS_NONE:
+            if e.acks == ev.ACKS_NONE:
                 self._parked.pop(e.request_id, None)
                 return
             r = results[key]
@@ -207,7 +194,7 @@ class CoreLockstep:
             for i in range(len(ids)):
                 names.pop((epoch, leo + i), None)
 
-    def _fetch(self, e: Fetch) -> None:
+    def _fetch(self, e: ev.Fetch) -> None:
         self._check_broker(e.broker)
         if not self.alive(e.broker):
             self._effects.append(Disconnected(e.request_id))
@@ -221,7 +208,7 @@ class CoreLockstep:
         self._immediate(e.request_id, e.broker, lambda: self.brokers[e.broker].replica_manager.fetch(
             -1, e.max_wait_ms, e.min_bytes, e.max_bytes, {key: fetch}, done))
 
-    def _fetch_response(self, e: Fetch, r) -> FetchResponse:
+    def _fetch_response(self, e: ev.Fetch, r) -> FetchResponse:
         if r.error != ErrorCode.none:
             return FetchResponse(e.request_id, r.error, r.high_watermark,
                                  log_start_offset=r.log_start_offset)
@@ -230,7 +217,7 @@ class CoreLockstep:
         return FetchResponse(e.request_id, r.error, r.high_watermark, first, entries,
                              log_start_offset=r.log_start_offset)
 
-    def _list_offsets(self, e: ListOffsets) -> None:
+    def _list_offsets(self, e: ev.ListOffsets) -> None:
         self._check_broker(e.broker)
         if not self.alive(e.broker):
             self._effects.append(Disconnected(e.request_id))
@@ -239,7 +226,7 @@ class CoreLockstep:
         self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset))
 
     # -- replication ----------------------------------------------------------------------------
-    def _replica_fetch(self, e: ReplicaFetch) -> None:
+    def _replica_fetch(self, e: ev.ReplicaFetch) -> None:
         self._check_broker(e.leader)
         self._check_broker(e.follower)
         if not self.alive(e.follower):
@@ -273,7 +260,7 @@ class CoreLockstep:
                truncated_to=truncated)
 
     # -- time, ISR, controller, faults ----------------------------------------------------------
-    def _tick(self, e: Tick) -> None:
+    def _tick(self, e: ev.Tick) -> None:
         self.clock.now_ms += e.ms
         now = self.clock.now_ms
         live = [b for b in self.brokers if b is not None]
@@ -287,7 +274,7 @@ class CoreLockstep:
         for broker in live:
             broker.advance_clock(now)
 
-    def _commit_isr_change(self, e: CommitIsrChange) -> None:
+    def _commit_isr_change(self, e: ev.CommitIsrChange) -> None:
         if not 0 <= e.partition < self.config.partitions:
             return  # no change can be in flight for it (the model: the same no-op)
         leader_id = self.controller.metadata.topic(TOPIC).partitions[e.partition].leader
@@ -306,13 +293,13 @@ class CoreLockstep:
         isr = self.controller.metadata.topic(TOPIC).partitions[e.partition].isr
         self._effects.append(IsrChangeResult(e.partition, error, frozenset(isr)))
 
-    def _elect(self, e: Elect) -> None:
+    def _elect(self, e: ev.Elect) -> None:
         error, epoch = self.controller.elect(TOPIC, e.partition, e.leader, e.unclean)
         self._effects.append(ElectionResult(e.partition, e.leader, error, epoch))
         if error == ErrorCode.none:
             self._propagate()
 
-    def _crash(self, e: CrashBroker) -> None:
+    def _crash(self, e: ev.CrashBroker) -> None:
         b = e.broker
         self._check_broker(b)
         if not self.alive(b):
@@ -328,7 +315,7 @@ class CoreLockstep:
         self.controller.fence(b)
         self._propagate()
 
-    def _restart(self, e: RestartBroker) -> None:
+    def _restart(self, e: ev.RestartBroker) -> None:
         b = e.broker
         self._check_broker(b)
         if self.alive(b):
@@ -337,7 +324,7 @@ class CoreLockstep:
         self.controller.register(b, "127.0.0.1", 9000 + b)
         self._propagate()
 
-    def _flush(self, e: Flush) -> None:
+    def _flush(self, e: ev.Flush) -> None:
         self._check_broker(e.broker)
         if self.alive(e.broker):
             for (owner, _), log in self.logs.items():
@@ -365,16 +352,16 @@ class CoreLockstep:
 
 
 _HANDLERS = {
-    Produce: CoreLockstep._produce,
-    Fetch: CoreLockstep._fetch,
-    ListOffsets: CoreLockstep._list_offsets,
-    ReplicaFetch: CoreLockstep._replica_fetch,
-    Tick: CoreLockstep._tick,
-    CrashBroker: CoreLockstep._crash,
-    RestartBroker: CoreLockstep._restart,
-    Elect: CoreLockstep._elect,
-    CommitIsrChange: CoreLockstep._commit_isr_change,
-    Flush: CoreLockstep._flush,
+    ev.Produce: CoreLockstep._produce,
+    ev.Fetch: CoreLockstep._fetch,
+    ev.ListOffsets: CoreLockstep._list_offsets,
+    ev.ReplicaFetch: CoreLockstep._replica_fetch,
+    ev.Tick: CoreLockstep._tick,
+    ev.CrashBroker: CoreLockstep._crash,
+    ev.RestartBroker: CoreLockstep._restart,
+    ev.Elect: CoreLockstep._elect,
+    ev.CommitIsrChange: CoreLockstep._commit_isr_change,
+    ev.Flush: CoreLockstep._flush,
 }
 
 

@@ -24,24 +24,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
-from kafkaref.model.events import (
-    EARLIEST,
-    LATEST,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Event,
-    Fetch,
-    Flush,
-    ListOffsets,
-    Produce,
-    ReplicaFetch,
-    RestartBroker,
-    Tick,
-)
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.values import ModelState
@@ -57,7 +43,7 @@ def note(text: str) -> None:
 
 
 class SystemUnderTest(Protocol):
-    def feed(self, event: Event) -> Sequence[Effect]: ...
+    def feed(self, event: ev.Event) -> Sequence[Effect]: ...
 
 
 Compare = Callable[[Sequence[Effect], Sequence[Effect]], bool]
@@ -88,7 +74,7 @@ def _pending(state: ModelState, p: int):
     return None if found is None else found[1].pending_isr
 
 
-def fired_labels(event: Event, effects: Sequence[Effect], before: ModelState,
+def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
                  after: ModelState) -> list[str]:
     """Names for what one event did: its kind and outcome, plus one per answer that left
     purgatory (completed, expired) or was lost to a crash."""
@@ -96,19 +82,19 @@ def fired_labels(event: Event, effects: Sequence[Effect], before: ModelState,
     errors = sorted({e.error.name for e in effects if hasattr(e, "error")})
     outcome = ",".join(errors) or "no answer"
     labels = []
-    if isinstance(event, Produce):
+    if isinstance(event, ev.Produce):
         shape = "+batches" if event.more_batches else ""
         labels.append(f"Produce acks={event.acks}{shape}: {outcome if effects else 'parked/none'}")
-    elif isinstance(event, Fetch | ListOffsets):
+    elif isinstance(event, ev.Fetch | ev.ListOffsets):
         lagging = ""
         if 0 <= event.partition < before.config.partitions:
             replica = before.partitions[event.partition].replicas[event.broker]
             if replica is not None and replica.hw < replica.leo:
                 lagging = " (hw<leo)"
         answered = outcome if any(e.via == IMMEDIATE for e in effects if hasattr(e, "via")
-                                  ) or isinstance(event, ListOffsets) else "parked"
+                                  ) or isinstance(event, ev.ListOffsets) else "parked"
         labels.append(f"{kind}{lagging}: {answered}")
-    elif isinstance(event, ReplicaFetch):
+    elif isinstance(event, ev.ReplicaFetch):
         (result, *_) = effects or (None,)
         if result is None:
             labels.append("ReplicaFetch: follower down")
@@ -121,7 +107,7 @@ def fired_labels(event: Event, effects: Sequence[Effect], before: ModelState,
             leader = before.partitions[event.partition].replicas[event.leader] if known else None
             short = leader is not None and 0 < result.appended < leader.leo - event.fetch_offset
             labels.append(f"ReplicaFetch: {result.error.name}" + (", cut by max_bytes" if short else ""))
-    elif isinstance(event, Tick):
+    elif isinstance(event, ev.Tick):
         proposed = any(_pending(before, p) is None and _pending(after, p) is not None
                        for p in range(before.config.partitions))
         labels.append(f"Tick: {'expiries' if effects else 'no expiry'}"
@@ -168,11 +154,11 @@ def make_model_machine(
             self.next_request_id = 0
             self._rule_frame = None
             for p in range(config.partitions):  # start with leaders, as a real cluster does
-                self.feed(Elect(p, config.assignment(p)[0]))
+                self.feed(ev.Elect(p, config.assignment(p)[0]))
 
         # -- plumbing ---------------------------------------------------------------------
 
-        def feed(self, event: Event) -> Sequence[Effect]:
+        def feed(self, event: ev.Event) -> Sequence[Effect]:
             caller = sys._getframe(1)  # the rule feeding: counted once per call (coverage)
             if caller is not self._rule_frame:
                 self._rule_frame = caller
@@ -218,7 +204,7 @@ def make_model_machine(
             broker = self.leader_or_any(p, to_leader, broker)
             values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
             extra = ((b"x%d" % self.next_request_id,),) if more else ()
-            self.feed(Produce(self.request_id(), broker, p, values, acks, timeout_ms, extra))
+            self.feed(ev.Produce(self.request_id(), broker, p, values, acks, timeout_ms, extra))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
               min_bytes=st.sampled_from([1, 1, 70, 200]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
@@ -233,13 +219,14 @@ def make_model_machine(
             leader_epoch = -1
             if epoch is not None and replica is not None and replica.leader_epoch + epoch >= 0:
                 leader_epoch = replica.leader_epoch + epoch
-            self.feed(Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes, max_wait_ms,
-                            leader_epoch))
+            self.feed(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes,
+                               max_wait_ms, leader_epoch))
 
         @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans())
         def list_offsets(self, p, to_leader, broker, latest):
             broker = self.leader_or_any(p, to_leader, broker)
-            self.feed(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
+            timestamp = ev.LATEST if latest else ev.EARLIEST
+            self.feed(ev.ListOffsets(self.request_id(), broker, p, timestamp))
 
         @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
                                     "stranger", "time", "commit"]),
@@ -252,31 +239,31 @@ def make_model_machine(
             client alphabet: the model has no timestamps, docs/lockstep.md)."""
             unknown = config.partitions
             if kind == "stranger":
-                self.feed(Elect(0, config.brokers + broker))
+                self.feed(ev.Elect(0, config.brokers + broker))
                 return
             if kind == "time":
-                self.feed(ListOffsets(self.request_id(), broker, 0, when))
+                self.feed(ev.ListOffsets(self.request_id(), broker, 0, when))
                 return
             if kind == "commit":
-                self.feed(CommitIsrChange(unknown))
+                self.feed(ev.CommitIsrChange(unknown))
                 return
             if kind == "produce":
-                self.feed(Produce(self.request_id(), broker, unknown, (b"u",), 1))
+                self.feed(ev.Produce(self.request_id(), broker, unknown, (b"u",), 1))
             elif kind == "fetch":
-                self.feed(Fetch(self.request_id(), broker, unknown, 0))
+                self.feed(ev.Fetch(self.request_id(), broker, unknown, 0))
             elif kind == "list":
-                self.feed(ListOffsets(self.request_id(), broker, unknown))
+                self.feed(ev.ListOffsets(self.request_id(), broker, unknown))
             elif kind == "empty":
-                self.feed(Produce(self.request_id(), broker, 0, (), 1))
+                self.feed(ev.Produce(self.request_id(), broker, 0, (), 1))
             elif kind == "acks":
-                self.feed(Produce(self.request_id(), broker, 0, (b"a",), 2))
+                self.feed(ev.Produce(self.request_id(), broker, 0, (b"a",), 2))
             elif kind == "replica":
-                self.feed(ReplicaFetch(broker, other, 0, 0, -1, -1) if other not in
+                self.feed(ev.ReplicaFetch(broker, other, 0, 0, -1, -1) if other not in
                           config.assignment(0) or broker == other else
-                          ReplicaFetch(broker, other, unknown, 0, -1, -1))
+                          ev.ReplicaFetch(broker, other, unknown, 0, -1, -1))
             else:
                 outsiders = [b for b in range(config.brokers) if b not in config.assignment(0)]
-                self.feed(Elect(0, outsiders[0]) if outsiders else Elect(unknown, broker))
+                self.feed(ev.Elect(0, outsiders[0]) if outsiders else ev.Elect(unknown, broker))
 
         # -- replication and time ---------------------------------------------------------
 
@@ -304,7 +291,7 @@ def make_model_machine(
         @rule(ms=st.sampled_from([1, 40, 600, config.replica_lag_time_max_ms + 1,
                                    2 * config.replica_lag_time_max_ms]))
         def tick(self, ms):
-            self.feed(Tick(ms))
+            self.feed(ev.Tick(ms))
 
         def pending(self) -> list[int]:
             state = self.model.state
@@ -316,7 +303,7 @@ def make_model_machine(
         @rule(pick=st.integers(0, 8))
         def commit_isr_change(self, pick):
             pending = self.pending()
-            self.feed(CommitIsrChange(pending[pick % len(pending)]))
+            self.feed(ev.CommitIsrChange(pending[pick % len(pending)]))
 
         @precondition(lambda self: self.pending())
         @rule(pick=st.integers(0, 8), index=st.integers(0, config.replication_factor - 1),
@@ -324,8 +311,9 @@ def make_model_machine(
         def elect_right_after_isr_change(self, pick, index, unclean):
             pending = self.pending()
             p = pending[pick % len(pending)]
-            self.feed(CommitIsrChange(p))
-            self.feed(Elect(p, config.assignment(p)[index], unclean and config.unclean_leader_election))
+            self.feed(ev.CommitIsrChange(p))
+            self.feed(ev.Elect(p, config.assignment(p)[index],
+                               unclean and config.unclean_leader_election))
 
         # -- shapes a uniform walk rarely reaches (each a sequence of ordinary events) -----
         # A follower that has fallen out of the ISR while the hw moved past it, and the
@@ -360,9 +348,9 @@ def make_model_machine(
                     if other == stalled or event is None or not self.model.state.alive[other]:
                         break
                     self.feed(event)
-            self.feed(Tick(2 * config.replica_lag_time_max_ms))
+            self.feed(ev.Tick(2 * config.replica_lag_time_max_ms))
             if p in self.pending():
-                self.feed(CommitIsrChange(p))
+                self.feed(ev.CommitIsrChange(p))
 
         def below_hw(self) -> list[tuple[int, int]]:
             """(partition, follower): a live follower outside its leader's ISR, below its hw."""
@@ -413,7 +401,7 @@ def make_model_machine(
             ahead of it must truncate by leader epoch, to what the new leader holds."""
             candidates = self.lagging_candidates()
             p, leader = candidates[pick % len(candidates)]
-            self.feed(Elect(p, leader))
+            self.feed(ev.Elect(p, leader))
 
         # -- faults -----------------------------------------------------------------------
 
@@ -427,23 +415,24 @@ def make_model_machine(
         @rule(pick=st.integers(0, 8))
         def crash(self, pick):
             up = self.up()
-            self.feed(CrashBroker(up[pick % len(up)]))
+            self.feed(ev.CrashBroker(up[pick % len(up)]))
 
         @precondition(lambda self: self.down())
         @rule(pick=st.integers(0, 8))
         def restart(self, pick):
             down = self.down()
-            self.feed(RestartBroker(down[pick % len(down)]))
+            self.feed(ev.RestartBroker(down[pick % len(down)]))
 
         @rule(p=partitions, index=st.integers(0, config.replication_factor - 1), unclean=st.booleans())
         def elect(self, p, index, unclean):
-            self.feed(Elect(p, config.assignment(p)[index], unclean and config.unclean_leader_election))
+            self.feed(ev.Elect(p, config.assignment(p)[index],
+                               unclean and config.unclean_leader_election))
 
         @precondition(lambda self: self.up())
         @rule(pick=st.integers(0, 8))
         def flush(self, pick):
             up = self.up()
-            self.feed(Flush(up[pick % len(up)]))
+            self.feed(ev.Flush(up[pick % len(up)]))
 
         # -- invariants -------------------------------------------------------------------
 
@@ -465,7 +454,7 @@ def assert_model_invariants(model: ReferenceModel, check_spec_invariants: bool =
         assert not broken, f"spec invariants {broken} violated in\n{render_state(model.state)}"
 
 
-def run_walk(config: ClusterConfig, events: Sequence[Event]) -> ReferenceModel:
+def run_walk(config: ClusterConfig, events: Sequence[ev.Event]) -> ReferenceModel:
     """Replay a list of events on a fresh model (for reproducing a walk outside Hypothesis)."""
     model = ReferenceModel(config)
     model.feed_all(events)
