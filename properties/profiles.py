@@ -6,6 +6,17 @@
 - dev:  random seeds and the local example database, for exploring while developing.
 - deep: many more examples and longer stateful walks; opt-in (tox -e deep).
 
+The deep profile fits pytest's per-test timeout (pyproject.toml: 600 s, a hang detector) by
+design. Its 3,000 examples of 300 steps suit cheap tests; the heavy stateful walks (the core
+lockstep, the core machine, the storage machine) cost 0.1 to 0.16 CPU-seconds per 300-step
+walk, 300 to 490 CPU-seconds for 3,000: TestCoreLockstepSafe hit the timeout. Each is capped with
+fit_deep_budget(TestCase, cpu_seconds_per_walk) at DEEP_WALK_CPU_SECONDS (90) of CPU. CPU, not
+wall time, because the wall time depends on the load: on the 2-core box shared with other work
+a niced walk took up to 6.4 times its CPU time, and 90 s x 6.4 still ends under 600 s. The caps
+only ever lower max_examples and sit far above ci's 60 and dev's 100, so those runs do not
+change. The lockstep walks at full length: `python -m kafkaref.properties.lockstep_bench deep`,
+which has no timeout (docs/lockstep.md).
+
 Derandomized is not enough for "reproducible": Hypothesis also draws, now and then, a constant
 found in the source of any local module already imported (hypothesis.internal.conjecture.
 providers: a process-wide pool that grows as modules are imported). A test's examples then
@@ -43,6 +54,22 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.large_base_example],
 )
+
+
+# CPU-seconds one heavy stateful test may spend (see the module docstring).
+DEEP_WALK_CPU_SECONDS = 90
+
+
+def cap_examples(test_case, max_examples: int) -> None:
+    """Lower (never raise) a stateful TestCase's example count under the active profile."""
+    current = test_case.settings
+    test_case.settings = settings(current, max_examples=min(current.max_examples, max_examples))
+
+
+def fit_deep_budget(test_case, cpu_seconds_per_walk: float) -> None:
+    """Cap a stateful TestCase at the walks DEEP_WALK_CPU_SECONDS pays for, given the CPU cost of
+    one 300-step walk measured on the 2-core box (cost per step grows with the walk's logs)."""
+    cap_examples(test_case, int(DEEP_WALK_CPU_SECONDS / cpu_seconds_per_walk))
 
 
 def load_from_environment() -> str:

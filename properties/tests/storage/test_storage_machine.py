@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from kafkaref.impl.storage import Log, LogConfig
+from kafkaref.properties.profiles import fit_deep_budget
 from kafkaref.properties.storage_machine import make_storage_machine
 
 # Tiny sizes so a short walk rolls by size, age and full index, indexes sparsely, and retains.
@@ -35,6 +36,10 @@ TestStorageMachineFrameChecksOnly = make_storage_machine(
 TestStorageMachineTinyIndex = make_storage_machine(Log, TINY_INDEX).TestCase
 TestStorageMachineWithFlushPolicy = make_storage_machine(Log, FLUSHING).TestCase
 TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
+# CPU-seconds per 300-step walk, measured (properties/profiles.py: the deep profile's budget).
+fit_deep_budget(TestStorageMachine, 0.125)
+fit_deep_budget(TestStorageMachineFrameChecksOnly, 0.125)
+fit_deep_budget(TestStorageMachineTinyIndex, 0.175)
 
 
 @pytest.mark.slow
