@@ -1,11 +1,19 @@
-"""`kafkaref history import FILE DIR` and `kafkaref history export DIR FILE`: between the JSON-lines
-form people write and read and the Parquet history the checkers read.
+"""`kafkaref history`: histories as files. import/export between the JSON-lines form people write
+and read and the Parquet history the checkers read; merge runs (a soak) into one history; check a
+directory of runs as one history.
 
-Exit codes: 0 done, 2 bad input (the error names the line; an import that fails leaves nothing
-behind, so it can be run again once the file is fixed).
+Exit codes: import, export, merge: 0 done, 2 bad input (the error says which file or line and
+what is wrong; a failed import or merge leaves nothing behind, so it can be run again).
+check: as `kafkaref check`: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
+(an unreadable, corrupt or incompatible run, a Spark failure) or bad arguments.
 """
 
 from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
 
 import click
 
@@ -16,7 +24,8 @@ class BadInput(click.ClickException):
 
 @click.group()
 def history():
-    """Import and export histories as JSON lines (one op per line; docs/histories.md)."""
+    """Histories as files: import and export JSON lines (one op per line), merge the runs of a
+    soak into one history, check a directory of runs as one history (docs/histories.md)."""
 
 
 @history.command("import")
@@ -47,3 +56,107 @@ def export_command(directory, out):
     except (HistoryError, OSError) as error:
         raise BadInput(str(error)) from None
     click.echo(f"exported {count} ops to {out}")
+
+
+_MERGE_HELP = """\b
+Each RUN is a history (a directory holding meta.json), a run of `kafkaref chaos run` (its
+history/ is taken) or a directory of runs (a soak's: every run or history directly in it, by
+name, which for run ids is the order they ran in). Runs are placed one after the other:
+  - topics of run k become r<k>/<topic> (partitions keep their numbers);
+  - op indexes follow on; processes (but the nemesis, -1) are shifted by P_k
+    and values by P_k << 32, clear of every earlier run (the chaos workload's
+    value = process << 32 | sequence stays true);
+  - times: run k starts 1 ns after run k-1's last event.
+Every run must have the same configuration (acks, idempotence, ...): one verdict judges them.
+meta.json's merged_from lists each run's source and shifts. Streamed (bounded memory).
+
+\b
+Exit codes: 0 merged, 2 a missing, corrupt or incompatible run, or OUT not empty."""
+
+
+@history.command("merge", epilog=_MERGE_HELP)
+@click.argument("out", type=click.Path(file_okay=False))
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+def merge_command(out, runs):
+    """Merge the histories of RUN... into one new history OUT, each run's topics, processes,
+    op indexes, values and times kept apart (docs/histories.md, "Merging runs")."""
+    summary = _merge(runs, out)
+    click.echo(f"merged {summary.runs} runs into {summary.out}: {summary.ops:,} ops, "
+               f"{summary.records:,} records, {summary.span_ns / 60e9:.1f} minutes of history, "
+               f"in {summary.seconds:.1f} s ({summary.records / max(summary.seconds, 1e-9):,.0f} "
+               "records/s)")
+
+
+def _merge(runs, out):
+    """merge() with progress on stderr (for anything past a second) and errors as exit 2."""
+    from kafkaref.chaos.history_merge import merge
+    from kafkaref.spec.history import HistoryError
+
+    shown = {"at": time.monotonic(), "line": False}
+
+    def progress(phase, done, total):
+        now = time.monotonic()
+        if now - shown["at"] >= 1 or (done == total and shown["line"]):
+            shown.update(at=now, line=True)
+            percent = 100 * done / total if total else 100
+            click.echo(f"\rmerge: {phase} {done:,}/{total:,} rows ({percent:.0f}%)  ",
+                       err=True, nl=False)
+
+    try:
+        summary = merge(runs, out, progress=progress)
+    except HistoryError as error:
+        raise BadInput(str(error)) from None
+    finally:
+        if shown["line"]:
+            click.echo("", err=True)
+    if summary.clock_fault_runs and summary.clock_fault_runs < summary.runs:
+        click.echo(f"note: {summary.clock_fault_runs} of {summary.runs} runs had clock faults, "
+                   "which switch the latency checks (early_empty_fetch, hung_request) off for "
+                   "the whole merged history: check those runs apart to judge them",
+                   err=True)
+    return summary
+
+
+_CHECK_HELP = """\b
+The runs are merged (as `kafkaref history merge`) into a temporary history
+(in --merged DIR instead, kept), which `kafkaref check` then judges.
+Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
+(a missing, corrupt or incompatible run, a Spark failure) or bad arguments."""
+
+
+@history.command("check", epilog=_CHECK_HELP)
+@click.argument("runs", nargs=-1, required=True, metavar="RUN...")
+@click.option("--merged", type=click.Path(file_okay=False), default=None,
+              help="Write the merged history here and keep it (default: a temporary one).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
+              help="Where to write report.json (default: RUN/report.json for one RUN "
+                   "argument, else ./report.json).")
+@click.option("--master", default="local[2]", show_default=True,
+              help="Spark master: local[N], spark://HOST:PORT, ...")
+@click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
+              help="The configuration to judge (default: the one the runs were recorded under).")
+@click.option("--examples", default=10, show_default=True, type=click.IntRange(0, 10_000),
+              help="Example cases kept per anomaly.")
+@click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark.")
+@click.pass_context
+def check_command(ctx, runs, merged, report_path, master, config_items, examples, twin):
+    """Judge RUN... (runs, histories, or a directory of runs such as a soak's) as one history:
+    every anomaly of the catalogue over all of them at once, one report.json."""
+    from kafkaref.spark_checks.cli import check
+
+    report = Path(report_path or (Path(runs[0]) / "report.json" if len(runs) == 1
+                                  else "report.json"))
+    scratch = None
+    if merged is None:
+        scratch = Path(tempfile.mkdtemp(prefix="kafkaref-merged-"))
+        merged = scratch / "history"
+    try:
+        summary = _merge(runs, merged)
+        click.echo(f"merged {summary.runs} runs: {summary.records:,} records, "
+                   f"{summary.span_ns / 60e9:.1f} minutes of history ({summary.seconds:.1f} s)",
+                   err=True)
+        ctx.invoke(check, paths=(str(merged),), master=master, config_items=config_items,
+                   examples=examples, report_path=str(report), html=False, twin=twin)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)

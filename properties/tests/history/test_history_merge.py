@@ -1,0 +1,260 @@
+"""chaos/history_merge.py and `kafkaref history merge|check`: runs merged into one history keep
+every anomaly each had and gain none (a merge is additive, anomaly by anomaly, even of runs with
+the same topics, processes and values), the placement keeps runs apart, memory stays bounded by
+row groups, and a missing, corrupt or incompatible run is exit 2 with a message naming it."""
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kafkaref.chaos.history_cli import history
+from kafkaref.chaos.history_merge import (
+    Extent,
+    Placement,
+    find_histories,
+    merge,
+    place,
+    rewrite_op_value,
+)
+from kafkaref.chaos.history_store import WriterLimits, read_meta, read_table, write_ops
+from kafkaref.properties.history_strategies import histories
+from kafkaref.properties.run_histories import simulated_run
+from kafkaref.spark_checks import job, twin
+from kafkaref.spark_checks.session import shared_test_session
+from kafkaref.spec.history import ANOMALIES, NEMESIS_PROCESS, HistoryError
+
+
+def _counts(path) -> dict:
+    result = twin.check(path, examples=None)
+    assert result.error is None, result.error
+    return dict(result.counts)
+
+
+@settings(max_examples=25)
+@given(parts=st.lists(st.booleans().flatmap(lambda bad: histories(anomalies=bad)),
+                      min_size=1, max_size=3),
+       repeat=st.booleans())
+def test_merge_is_additive(tmp_path_factory, parts, repeat):
+    """Every anomaly of the merged history is one of a run's, and every run's is there: the
+    counts add up. The runs share topic names, processes and values (the strategy numbers
+    them all from the same start), and with repeat one run is merged twice."""
+    base = tmp_path_factory.mktemp("m")
+    runs = []
+    for n, ops in enumerate(parts + parts[:1] if repeat else parts):
+        runs.append(base / f"run{n}")
+        if n < len(parts):
+            write_ops(runs[-1], ops)
+        else:
+            runs[-1] = runs[0]
+    merge(runs, base / "merged")
+    expected = {name: sum(_counts(run)[name] for run in runs) for name in ANOMALIES}
+    assert _counts(base / "merged") == expected
+
+
+def test_merged_ops_and_records_stay_apart(tmp_path):
+    """Two copies of one run: topics prefixed, op indexes, processes, values and times moved
+    clear of the first copy; the nemesis stays -1; invoke_index follows its op."""
+    simulated_run(tmp_path / "a", seed=5, seconds=2, lose_writes=0)
+    summary = merge([tmp_path / "a", tmp_path / "a"], tmp_path / "m")
+    ops = read_table(tmp_path / "a", "ops").to_pylist()
+    merged = read_table(tmp_path / "m", "ops").to_pylist()
+    assert len(merged) == 2 * len(ops) == summary.ops
+    assert [op["index"] for op in merged] == list(range(len(merged)))
+    second = merged[len(ops):]
+    shift = summary.placements[1]
+    assert shift.process_shift > max(op["process"] for op in ops)
+    assert min(op["time"] for op in second) > max(op["time"] for op in ops)
+    for before, after in zip(ops, second, strict=True):
+        assert after["invoke_index"] == (None if before["invoke_index"] is None
+                                         else before["invoke_index"] + len(ops))
+        assert after["process"] == (NEMESIS_PROCESS if before["process"] == NEMESIS_PROCESS
+                                    else before["process"] + shift.process_shift)
+    records = read_table(tmp_path / "m", "records").to_pylist()
+    topics = {r["topic"] for r in records}
+    assert topics == {"r000/jepsen", "r001/jepsen"}
+    first_values = {r["value"] for r in records if r["topic"] == "r000/jepsen"} - {None}
+    second_values = {r["value"] for r in records if r["topic"] == "r001/jepsen"} - {None}
+    assert first_values.isdisjoint(second_values)
+    assert {v - shift.value_shift for v in second_values} == first_values
+    meta = read_meta(tmp_path / "m")
+    assert [m["label"] for m in meta["merged_from"]] == ["r000", "r001"]
+    assert meta["config"] == read_meta(tmp_path / "a")["config"]
+
+
+def _soak(tmp_path, *runs):
+    """A directory of chaos-run-shaped runs (RUN/history), each a simulated run."""
+    soak = tmp_path / "soak"
+    for n, (seed, lost) in enumerate(runs):
+        simulated_run(soak / f"2026112{n}T000000-s{seed}" / "history", seed=seed, seconds=2,
+                      lose_writes=lost)
+    (soak / "soak-totals.json").write_text("{}")  # what a soak leaves beside its runs
+    return soak
+
+
+def test_a_lost_write_is_still_found_after_merging(tmp_path):
+    soak = _soak(tmp_path, (3, 0), (4, 2), (3, 0))
+    lost = simulated_run(tmp_path / "again", seed=4, seconds=2, lose_writes=2)["lost"]
+    assert len(lost) == 2
+    result = CliRunner().invoke(history, ["check", str(soak), "--twin", "--examples", "100"])
+    assert result.exit_code == 1, result.output
+    report = json.loads((soak / "report.json").read_text())
+    assert report["valid"] is False
+    nonzero = {name: entry["count"] for name, entry in report["anomalies"].items()
+               if entry["count"]}
+    alone = {name: count for name, count in _counts(tmp_path / "again").items() if count}
+    assert nonzero == alone and nonzero["lost_write"] == 2
+    merged_from = [find_histories([soak])[i] for i in range(3)]
+    assert "s4" in str(merged_from[1])
+    examples = report["anomalies"]["lost_write"]["examples"]
+    assert {e["topic"] for e in examples} == {"r001/jepsen"}
+    shift = place([_extent_of(h) for h in merged_from], ["a", "b", "c"])[1].value_shift
+    assert sorted(e["value"] - shift for e in examples) == lost
+
+
+def _extent_of(path):
+    from kafkaref.chaos.history_merge import measure
+
+    return measure(path)
+
+
+def test_merging_valid_runs_of_one_topic_finds_nothing_on_spark(tmp_path):
+    """Same seed twice (the same topic, processes, values and offsets in both) and another:
+    valid on Spark, as each run alone."""
+    soak = _soak(tmp_path, (7, 0), (7, 0), (8, 0))
+    merge([soak], tmp_path / "m")
+    result = job.check(shared_test_session(), str(tmp_path / "m"), examples=None)
+    assert result.error is None, result.error
+    assert result.valid is True
+    assert not any(result.counts.values())
+    assert result.info["records"] == sum(
+        read_table(h, "records").num_rows for h in find_histories([soak]))
+
+
+def test_merge_streams_in_row_groups(tmp_path):
+    for n in range(3):
+        simulated_run(tmp_path / f"r{n}", seed=n, seconds=2, lose_writes=0)
+    limits = WriterLimits(row_group_rows=500, file_rows=2000)
+    merge([tmp_path / f"r{n}" for n in range(3)], tmp_path / "m", limits=limits)
+    files = sorted((tmp_path / "m" / "records").glob("*.parquet"))
+    assert len(files) > 1
+    groups = [pq.ParquetFile(f).metadata.row_group(i).num_rows
+              for f in files for i in range(pq.ParquetFile(f).metadata.num_row_groups)]
+    assert max(groups) <= 500
+    assert sum(groups) == sum(read_table(tmp_path / f"r{n}", "records").num_rows
+                              for n in range(3))
+
+
+def _extent(process, value, index=(0, 9), times=(0, 100)):
+    return Extent(10, 10, index, times, process, value, False)
+
+
+def test_placement_keeps_the_workload_encoding_and_makes_room_for_stray_values():
+    runs = [_extent((0, 5), (0, (5 << 32) | 77)),
+            _extent((0, 3), (0, (3 << 32) | 9)),
+            _extent((0, 2), (-(7 << 32), 2 << 32)),  # a garbage read far below
+            _extent(None, None, index=None, times=None)]  # an empty run
+    first, second, third, empty = place(runs, ["a", "b", "c", "d"])
+    assert (first.process_shift, first.value_shift, first.index_shift) == (0, 0, 0)
+    assert second.process_shift == 6 and second.value_shift == 6 << 32
+    assert second.index_shift == 10 and second.time_shift == 101
+    assert third.process_shift == 10 + 7  # above 9 and its values above (9 << 32) | 9
+    assert -(7 << 32) + third.value_shift > (9 << 32) | 9
+    assert empty.index_shift == 30 and empty.label == "r003"
+
+
+def test_placement_refuses_to_pass_int64():
+    runs = [_extent((0, 1), (0, 2**62)), _extent((0, 1), (-(2**62), 0))]
+    with pytest.raises(HistoryError, match="pass int64"):
+        place(runs, ["a", "b"])
+
+
+def test_op_values_naming_a_topic_or_a_value_are_rewritten():
+    at = Placement("r002", "x", 0, 0, 3)
+    corrupt = json.dumps({"corrupt_batch": {"topic": "t", "partition": 1, "offset": 4}})
+    assert json.loads(rewrite_op_value(corrupt, at))["corrupt_batch"]["topic"] == "r002/t"
+    sent = rewrite_op_value('{"partition": 2, "value": 5}', at)
+    assert json.loads(sent) == {"partition": 2, "value": 5 + (3 << 32)}
+    for untouched in ('{"brokers": [1]}', "[null]", "broker 2", "{not json"):
+        assert rewrite_op_value(untouched, at) == untouched
+
+
+# --- bad input: exit 2, a message naming what is wrong, nothing written -----------------------
+
+
+def _merge_cli(out, *runs):
+    return CliRunner().invoke(history, ["merge", str(out), *map(str, runs)])
+
+
+@pytest.fixture
+def two_runs(tmp_path):
+    simulated_run(tmp_path / "a", seed=1, seconds=1, lose_writes=0)
+    simulated_run(tmp_path / "b", seed=2, seconds=1, lose_writes=0)
+    return tmp_path / "a", tmp_path / "b"
+
+
+def _corrupt_records(path):
+    part = next((path / "records").glob("*.parquet"))
+    part.write_bytes(part.read_bytes()[: part.stat().st_size // 2])
+
+
+def _other_config(path):
+    meta = json.loads((path / "meta.json").read_text())
+    meta["config"]["acks"] = "1"
+    (path / "meta.json").write_text(json.dumps(meta))
+
+
+def _future_version(path):
+    meta = json.loads((path / "meta.json").read_text())
+    meta["schema_version"] = 99
+    (path / "meta.json").write_text(json.dumps(meta))
+
+
+def _no_meta(path):
+    (path / "meta.json").unlink()
+
+
+@pytest.mark.parametrize("spoil, message", [
+    (_corrupt_records, "is corrupt"),
+    (_other_config, "merge such runs separately"),
+    (_future_version, "schema version 99"),
+    (_no_meta, "no meta.json"),
+])
+def test_a_bad_run_is_exit_2_and_leaves_nothing(tmp_path, two_runs, spoil, message):
+    spoil(two_runs[1])
+    result = _merge_cli(tmp_path / "m", *two_runs)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "m").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".m.partial")]
+
+
+def test_missing_or_empty_inputs_and_a_used_out_are_exit_2(tmp_path, two_runs):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "used").mkdir()
+    (tmp_path / "used" / "x").write_text("")
+    cases = [((tmp_path / "m", tmp_path / "nowhere"), "no such file"),
+             ((tmp_path / "m", tmp_path / "empty"), "neither a history"),
+             ((tmp_path / "used", *two_runs), "not an empty directory"),
+             ((two_runs[0] / "m", two_runs[0]), "inside the input")]
+    for args, message in cases:
+        result = _merge_cli(*args)
+        assert result.exit_code == 2 and message in result.output, (args, result.output)
+
+
+def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs):
+    _corrupt_records(two_runs[0])
+    result = CliRunner().invoke(history, ["check", *map(str, two_runs), "--twin",
+                                          "--report", str(tmp_path / "r.json")])
+    assert result.exit_code == 2 and "is corrupt" in result.output
+
+
+def test_help_explains_placement_and_exit_codes():
+    for command in ("merge", "check"):
+        text = CliRunner().invoke(history, [command, "--help"]).output
+        assert "Exit codes" in text
+        assert "r<k>" in text or command == "check"
+        assert "directory of runs" in text
