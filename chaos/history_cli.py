@@ -10,7 +10,9 @@ check: as `kafkaref check`: 0 valid, 1 anomalies the configuration disallows, 2 
 
 from __future__ import annotations
 
+import json
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -87,11 +89,8 @@ def merge_command(out, runs):
                "records/s)")
 
 
-def _merge(runs, out):
-    """merge() with progress on stderr (for anything past a second) and errors as exit 2."""
-    from kafkaref.chaos.history_merge import merge
-    from kafkaref.spec.history import HistoryError
-
+def _progress_printer():
+    """Progress on stderr, once a second (nothing for what takes less)."""
     shown = {"at": time.monotonic(), "line": False}
 
     def progress(phase, done, total):
@@ -99,27 +98,42 @@ def _merge(runs, out):
         if now - shown["at"] >= 1 or (done == total and shown["line"]):
             shown.update(at=now, line=True)
             percent = 100 * done / total if total else 100
-            click.echo(f"\rmerge: {phase} {done:,}/{total:,} rows ({percent:.0f}%)  ",
+            end = "\n" if done == total else ""
+            click.echo(f"\rmerge: {phase} {done:,}/{total:,} rows ({percent:.0f}%)  {end}",
                        err=True, nl=False)
 
+    return progress
+
+
+def _merge(runs, out):
+    """merge() with progress on stderr and errors as exit 2."""
+    from kafkaref.chaos.history_merge import merge
+    from kafkaref.spec.history import HistoryError
+
     try:
-        summary = merge(runs, out, progress=progress)
+        summary = merge(runs, out, progress=_progress_printer())
     except HistoryError as error:
         raise BadInput(str(error)) from None
-    finally:
-        if shown["line"]:
-            click.echo("", err=True)
+    _note_clock_faults(summary)
+    return summary
+
+
+def _note_clock_faults(summary):
     if summary.clock_fault_runs and summary.clock_fault_runs < summary.runs:
         click.echo(f"note: {summary.clock_fault_runs} of {summary.runs} runs had clock faults, "
                    "which switch the latency checks (early_empty_fetch, hung_request) off for "
                    "the whole merged history: check those runs apart to judge them",
                    err=True)
-    return summary
 
 
 _CHECK_HELP = """\b
-The runs are merged (as `kafkaref history merge`) into a temporary history
-(in --merged DIR instead, kept), which `kafkaref check` then judges.
+On Spark (the default) the runs are read where they lie and placed as
+`kafkaref history merge` would place them (the same plan), without a copy.
+With --merged DIR (or --twin, which reads one history in memory) the merged
+history is written first (to DIR, kept; for --twin to a temporary directory),
+then checked as `kafkaref check` would. report.json lists each r<k> label's run
+in merged_from.
+\b
 Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
 (a missing, corrupt or incompatible run, a Spark failure) or bad arguments."""
 
@@ -127,25 +141,78 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
 @history.command("check", epilog=_CHECK_HELP)
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--merged", type=click.Path(file_okay=False), default=None,
-              help="Write the merged history here and keep it (default: a temporary one).")
+              help="Write the merged history here, keep it, and check it.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write report.json (default: RUN/report.json for one RUN "
                    "argument, else ./report.json).")
+@click.option("--html", is_flag=True, help="Also write report.html (needs --merged: the page "
+                                           "shows the history's ops).")
 @click.option("--master", default="local[2]", show_default=True,
               help="Spark master: local[N], spark://HOST:PORT, ...")
 @click.option("--config", "config_items", multiple=True, metavar="KEY=VALUE|FILE",
               help="The configuration to judge (default: the one the runs were recorded under).")
 @click.option("--examples", default=10, show_default=True, type=click.IntRange(0, 10_000),
               help="Example cases kept per anomaly.")
-@click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark.")
+@click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark "
+                                           "(small histories only).")
 @click.pass_context
-def check_command(ctx, runs, merged, report_path, master, config_items, examples, twin):
+def check_command(ctx, runs, merged, report_path, html, master, config_items, examples, twin):
     """Judge RUN... (runs, histories, or a directory of runs such as a soak's) as one history:
     every anomaly of the catalogue over all of them at once, one report.json."""
-    from kafkaref.spark_checks.cli import check
-
+    if html and merged is None:
+        raise click.BadParameter("report.html shows the history's ops: give --merged DIR too",
+                                 param_hint="--html")
     report = Path(report_path or (Path(runs[0]) / "report.json" if len(runs) == 1
                                   else "report.json"))
+    if merged is None and not twin:
+        _check_in_place(runs, report, master, config_items, examples)
+    else:
+        _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin)
+
+
+def _check_in_place(runs, report, master, config_items, examples):
+    """The Spark check of the merged history, assembled from the runs without writing it."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kafkaref.chaos.history_merge import find_histories, make_plan
+    from kafkaref.spark_checks import job, session
+    from kafkaref.spark_checks.cli import _parse_config, _print_result
+    from kafkaref.spark_checks.merged import load_merged
+    from kafkaref.spec.history import HistoryError
+
+    config = _parse_config(config_items)
+    started = time.monotonic()
+    try:
+        plan = make_plan(find_histories(runs), _progress_printer())
+    except HistoryError as error:
+        raise BadInput(str(error)) from None
+    summary = plan.summary("(in place)", time.monotonic() - started)
+    _note_clock_faults(summary)
+    click.echo(f"{summary.runs} runs: {summary.records:,} records, {summary.span_ns / 60e9:.1f} "
+               f"minutes of history (read and placed in {summary.seconds:.1f} s)", err=True)
+    console = Console(stderr=True)
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task(f"starting Spark ({master})", total=None)
+        spark = session.get_session(master)
+
+        def show(name, done, total):
+            progress.update(task, description=f"[{done}/{total}] {name}")
+
+        result = job.judge(lambda: load_merged(spark, plan), config, examples, show)
+    data = json.loads(result.dumps())
+    data["merged_from"] = plan.meta["merged_from"]
+    report.write_text(json.dumps(data, indent=2) + "\n")
+    _print_result(Console(), result, report)
+    sys.exit(result.exit_code)
+
+
+def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin):
+    """Merge into merged (or a temporary directory), then `kafkaref check` it."""
+    from kafkaref.chaos.history_store import read_meta
+    from kafkaref.spark_checks.cli import check
+
     scratch = None
     if merged is None:
         scratch = Path(tempfile.mkdtemp(prefix="kafkaref-merged-"))
@@ -155,8 +222,14 @@ def check_command(ctx, runs, merged, report_path, master, config_items, examples
         click.echo(f"merged {summary.runs} runs: {summary.records:,} records, "
                    f"{summary.span_ns / 60e9:.1f} minutes of history ({summary.seconds:.1f} s)",
                    err=True)
-        ctx.invoke(check, paths=(str(merged),), master=master, config_items=config_items,
-                   examples=examples, report_path=str(report), html=False, twin=twin)
+        try:
+            ctx.invoke(check, paths=(str(merged),), master=master, config_items=config_items,
+                       examples=examples, report_path=str(report), html=html, twin=twin)
+        finally:
+            if report.exists():
+                data = json.loads(report.read_text())
+                data["merged_from"] = read_meta(merged)["merged_from"]
+                report.write_text(json.dumps(data, indent=2) + "\n")
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)

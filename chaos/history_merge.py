@@ -50,7 +50,13 @@ from kafkaref.chaos.history_store import (
     iter_batches,
     read_meta,
 )
-from kafkaref.spec.history import CLOCK_FAULT_F, NEMESIS_PROCESS, CheckConfig, HistoryError
+from kafkaref.spec.history import (
+    CLOCK_FAULT_F,
+    NEMESIS_PROCESS,
+    SCHEMA_VERSION,
+    CheckConfig,
+    HistoryError,
+)
 
 VALUE_PROCESS_BITS = 32  # value = process << 32 | sequence (chaos/workload.py)
 INT64_MAX = 2**63 - 1
@@ -370,36 +376,60 @@ def merge(sources: Sequence[str | os.PathLike], out: str | os.PathLike, *,
     started = time.monotonic()
     histories = find_histories(sources)
     target = Path(out)
-    _check_free(target, histories)
-    config, metas = common_config(histories)
-    extents = _measure_all(histories, progress)
-    placements = place(extents, [str(h) for h in histories])
-    meta = {"merged_from": [{**p.as_dict(), **({"seed": m["seed"]} if "seed" in m else {})}
-                            for p, m in zip(placements, metas, strict=True)]}
+    _check_free(target, [*map(Path, sources), *histories])
+    plan = make_plan(histories, progress)
     staging = target.with_name(f".{target.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        _copy_all(staging, histories, placements, extents, config, meta, limits, progress)
+        _copy_all(staging, plan, limits, progress)
         if target.is_dir():
             target.rmdir()  # empty (checked): rename cannot replace a non-empty directory
         staging.rename(target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    times = [(e.time[0] + p.time_shift, e.time[1] + p.time_shift)
-             for e, p in zip(extents, placements, strict=True) if e.time]
-    span = max(t[1] for t in times) - min(t[0] for t in times) if times else 0
-    return MergeSummary(str(target), len(histories), sum(e.ops for e in extents),
-                        sum(e.records for e in extents), span, time.monotonic() - started,
-                        sum(e.clock_faults for e in extents), tuple(placements))
+    return plan.summary(str(target), time.monotonic() - started)
 
 
-def _check_free(target: Path, histories: Sequence[Path]) -> None:
+@attrs.frozen
+class Plan:
+    """The runs to merge, what each spans and where each goes, and their one configuration."""
+
+    histories: tuple[Path, ...]
+    extents: tuple[Extent, ...]
+    placements: tuple[Placement, ...]
+    config: CheckConfig | None
+    meta: dict  # the merged history's meta.json, but for the writer's own keys
+
+    def summary(self, out: str, seconds: float) -> MergeSummary:
+        times = [(e.time[0] + p.time_shift, e.time[1] + p.time_shift)
+                 for e, p in zip(self.extents, self.placements, strict=True) if e.time]
+        span = max(t[1] for t in times) - min(t[0] for t in times) if times else 0
+        return MergeSummary(out, len(self.histories), sum(e.ops for e in self.extents),
+                            sum(e.records for e in self.extents), span, seconds,
+                            sum(e.clock_faults for e in self.extents), self.placements)
+
+
+def make_plan(histories: Sequence[Path], progress: Progress | None = None) -> Plan:
+    """Read every history's meta and extent (one pass over a few columns) and place them."""
+    config, metas = common_config(histories)
+    extents = _measure_all(histories, progress)
+    placements = place(extents, [str(h) for h in histories])
+    meta = {"schema_version": SCHEMA_VERSION,
+            **({} if config is None else {"config": config.as_dict()}),
+            "merged_from": [{**p.as_dict(), **({"seed": m["seed"]} if "seed" in m else {})}
+                            for p, m in zip(placements, metas, strict=True)]}
+    return Plan(tuple(histories), tuple(extents), tuple(placements), config, meta)
+
+
+def _check_free(target: Path, inputs: Sequence[Path]) -> None:
+    """OUT must be new (or empty), and outside every input: inside a directory of runs it
+    would be taken for one more run by the next merge of that directory."""
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise HistoryError(f"{target} exists and is not an empty directory")
     resolved = target.resolve()
-    for history in histories:
-        if resolved == history.resolve() or history.resolve() in resolved.parents:
-            raise HistoryError(f"{target} lies inside the input {history}")
+    for given in inputs:
+        if resolved == given.resolve() or given.resolve() in resolved.parents:
+            raise HistoryError(f"{target} lies inside the input {given}")
 
 
 def _measure_all(histories: Sequence[Path], progress: Progress | None) -> list[Extent]:
@@ -428,11 +458,13 @@ def _rows(path: Path) -> int:
         return 0  # measure() reports what is wrong
 
 
-def _copy_all(staging: Path, histories, placements, extents, config, meta, limits,
-              progress: Progress | None) -> None:
-    total = sum(e.ops + e.records for e in extents)
+def _copy_all(staging: Path, plan: Plan, limits: WriterLimits, progress: Progress | None
+              ) -> None:
+    histories, placements = plan.histories, plan.placements
+    total = sum(e.ops + e.records for e in plan.extents)
     done = 0
-    with HistoryWriter(staging, config=config, meta=meta, limits=limits) as writer:
+    meta = {k: v for k, v in plan.meta.items() if k not in ("schema_version", "config")}
+    with HistoryWriter(staging, config=plan.config, meta=meta, limits=limits) as writer:
         for table, place_rows, append in (("ops", place_ops, writer.ops_table),
                                           ("records", place_records, writer.records_table)):
             buffered = _Buffered(append, limits.row_group_rows)

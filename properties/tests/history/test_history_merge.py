@@ -16,6 +16,7 @@ from kafkaref.chaos.history_merge import (
     Extent,
     Placement,
     find_histories,
+    make_plan,
     merge,
     place,
     rewrite_op_value,
@@ -24,6 +25,7 @@ from kafkaref.chaos.history_store import WriterLimits, read_meta, read_table, wr
 from kafkaref.properties.history_strategies import histories
 from kafkaref.properties.run_histories import simulated_run
 from kafkaref.spark_checks import job, twin
+from kafkaref.spark_checks.merged import load_merged
 from kafkaref.spark_checks.session import shared_test_session
 from kafkaref.spec.history import ANOMALIES, NEMESIS_PROCESS, HistoryError
 
@@ -122,16 +124,49 @@ def _extent_of(path):
 
 
 def test_merging_valid_runs_of_one_topic_finds_nothing_on_spark(tmp_path):
-    """Same seed twice (the same topic, processes, values and offsets in both) and another:
-    valid on Spark, as each run alone."""
+    """Same seed twice (the same topic, processes, values and offsets in both) and another,
+    judged in place: valid, as each run alone."""
     soak = _soak(tmp_path, (7, 0), (7, 0), (8, 0))
-    merge([soak], tmp_path / "m")
-    result = job.check(shared_test_session(), str(tmp_path / "m"), examples=None)
+    plan = make_plan(find_histories([soak]))
+    result = job.judge(lambda: load_merged(shared_test_session(), plan), examples=None)
     assert result.error is None, result.error
     assert result.valid is True
     assert not any(result.counts.values())
-    assert result.info["records"] == sum(
-        read_table(h, "records").num_rows for h in find_histories([soak]))
+    assert result.info["records"] == sum(e.records for e in plan.extents)
+
+
+CORRUPT_READ = [
+    {"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send"},
+    {"index": 1, "time": 2, "process": 0, "type": "ok", "f": "send", "invoke_index": 0,
+     "records": [{"topic": "t", "partition": 0, "offset": 0, "value": 1}]},
+    {"index": 2, "time": 3, "process": 1, "type": "invoke", "f": "poll"},
+    {"index": 3, "time": 4, "process": 1, "type": "info", "f": "poll", "invoke_index": 2,
+     "value": {"corrupt_batch": {"topic": "t", "partition": 0, "offset": 1}}},
+    {"index": 4, "time": 9, "process": 5, "type": "invoke", "f": "final_read"},
+    {"index": 5, "time": 10, "process": 5, "type": "ok", "f": "final_read", "invoke_index": 4,
+     "records": [{"kind": "final_read", "topic": "t", "partition": 0, "offset": 0, "value": 1},
+                 {"kind": "hw", "topic": "t", "partition": 0, "offset": 1}]},
+]
+
+
+def test_checking_in_place_finds_what_checking_the_copy_finds(tmp_path):
+    """The Spark view of the runs placed in place (spark_checks/merged.py) and the merged copy
+    get the same cases: a lost write and a corrupt read (whose topic sits in an op value) in
+    one run each, between runs of the same topic."""
+    soak = _soak(tmp_path, (7, 0), (9, 2))
+    write_ops(soak / "zz-corrupt", CORRUPT_READ)
+    write_ops(soak / "zz-corrupt-again", CORRUPT_READ)
+    merge([soak], tmp_path / "copy")
+    spark = shared_test_session()
+    copy = job.check(spark, str(tmp_path / "copy"), examples=None)
+    plan = make_plan(find_histories([soak]))
+    in_place = job.judge(lambda: load_merged(spark, plan), examples=None)
+    assert copy.error is None and in_place.error is None, (copy.error, in_place.error)
+    assert dict(in_place.anomalies) == dict(copy.anomalies)
+    assert in_place.info == copy.info
+    assert copy.counts["lost_write"] == 2
+    assert sorted(case[1] for case in copy.anomalies["corrupt_read"]) == ["r002/t", "r003/t"]
+    assert copy.valid is False
 
 
 def test_merge_streams_in_row_groups(tmp_path):
@@ -239,17 +274,21 @@ def test_missing_or_empty_inputs_and_a_used_out_are_exit_2(tmp_path, two_runs):
     cases = [((tmp_path / "m", tmp_path / "nowhere"), "no such file"),
              ((tmp_path / "m", tmp_path / "empty"), "neither a history"),
              ((tmp_path / "used", *two_runs), "not an empty directory"),
-             ((two_runs[0] / "m", two_runs[0]), "inside the input")]
+             ((two_runs[0] / "m", two_runs[0]), "inside the input"),
+             ((tmp_path / "m", tmp_path), "inside the input")]
     for args, message in cases:
         result = _merge_cli(*args)
         assert result.exit_code == 2 and message in result.output, (args, result.output)
 
 
-def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs):
+@pytest.mark.parametrize("how", [["--twin"], []])
+def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs, how):
+    """With the twin (a merged copy) and on Spark (in place: found before Spark starts)."""
     _corrupt_records(two_runs[0])
-    result = CliRunner().invoke(history, ["check", *map(str, two_runs), "--twin",
+    result = CliRunner().invoke(history, ["check", *map(str, two_runs), *how,
                                           "--report", str(tmp_path / "r.json")])
     assert result.exit_code == 2 and "is corrupt" in result.output
+    assert not (tmp_path / "r.json").exists()
 
 
 def test_help_explains_placement_and_exit_codes():
