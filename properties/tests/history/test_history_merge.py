@@ -281,9 +281,9 @@ def test_missing_or_empty_inputs_and_a_used_out_are_exit_2(tmp_path, two_runs):
         assert result.exit_code == 2 and message in result.output, (args, result.output)
 
 
-@pytest.mark.parametrize("how", [["--twin"], []])
+@pytest.mark.parametrize("how", [["--twin"], ["--in-place"]])
 def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs, how):
-    """With the twin (a merged copy) and on Spark (in place: found before Spark starts)."""
+    """With the twin (a merged copy) and in place (found before Spark starts)."""
     _corrupt_records(two_runs[0])
     result = CliRunner().invoke(history, ["check", *map(str, two_runs), *how,
                                           "--report", str(tmp_path / "r.json")])
