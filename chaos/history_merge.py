@@ -351,22 +351,20 @@ class MergeSummary:
 
 
 def common_config(histories: Sequence[Path]) -> tuple[CheckConfig | None, list[dict]]:
-    """The one configuration every history was recorded under, and their metas. Runs recorded
-    under different ones cannot be judged by one verdict."""
+    """The one configuration every history is judged under, and their metas. A history that
+    names none is judged under the default (as `kafkaref check` judges it); runs judged under
+    different ones cannot share one verdict."""
     metas = [read_meta(path) for path in histories]
-    configs = [None if m.get("config") is None else CheckConfig.from_dict(m["config"])
-               for m in metas]
-    for path, config in zip(histories, configs, strict=True):
-        if config != configs[0]:
+    named = [None if m.get("config") is None else CheckConfig.from_dict(m["config"])
+             for m in metas]
+    judged = [config or CheckConfig() for config in named]
+    for path, config in zip(histories, judged, strict=True):
+        if config != judged[0]:
             raise HistoryError(
-                f"{path} was recorded under {_describe(config)} but {histories[0]} under "
-                f"{_describe(configs[0])}: a merged history is judged under one configuration, "
-                "so merge such runs separately")
-    return configs[0], metas
-
-
-def _describe(config: CheckConfig | None) -> str:
-    return "no configuration" if config is None else json.dumps(config.as_dict())
+                f"{path} is judged under {json.dumps(config.as_dict())} but {histories[0]} "
+                f"under {json.dumps(judged[0].as_dict())}: a merged history is judged under one "
+                "configuration, so merge such runs separately")
+    return next((config for config in named if config is not None), None), metas
 
 
 def merge(sources: Sequence[str | os.PathLike], out: str | os.PathLike, *,
