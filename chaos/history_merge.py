@@ -11,21 +11,27 @@ another, so each run is *placed* (Placement) before its rows are copied:
   run k-1's, in the order given.
 - processes: shifted by P_k, the same for every process of run k but the nemesis (process -1
   stays -1: fault injection carries no records, and the checks and the report find it by number).
-- values: shifted by P_k << 32. The chaos workload writes value = process << 32 | sequence
-  (chaos/workload.py), so the encoding stays true after the merge; P_k is chosen large enough
-  that run k's processes *and* its whole value range (garbage reads included) lie above every
-  earlier run's: values stay unique across the merged history, which every check relies on.
+- values: a value v is block v >> 32 and sequence v & 0xFFFFFFFF (the chaos workload writes
+  value = process << 32 | sequence: its blocks are its writers' processes, chaos/workload.py).
+  The sequence is kept and the block moved: a block inside run k's process range moves with its
+  processes (by P_k, so the encoding stays true); a block outside it (a garbage read's stray
+  value, a synthetic history's injections) gets the next free block just below or above that
+  range, in order. P_k is chosen so that run k's blocks all lie above every earlier run's:
+  values stay unique across the merged history (every check relies on it), and in order within
+  each run.
 - times: shifted so that run k's origin (its time 0) falls 1 ns after run k-1's last event: the
   runs follow one another on one time line, each keeping its own start-up gap.
 - op values (free-form): an observation's ``corrupt_batch.topic`` (a check reads it) and a send
   invocation's ``value`` detail are rewritten like the records; everything else is copied as is.
 
-The first run keeps its processes and values. Every run must have been recorded under the same
+The first run keeps its processes, and its values whose blocks lie in its process range (all of
+a chaos run's but stray garbage). Every run must have been recorded under the same
 configuration (one verdict judges them all) and the current schema version. A nemesis ``clock``
 op switches the latency checks off for the whole history, so merging a run with clock faults
 leaves the latency anomalies of the other runs unjudged (the merge says so).
 
-Memory is bounded: one pass reads a few columns of every run (its extent; it also finds corrupt
+Memory is bounded: the plan holds per run its distinct value blocks (a chaos run's writers, plus
+one per stray value), and one pass reads a few columns of every run (its extent; it also finds corrupt
 files before anything is written), a second streams the rows in batches, and at most one row
 group per table is buffered. The result is written beside OUT and renamed only when complete.
 """
@@ -118,7 +124,7 @@ class Extent:
     index: tuple[int, int] | None
     time: tuple[int, int] | None
     process: tuple[int, int] | None  # the nemesis's excluded
-    value: tuple[int, int] | None
+    blocks: tuple[int, ...]  # the distinct value >> 32 of its records, sorted
     clock_faults: bool
 
 
@@ -142,7 +148,8 @@ class _Range:
 def measure(path: Path, progress: Callable[[int], None] = lambda rows: None) -> Extent:
     """One pass over the columns placement needs (reading every page: a corrupt file fails
     here, before anything is written)."""
-    index, times, processes, values = _Range(), _Range(), _Range(), _Range()
+    index, times, processes = _Range(), _Range(), _Range()
+    blocks: set[int] = set()
     clock_faults = False
     counts = {}
     for table, columns in (("ops", ["index", "time", "process", "f"]),
@@ -163,52 +170,77 @@ def measure(path: Path, progress: Callable[[int], None] = lambda rows: None) -> 
             else:
                 times.add(batch["invoke_time"])
                 times.add(batch["complete_time"])
-                values.add(batch["value"])
+                blocks.update(pc.unique(_block(batch["value"])).drop_null().to_pylist())
         counts[table] = rows
     return Extent(counts["ops"], counts["records"], index.pair(), times.pair(), processes.pair(),
-                  values.pair(), clock_faults)
+                  tuple(sorted(blocks)), clock_faults)
+
+
+BLOCK = 1 << VALUE_PROCESS_BITS
+BLOCK_MIN, BLOCK_MAX = -(2**31), 2**31 - 1  # blocks whose values fit int64
+
+
+def _block(values):
+    """value >> 32 (an arithmetic shift: rounding down, negative values too)."""
+    return pc.shift_right(values, VALUE_PROCESS_BITS)
 
 
 @attrs.frozen
 class Placement:
-    """Where one run goes in the merged history (module docstring): add these to its columns."""
+    """Where one run goes in the merged history (module docstring): add these to its columns;
+    a value's block moves by process_shift, unless moved_blocks names it (old -> new)."""
 
     label: str  # r<k>: its topics' prefix
     source: str
     index_shift: int
     time_shift: int
     process_shift: int
+    moved_blocks: tuple[tuple[int, int], ...] = ()
 
     @property
     def value_shift(self) -> int:
+        """What a value whose block lies in the run's process range moves by."""
         return self.process_shift << VALUE_PROCESS_BITS
 
     @property
     def prefix(self) -> str:
         return f"{self.label}/"
 
+    def value(self, value: int) -> int:
+        """One value as placed (the column form is _values)."""
+        block = dict(self.moved_blocks).get(value >> VALUE_PROCESS_BITS)
+        if block is None:
+            return value + self.value_shift
+        return (block << VALUE_PROCESS_BITS) | (value & (BLOCK - 1))
+
     def as_dict(self) -> dict:
         return {"label": self.label, "source": self.source, "index_shift": self.index_shift,
                 "time_shift": self.time_shift, "process_shift": self.process_shift,
-                "value_shift": self.value_shift}
+                "value_shift": self.value_shift,
+                "moved_value_blocks": [list(pair) for pair in self.moved_blocks]}
 
 
 def place(extents: Sequence[Extent], sources: Sequence[str]) -> list[Placement]:
     """Each run after the one before it (module docstring); pure arithmetic on the extents.
-    Raises HistoryError when a run's values cannot be moved clear of the others' inside int64."""
+    Raises HistoryError when a run cannot be moved clear of the others inside int64."""
     width = max(3, len(str(len(extents) - 1)))
     placements = []
     next_index, next_time = 0, 0
-    next_process, next_value = 0, None  # the lowest free process (not -1) and value
+    next_process, next_block = 0, None  # the lowest free process (not -1) and value block
     for k, (extent, source) in enumerate(zip(extents, sources, strict=True)):
-        shift = 0
-        if extent.process is not None:
-            shift = max(shift, next_process - extent.process[0])
-        if extent.value is not None and next_value is not None:
-            shift = max(shift, -(-(next_value - extent.value[0]) >> VALUE_PROCESS_BITS))
+        # Blocks below, inside and above the process range (an empty range without processes).
+        low_p, high_p = extent.process or (0, -1)
+        below = [b for b in extent.blocks if b < low_p]
+        above = [b for b in extent.blocks if b > high_p]
+        shift = max(0, next_process - low_p)
+        if next_block is not None and extent.blocks:
+            shift = max(shift, next_block + len(below) - low_p)
+        start, end = low_p + shift - len(below), high_p + shift + 1
+        moved = tuple(zip(below, range(start, start + len(below)), strict=True)) + tuple(
+            zip(above, range(end, end + len(above)), strict=True))
         index_shift = next_index - extent.index[0] if extent.index else next_index
         time_shift = next_time - min(0, extent.time[0]) if extent.time else next_time
-        placement = Placement(f"r{k:0{width}d}", source, index_shift, time_shift, shift)
+        placement = Placement(f"r{k:0{width}d}", source, index_shift, time_shift, shift, moved)
         _check_fits(placement, extent)
         placements.append(placement)
         if extent.index:
@@ -217,21 +249,25 @@ def place(extents: Sequence[Extent], sources: Sequence[str]) -> list[Placement]:
             next_time = extent.time[1] + time_shift + 1
         if extent.process:
             next_process = max(next_process, extent.process[1] + shift + 1)
-        if extent.value:
-            top = extent.value[1] + placement.value_shift + 1
-            next_value = top if next_value is None else max(next_value, top)
+        if extent.blocks:  # every block of the run now lies below end + len(above)
+            top = end + len(above)
+            next_block = top if next_block is None else max(next_block, top)
     return placements
 
 
 def _check_fits(placement: Placement, extent: Extent) -> None:
+    blocks = [placement.value(b << VALUE_PROCESS_BITS) >> VALUE_PROCESS_BITS
+              for b in (extent.blocks[0], extent.blocks[-1])] if extent.blocks else None
     for name, span, shift in (("op indexes", extent.index, placement.index_shift),
                               ("times", extent.time, placement.time_shift),
-                              ("processes", extent.process, placement.process_shift),
-                              ("values", extent.value, placement.value_shift)):
+                              ("processes", extent.process, placement.process_shift)):
         if span is not None and span[1] + shift > INT64_MAX:
             raise HistoryError(
                 f"{placement.source}: its {name} span {span[0]}..{span[1]}; moved clear of the "
                 f"runs before it (by {shift}) they would pass int64: merge fewer runs at once")
+    if blocks and not BLOCK_MIN <= blocks[0] <= blocks[1] <= BLOCK_MAX:
+        raise HistoryError(f"{placement.source}: its values moved clear of the runs before it "
+                           "would pass int64: merge fewer runs at once")
 
 
 # --- copying the rows ------------------------------------------------------------------------
@@ -266,10 +302,24 @@ def place_records(batch: pa.RecordBatch, at: Placement) -> pa.Table:
         "invoke_time": _shifted(table["invoke_time"], at.time_shift),
         "complete_time": _shifted(table["complete_time"], at.time_shift),
         "topic": pc.binary_join_element_wise(at.prefix, table["topic"], ""),
-        "value": _shifted(table["value"], at.value_shift),
+        "value": _values(table["value"], at),
     }
     return pa.table([columns.get(f.name, table[f.name]) for f in TABLES["records"]],
                     schema=TABLES["records"])
+
+
+def _values(column, at: Placement):
+    """Placement.value over a column: blocks in the process range shifted, moved ones mapped."""
+    shifted = _shifted(column, at.value_shift)
+    if not at.moved_blocks:
+        return shifted
+    old = pa.array([pair[0] for pair in at.moved_blocks], pa.int64())
+    new = pa.array([pair[1] for pair in at.moved_blocks], pa.int64())
+    found = pc.index_in(_block(column), value_set=old)
+    sequence = pc.bit_wise_and(column, pa.scalar(BLOCK - 1, pa.int64()))
+    moved = pc.add_checked(pc.multiply_checked(pc.take(new, found),
+                                               pa.scalar(BLOCK, pa.int64())), sequence)
+    return pc.if_else(pc.is_null(found), shifted, moved)
 
 
 def _op_values(table: pa.Table, at: Placement) -> pa.ChunkedArray:
@@ -303,7 +353,7 @@ def rewrite_op_value(value: str, at: Placement) -> str:
         changed = True
     sent = found.get("value")
     if isinstance(sent, int) and not isinstance(sent, bool):
-        found["value"] = sent + at.value_shift
+        found["value"] = at.value(sent)
         changed = True
     return json.dumps(found) if changed else value
 

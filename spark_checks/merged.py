@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from kafkaref.chaos.history_merge import Placement, Plan
+from kafkaref.chaos.history_merge import VALUE_PROCESS_BITS, Placement, Plan
 from kafkaref.spark_checks.checks import Frames
 from kafkaref.spark_checks.job import read_tables
 from kafkaref.spec.history import NEMESIS_PROCESS, OPS_COLUMNS, RECORDS_COLUMNS
@@ -30,6 +30,18 @@ def _shifted(name: str, shift: int) -> Column:
 def _process(shift: int) -> Column:
     return F.when(F.col("process") == NEMESIS_PROCESS, F.col("process")).otherwise(
         _shifted("process", shift))
+
+
+def _value(at: Placement) -> Column:
+    """Placement.value as a column: moved blocks (few: stray values) from a literal map."""
+    shifted = _shifted("value", at.value_shift)
+    if not at.moved_blocks:
+        return shifted
+    moved = F.create_map(*[F.lit(x).cast("bigint") for pair in at.moved_blocks for x in pair])
+    block = F.try_element_at(moved, F.shiftright(F.col("value"), VALUE_PROCESS_BITS))
+    sequence = F.col("value").bitwiseAND(F.lit((1 << VALUE_PROCESS_BITS) - 1).cast("bigint"))
+    return F.when(block.isNull(), shifted).otherwise(
+        block * F.lit(1 << VALUE_PROCESS_BITS).cast("bigint") + sequence)
 
 
 def _op_value(at: Placement) -> Column:
@@ -51,7 +63,7 @@ def placed(records: DataFrame, ops: DataFrame, at: Placement) -> tuple[DataFrame
                        "invoke_time": _shifted("invoke_time", at.time_shift),
                        "complete_time": _shifted("complete_time", at.time_shift),
                        "topic": F.concat(F.lit(at.prefix), F.col("topic")),
-                       "value": _shifted("value", at.value_shift)}
+                       "value": _value(at)}
     return (_select(records, RECORDS_COLUMNS, changed_records),
             _select(ops, OPS_COLUMNS, changed_ops))
 
