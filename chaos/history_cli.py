@@ -65,11 +65,12 @@ Each RUN is a history (a directory holding meta.json), a run of `kafkaref chaos 
 history/ is taken) or a directory of runs (a soak's: every run or history directly in it, by
 name, which for run ids is the order they ran in). Runs are placed one after the other:
   - topics of run k become r<k>/<topic> (partitions keep their numbers);
-  - op indexes follow on; processes (but the nemesis, -1) are shifted by P_k
-    and values by P_k << 32, clear of every earlier run (the chaos workload's
-    value = process << 32 | sequence stays true);
+  - op indexes follow on; processes (but the nemesis, -1) are shifted by P_k,
+    clear of every earlier run, and values (block << 32 | sequence) with them:
+    the chaos workload's value = process << 32 | sequence stays true; blocks
+    outside the run's process range (stray garbage values) take free blocks;
   - times: run k starts 1 ns after run k-1's last event.
-Every run must have the same configuration (acks, idempotence, ...): one verdict judges them.
+Every run must be judged under the same configuration (acks, idempotence, ...).
 meta.json's merged_from lists each run's source and shifts. Streamed (bounded memory).
 
 \b

@@ -25,15 +25,16 @@ another, so each run is *placed* (Placement) before its rows are copied:
   invocation's ``value`` detail are rewritten like the records; everything else is copied as is.
 
 The first run keeps its processes, and its values whose blocks lie in its process range (all of
-a chaos run's but stray garbage). Every run must have been recorded under the same
-configuration (one verdict judges them all) and the current schema version. A nemesis ``clock``
+a chaos run's but stray garbage). Every run must be judged under the same configuration (one
+verdict judges them all; a history naming none is judged under the default) and have the
+current schema version. A nemesis ``clock``
 op switches the latency checks off for the whole history, so merging a run with clock faults
 leaves the latency anomalies of the other runs unjudged (the merge says so).
 
-Memory is bounded: the plan holds per run its distinct value blocks (a chaos run's writers, plus
-one per stray value), and one pass reads a few columns of every run (its extent; it also finds corrupt
+Memory is bounded: one pass reads a few columns of every run (its extent; it also finds corrupt
 files before anything is written), a second streams the rows in batches, and at most one row
-group per table is buffered. The result is written beside OUT and renamed only when complete.
+group per table is buffered. The plan holds per run its distinct value blocks (a chaos run's
+writers, plus one per stray value): the only state that grows with the input. The result is written beside OUT and renamed only when complete.
 """
 
 from __future__ import annotations
