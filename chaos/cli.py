@@ -1,4 +1,5 @@
-"""`kafkaref chaos run` and `kafkaref chaos soak`: fault injection with a recorded, checked history.
+"""`kafkaref chaos run` and `kafkaref chaos soak`: fault injection with a recorded, checked history;
+`kafkaref chaos tear`: one fault by hand, a power loss tearing a stopped broker's last write.
 
 run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
 2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
