@@ -77,10 +77,7 @@ def segment_roll(probe: Probe):
         probe.expect(base == b * RECORDS_PER_BATCH, f"batch {b} acknowledged at offset {base}",
                      expected=f"{b * RECORDS_PER_BATCH} (offsets dense, one replica)")
         expected.update((base + r, v) for r, v in enumerate(values))
-    end = len(expected)
-    latest = probe.offset_of(topic, LATEST)
-    probe.expect(latest == end, f"ListOffsets LATEST is {latest} after {end} acknowledged "
-                 "records", expected=str(end))
+    end = len(expected)  # (the log end by ListOffsets is list_offsets' business, not this)
     records = probe.read_all(topic, end=end)
     offsets = [r.offset for r in records]
     missing = sorted(set(expected) - set(offsets))
