@@ -157,10 +157,13 @@ def _value_problem(name: str, value: str | None) -> str | None:
 
 
 def segment_bytes(configs: dict[str, str]) -> int | None:
-    """The topic's segment.bytes override (already validated), or None: the broker's
-    log.segment.bytes applies."""
+    """The topic's segment.bytes override, or None: the broker's log.segment.bytes applies.
+    An override stored before the 1 MiB bound (a controller snapshot or topic-configs.json
+    holding "14") is ignored rather than handed to the logs, which would refuse it."""
     value = configs.get("segment.bytes")
-    return int(value) if value is not None else None
+    if value is None or _value_problem("segment.bytes", value) is not None:
+        return None
+    return int(value)
 
 
 def is_compacted(configs: dict[str, str]) -> bool:

@@ -149,3 +149,13 @@ def test_a_small_broker_segment_size_stays_a_broker_setting(tmp_path):
         records.extend(r.offset for r in decoded.records)
     assert records == list(range(6))
     assert split_batches(log_of(b, "t").read(0, 10 * MIB, 6))[0] == ErrorCode.none
+
+
+@pytest.mark.parametrize("stored", ["14", "0", "-1", "many"])
+def test_an_override_stored_before_the_bound_is_ignored(stored):
+    """A snapshot written before the 1 MiB bound may hold a smaller segment.bytes: the broker's
+    log.segment.bytes applies instead of a value the logs would refuse."""
+    from kafkaref.impl.core.metadata import TopicMeta
+
+    assert TopicMeta("t", (), (("segment.bytes", stored),)).config().segment_bytes is None
+    assert TopicMeta("t", (), (("segment.bytes", str(MIB)),)).config().segment_bytes == MIB
