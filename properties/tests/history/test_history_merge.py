@@ -226,7 +226,7 @@ def test_synthetic_histories_with_injected_anomalies_merge_additively(tmp_path):
     runs = []
     for seed in (1, 2):
         runs.append(tmp_path / f"s{seed}")
-        generate(SynthSpec(sends=1500, partitions=2, producers=2, consumers=2, seed=seed,
+        generate(SynthSpec(sends=800, partitions=2, producers=2, consumers=2, seed=seed,
                            rates={kind: 0.01 for kind in INJECTIONS}), runs[-1])
     runs.append(runs[0])
     summary = merge(runs, tmp_path / "m")
