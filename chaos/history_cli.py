@@ -147,8 +147,8 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
 @click.option("--in-place", "in_place", is_flag=True,
               help="Write no merged copy: Spark reads the runs where they lie.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
-              help="Where to write report.json (default: RUN/report.json for one RUN "
-                   "argument, else ./report.json).")
+              help="Where to write report.json (default: DIR/report.json for one "
+                   "directory of runs, else ./report.json).")
 @click.option("--html", is_flag=True, help="Also write report.html (needs --merged: the page "
                                            "shows the history's ops).")
 @click.option("--master", default="local[2]", show_default=True,
@@ -170,12 +170,22 @@ def check_command(ctx, runs, merged, in_place, report_path, html, master, config
     if in_place and (merged or twin):
         raise click.BadParameter("--in-place writes no copy: not with --merged or --twin",
                                  param_hint="--in-place")
-    report = Path(report_path or (Path(runs[0]) / "report.json" if len(runs) == 1
-                                  else "report.json"))
+    report = Path(report_path) if report_path else _default_report(runs)
     if in_place:
         _check_in_place(runs, report, master, config_items, examples)
     else:
         _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin)
+
+
+def _default_report(runs) -> Path:
+    """DIR/report.json for one directory of runs; else ./report.json (a run's or a history's
+    own report.json is its verdict alone: not overwritten)."""
+    from kafkaref.chaos.history_merge import is_history_or_run
+
+    only = Path(runs[0])
+    if len(runs) == 1 and only.is_dir() and not is_history_or_run(only):
+        return only / "report.json"
+    return Path("report.json")
 
 
 def _check_in_place(runs, report, master, config_items, examples):

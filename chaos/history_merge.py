@@ -101,6 +101,11 @@ def find_histories(paths: Iterable[str | os.PathLike]) -> list[Path]:
     return found
 
 
+def is_history_or_run(path: Path) -> bool:
+    """A history or a run, rather than a directory of them (find_histories)."""
+    return _history_of(path) is not None
+
+
 def _history_of(path: Path) -> Path | None:
     """path itself if it is a history, path/history if it is a run, else None. A run whose
     history/ lacks meta.json (a crashed run), or a history lacking it, still counts: reading

@@ -320,6 +320,22 @@ def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs, how):
     assert not (tmp_path / "r.json").exists()
 
 
+def test_check_leaves_a_runs_own_report_alone(tmp_path, two_runs, monkeypatch):
+    """One run or history given: the merged verdict goes to ./report.json, not over the run's
+    own report.json; one directory of runs: into it."""
+    monkeypatch.chdir(tmp_path)
+    (two_runs[0] / "report.json").write_text("its own")
+    result = CliRunner().invoke(history, ["check", str(two_runs[0]), "--twin"])
+    assert result.exit_code == 0, result.output
+    assert (two_runs[0] / "report.json").read_text() == "its own"
+    assert json.loads((tmp_path / "report.json").read_text())["valid"] is True
+    soak = tmp_path / "soak"
+    soak.mkdir()
+    two_runs[1].rename(soak / "b")
+    result = CliRunner().invoke(history, ["check", str(soak), "--twin"])
+    assert result.exit_code == 0 and (soak / "report.json").exists(), result.output
+
+
 def test_help_explains_placement_and_exit_codes():
     for command in ("merge", "check"):
         text = CliRunner().invoke(history, [command, "--help"]).output
