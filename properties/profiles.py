@@ -60,16 +60,19 @@ settings.register_profile(
 DEEP_WALK_CPU_SECONDS = 90
 
 
-def cap_examples(test_case, max_examples: int) -> None:
-    """Lower (never raise) a stateful TestCase's example count under the active profile."""
+def cap_examples(test_case, max_examples: int):
+    """Lower (never raise) a stateful TestCase's example count under the active profile; returns
+    the TestCase."""
     current = test_case.settings
     test_case.settings = settings(current, max_examples=min(current.max_examples, max_examples))
+    return test_case
 
 
-def fit_deep_budget(test_case, cpu_seconds_per_walk: float) -> None:
+def fit_deep_budget(test_case, cpu_seconds_per_walk: float):
     """Cap a stateful TestCase at the walks DEEP_WALK_CPU_SECONDS pays for, given the CPU cost of
-    one 300-step walk measured on the 2-core box (cost per step grows with the walk's logs)."""
-    cap_examples(test_case, int(DEEP_WALK_CPU_SECONDS / cpu_seconds_per_walk))
+    one 300-step walk measured on the 2-core box (cost per step grows with the walk's logs);
+    returns the TestCase."""
+    return cap_examples(test_case, int(DEEP_WALK_CPU_SECONDS / cpu_seconds_per_walk))
 
 
 def load_from_environment() -> str:

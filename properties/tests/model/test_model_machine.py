@@ -7,11 +7,8 @@ from kafkaref.properties.model_machine import make_model_machine
 from kafkaref.properties.profiles import cap_examples
 from kafkaref.properties.walk_configs import FLUSHING, LOOSE, SAFE
 
-TestSafeClusterWalk = make_model_machine(SAFE).TestCase
-TestLooseClusterWalk = make_model_machine(LOOSE).TestCase
-TestFlushingClusterWalk = make_model_machine(FLUSHING).TestCase
 # Fixed caps, well inside the deep profile's budget (properties/profiles.py); Flushing's 30 is
 # also below ci's 60, so it holds in the default run too.
-cap_examples(TestSafeClusterWalk, 400)
-cap_examples(TestLooseClusterWalk, 300)
-cap_examples(TestFlushingClusterWalk, 30)
+TestSafeClusterWalk = cap_examples(make_model_machine(SAFE).TestCase, 400)
+TestLooseClusterWalk = cap_examples(make_model_machine(LOOSE).TestCase, 300)
+TestFlushingClusterWalk = cap_examples(make_model_machine(FLUSHING).TestCase, 30)

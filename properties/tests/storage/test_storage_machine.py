@@ -29,17 +29,14 @@ FLUSHING = LogConfig(
 TINY_INDEX = LogConfig(segment_bytes=5_000, segment_index_bytes=16, index_interval_bytes=1,
                        retention_ms=-1, validate_records=False)
 
-TestStorageMachine = make_storage_machine(Log, SMALL).TestCase
+# The numbers: CPU-seconds per 300-step walk, measured (properties/profiles.py: deep's budget).
+TestStorageMachine = fit_deep_budget(make_storage_machine(Log, SMALL).TestCase, 0.125)
 # The same walk through append_as_leader's one-batch fast path (rolls by size, age, full index).
-TestStorageMachineFrameChecksOnly = make_storage_machine(
-    Log, attrs.evolve(SMALL, validate_records=False)).TestCase
-TestStorageMachineTinyIndex = make_storage_machine(Log, TINY_INDEX).TestCase
+TestStorageMachineFrameChecksOnly = fit_deep_budget(make_storage_machine(
+    Log, attrs.evolve(SMALL, validate_records=False)).TestCase, 0.125)
+TestStorageMachineTinyIndex = fit_deep_budget(make_storage_machine(Log, TINY_INDEX).TestCase, 0.175)
 TestStorageMachineWithFlushPolicy = make_storage_machine(Log, FLUSHING).TestCase
 TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
-# CPU-seconds per 300-step walk, measured (properties/profiles.py: the deep profile's budget).
-fit_deep_budget(TestStorageMachine, 0.125)
-fit_deep_budget(TestStorageMachineFrameChecksOnly, 0.125)
-fit_deep_budget(TestStorageMachineTinyIndex, 0.175)
 
 
 @pytest.mark.slow
