@@ -51,6 +51,7 @@ class BrokerConfig:
     offset_metadata_max_bytes: int = 4096
     group_min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS
+    group_initial_rebalance_delay_ms: int = 0  # see impl/core/groups.py for why 0
     # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
     # every partition of this broker gets them (core and replication ones act there).
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
@@ -72,7 +73,8 @@ class Broker:
         self.on_follower_change: Callable[[tuple[str, int], int, int], None] | None = None
         self.committed = CommittedOffsets()  # offsets of the groups this broker coordinates
         self.groups = GroupCoordinator(clock, config.group_min_session_timeout_ms,
-                                       config.group_max_session_timeout_ms)
+                                       config.group_max_session_timeout_ms,
+                                       config.group_initial_rebalance_delay_ms)
         self._offsets_topic_requested = False
         self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
         # Ids must never repeat across restarts: the server passes a persisted source.
