@@ -99,6 +99,7 @@ class Broker:
         if metadata.epoch < self.metadata.epoch:
             return
         live_before = {b.broker_id for b in self.metadata.brokers}
+        deleted = _deleted_topics(self.metadata, metadata)
         self.metadata = metadata
         rm = self.replica_manager
         self._drop_deleted_topics(metadata)
@@ -130,6 +131,8 @@ class Broker:
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
         self._coordinate_offsets_partitions()
+        if deleted:
+            self._forget_offsets_of(deleted)
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
@@ -290,6 +293,19 @@ class Broker:
         dropped = self.committed.lead(led, self._offsets_log)
         self.groups.unload([g for g in self.groups.groups
                             if self._offsets_partition(g) not in led.keys() - dropped])
+
+    def _forget_offsets_of(self, topics: set[str]) -> None:
+        """A deleted topic's committed offsets leave its groups: dropped from the cache and
+        tombstoned in the offsets partitions this broker leads, as Kafka's coordinator does
+        (acks=0: best effort, as its cleanup appends). A topic created again under the same
+        name starts without them, from auto.offset.reset."""
+        now = self.clock()
+        for index, keys in self.committed.remove_topics(topics).items():
+            batch = records.build_batch(
+                [(offsets_topic.encode_key(k), None, (), now) for k in keys], base_timestamp=now)
+            self.replica_manager.append_records(self.config.offsets_commit_timeout_ms, 0,
+                                                {(offsets_topic.NAME, index): batch},
+                                                lambda results: None)
 
     def _offsets_log(self, index: int):
         partition = self.replica_manager.partition((offsets_topic.NAME, index))
@@ -682,6 +698,12 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]:
+    """Topics of `before` that `after` no longer has, or has under another topic id."""
+    return {t.name for t in before.topics
+            if (now := after.topic(t.name)) is None or now.topic_id != t.topic_id}
 
 
 def _commit_error(append_error: ErrorCode) -> ErrorCode:

@@ -303,3 +303,25 @@ def test_a_commit_is_answered_only_once_replicated_and_times_out_as_kafka_maps_i
     [answer] = answers
     assert answer.topics[0].partitions[0].error_code == ErrorCode.coordinator_not_available
     assert coordinator.committed.group(0, "g") == {}
+
+
+def test_a_deleted_topics_offsets_leave_the_groups_and_the_log(cluster):
+    """Kafka's coordinator removes a deleted topic's committed offsets from its groups and
+    tombstones them (GroupMetadataManager.cleanupGroupMetadata): a topic created again under
+    that name starts from auto.offset.reset, not from the old topic's positions (librdkafka's
+    0107). Other topics' offsets stay; a broker that loads the partition later agrees."""
+    logs, broker, controller = cluster
+    create(broker, controller, "other")
+    find(broker, "g")
+    assert commit(broker, "g", "t", 0, 7) == commit(broker, "g", "other", 1, 3) == 0
+    controller.delete_topic("t", lambda error, message: None)
+    assert fetched(broker, "g")[1] == {("other", 1): (3, "m", 0)}
+    create(broker, controller, "t")
+    _, got = fetched(broker, "g", [{"name": "t", "partition_indexes": [0]}])
+    assert got == {("t", 0): (-1, "", 0)}
+    # the tombstone is in the log: a restarted coordinator replays it
+    again, again_controller = start_broker(logs)
+    create(again, again_controller, offsets_topic.NAME, PARTITIONS)
+    while fetched(again, "g")[0].error_code == ErrorCode.coordinator_load_in_progress:
+        again.advance_clock()
+    assert fetched(again, "g")[1] == {("other", 1): (3, "m", 0)}
