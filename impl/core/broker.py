@@ -9,6 +9,7 @@ the caller serialises all calls (the threaded server holds one lock around the c
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -173,9 +174,9 @@ class Broker:
 
     def _metadata(self, request, respond):
         body = request.body
-        names = None if body.topics is None else [t.name for t in body.topics]
-        missing = [n for n in names or () if self.metadata.topic(n) is None
-                   and legal_topic_name(n)]
+        names = None if body.topics is None else [self._topic_name(t) for t in body.topics]
+        missing = [n for n in names or () if isinstance(n, str)
+                   and self.metadata.topic(n) is None and legal_topic_name(n)]
         if offsets_topic.NAME in missing:  # created with its own settings, never as a default
             missing.remove(offsets_topic.NAME)
             self._create_offsets_topic()
@@ -196,11 +197,24 @@ class Broker:
             return
         respond(self._metadata_response(request, names))
 
+    def _topic_name(self, requested) -> str | uuid.UUID:
+        """A requested topic's name; Metadata v12 may name it by topic id only: then its
+        name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
+        if requested.name is not None:
+            return requested.name
+        wanted = str(getattr(requested, "topic_id", None) or uuid.UUID(int=0))
+        found = next((t.name for t in self.metadata.topics if t.topic_id == wanted), None)
+        return found if found is not None else uuid.UUID(wanted)
+
     def _metadata_response(self, request, names):
         meta = self.metadata
         live = {b.broker_id for b in meta.brokers}
         topics = []
         for name in names if names is not None else [t.name for t in meta.topics]:
+            if isinstance(name, uuid.UUID):
+                topics.append({"name": None, "topic_id": name,
+                               "error_code": ErrorCode.unknown_topic_id})
+                continue
             topic = meta.topic(name)
             if topic is None:
                 error = (ErrorCode.unknown_topic_or_partition if legal_topic_name(name)
@@ -216,7 +230,9 @@ class Broker:
                     "isr_nodes": p.isr,
                     "offline_replicas": tuple(r for r in p.replicas if r not in live),
                 })
-            topics.append({"name": name, "error_code": 0,
+            # the topic id (v10+): a client tells a topic deleted and created again by it
+            # (librdkafka's 0107 drops the vanished partitions only when the id changes)
+            topics.append({"name": name, "error_code": 0, "topic_id": _topic_uuid(topic),
                            "is_internal": offsets_topic.is_internal(name),
                            "partitions": partitions, "topic_authorized_operations": -2**31})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
@@ -704,6 +720,11 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     return {t.name for t in before.topics
             if (now := after.topic(t.name)) is None or now.topic_id != t.topic_id}
+
+
+def _topic_uuid(topic) -> uuid.UUID:
+    """The topic's id as the wire's uuid (all zeros for a topic without one)."""
+    return uuid.UUID(topic.topic_id) if topic.topic_id else uuid.UUID(int=0)
 
 
 def _commit_error(append_error: ErrorCode) -> ErrorCode:
