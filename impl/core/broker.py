@@ -645,7 +645,8 @@ class Broker:
         rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
-                         session, rebalance, done, client_id=request.client_id or "")
+                         session, rebalance, done, client_id=request.client_id or "",
+                         require_known_member_id=request.api_version >= 4)
 
     def _sync_group(self, request, respond):
         body = request.body

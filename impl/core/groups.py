@@ -25,9 +25,16 @@ group waits that long for more members instead of completing with the first, and
 Clients written against Kafka's default (3 s) expect the consumers started together to land in
 one generation (librdkafka's 0102 and 0113 count their rebalance callbacks).
 
-Simplifications: no MEMBER_ID_REQUIRED round trip, and membership lives in the coordinator's
-memory only: when the coordinator moves, members rejoin (committed offsets are durable:
-impl/core/committed_offsets.py).
+KIP-394: a dynamic member joining without a member id through JoinGroup v4+ is answered at once
+with MEMBER_ID_REQUIRED and an id, and is only pending until it joins again with that id; a
+pending member holds up the rebalance (Kafka's hasAllMembersJoined) until its session timeout.
+Without this round trip the first join waited for the whole rebalance, and a client that gave up
+on it meanwhile (librdkafka discards the answer of a join its subscription change made outdated;
+0113 changes subscriptions every second) left a member nobody heartbeats: assigned partitions
+nobody read until its session expired (45 s with librdkafka's default).
+
+Simplification: membership lives in the coordinator's memory only: when the coordinator moves,
+members rejoin (committed offsets are durable: impl/core/committed_offsets.py).
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ class Group:
     join_not_before_ms: int = 0
     delay_left_ms: int = 0
     new_member_added: bool = False
+    pending: dict[str, int] = attrs.Factory(dict)  # KIP-394: member id -> when it expires
 
     def fenced(self, member_id: str, group_instance_id: str | None) -> bool:
         """Is this instance id now held by another member id (KIP-345)?"""
@@ -112,7 +120,10 @@ class GroupCoordinator:
     # -- JoinGroup ----------------------------------------------------------------------------
     def join(self, group_id: str, member_id: str, group_instance_id, protocol_type: str,
              protocols, session_timeout_ms: int, rebalance_timeout_ms: int,
-             respond: Callable[[JoinAnswer], None], client_id: str = "") -> None:
+             respond: Callable[[JoinAnswer], None], client_id: str = "",
+             require_known_member_id: bool = False) -> None:
+        """require_known_member_id: JoinGroup v4+ (KIP-394's MEMBER_ID_REQUIRED round trip
+        for dynamic members)."""
         low, high = self.session_bounds
         if not low <= session_timeout_ms <= high:
             respond(JoinAnswer(ErrorCode.invalid_session_timeout, member_id=member_id))
@@ -129,13 +140,20 @@ class GroupCoordinator:
             self._static_rejoin(group, group_instance_id, protocols, session_timeout_ms,
                                 rebalance_timeout_ms, respond)
             return
-        if member_id and member_id not in group.members:
+        now = self.clock()
+        if not member_id and group_instance_id is None and require_known_member_id:
+            member_id = f"{client_id or group_id}-{uuid.uuid4()}"
+            group.pending[member_id] = now + session_timeout_ms
+            respond(JoinAnswer(ErrorCode.member_id_required, member_id=member_id))
+            return
+        pending = group.pending.pop(member_id, None) is not None
+        if member_id and member_id not in group.members and not pending:
             respond(JoinAnswer(ErrorCode.unknown_member_id, member_id=member_id))
             return
-        now = self.clock()
         member = group.members.get(member_id)
         if member is None:
-            member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
+            if not pending:
+                member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
             member = Member(member_id, session_timeout_ms, rebalance_timeout_ms, protocols, now,
                             group_instance_id, client_id)
             group.members[member_id] = member
@@ -225,7 +243,7 @@ class GroupCoordinator:
         if group.state != PREPARING or (group.join_not_before_ms and not deadline_passed):
             return
         waiting = [m for m in group.members.values() if m.join is None]
-        if waiting and not deadline_passed:
+        if (waiting or group.pending) and not deadline_passed:
             return
         for member in waiting:  # did not rejoin in time: out of the group, unless static
             if member.group_instance_id is None:
@@ -322,6 +340,9 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None and group.fenced(member_id, group_instance_id):
             return ErrorCode.fenced_instance_id
+        if group is not None and group.pending.pop(member_id, None) is not None:
+            self._maybe_complete_join(group)  # a pending member leaving holds nothing up
+            return ErrorCode.none
         if group is None or member_id not in group.members:
             return ErrorCode.unknown_member_id
         self._remove(group, member_id)
@@ -342,6 +363,10 @@ class GroupCoordinator:
     def advance_clock(self, now_ms: int | None = None) -> None:
         now = self.clock() if now_ms is None else now_ms
         for group in list(self.groups.values()):
+            for member_id, expires in list(group.pending.items()):
+                if now >= expires:  # never joined with its id: it no longer holds anything up
+                    del group.pending[member_id]
+                    self._maybe_complete_join(group)
             for member in list(group.members.values()):
                 if member.join is None and member.sync is None and (
                         now - member.last_heartbeat_ms > member.session_timeout_ms):

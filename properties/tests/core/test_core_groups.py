@@ -227,3 +227,53 @@ def test_static_members_that_did_not_rejoin_keep_their_place():
     assert group.leader == dynamic  # the leader must be among those answered
     assert {m for m, _, _ in rejoined[0].members} == {static, dynamic, third[0].member_id}
     assert c.heartbeat("g", 2, static) == ErrorCode.illegal_generation  # it must rejoin
+
+
+# -- KIP-394: MEMBER_ID_REQUIRED ---------------------------------------------------------------
+def join_v4(coordinator, member_id="", answers=None):
+    answers = [] if answers is None else answers
+    coordinator.join("g", member_id, None, "consumer", [("range", b"meta")], 6000, 10_000,
+                     answers.append, client_id="c", require_known_member_id=True)
+    return answers
+
+
+def test_a_new_dynamic_member_gets_its_id_at_once_and_is_pending_until_it_joins_with_it():
+    clock = ManualClock()
+    c = GroupCoordinator(clock)
+    [required] = join_v4(c)
+    assert required.error == ErrorCode.member_id_required and required.member_id.startswith("c-")
+    assert c.groups["g"].members == {} and required.member_id in c.groups["g"].pending
+    [answer] = join_v4(c, required.member_id)
+    assert answer.error == ErrorCode.none and answer.member_id == required.member_id
+    assert c.groups["g"].pending == {}
+
+
+def test_a_pending_member_holds_up_the_rebalance_until_it_joins_or_expires():
+    """Kafka's hasAllMembersJoined waits for pending members too; one that never comes back
+    (its client gave up on the answer) stops holding anything up at its session timeout."""
+    clock = ManualClock()
+    c = GroupCoordinator(clock)
+    [first] = join_v4(c)
+    join_v4(c, first.member_id)
+    c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
+    [lost] = join_v4(c)  # a second client: its answer is lost, it never joins with the id
+    rejoined = []
+    c.join("g", first.member_id, None, "consumer", [("range", b"other")], 6000, 10_000,
+           rejoined.append, require_known_member_id=True)
+    assert rejoined == []  # waits for the pending member (the rebalance timeout is 10 s)
+    clock.now_ms = 5999
+    c.heartbeat("g", 1, first.member_id)
+    c.advance_clock()
+    assert rejoined == []
+    clock.now_ms = 6000  # the pending member's session timeout
+    c.advance_clock()
+    assert rejoined[0].error == ErrorCode.none and rejoined[0].generation_id == 2
+    assert lost.member_id not in c.groups["g"].members
+    assert join_v4(c, lost.member_id)[0].error == ErrorCode.unknown_member_id
+
+
+def test_a_pending_member_may_leave():
+    c = GroupCoordinator(ManualClock())
+    [required] = join_v4(c)
+    assert c.leave("g", required.member_id) == ErrorCode.none
+    assert c.groups["g"].pending == {}
