@@ -1,4 +1,5 @@
-"""`kafkaref chaos run` and `kafkaref chaos soak`: fault injection with a recorded, checked history.
+"""`kafkaref chaos run` and `kafkaref chaos soak`: fault injection with a recorded, checked history;
+`kafkaref chaos tear`: one fault by hand, a power loss tearing a stopped broker's last write.
 
 run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
 2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
@@ -259,3 +260,30 @@ def _example(entry: dict) -> str:
     allowed = "allowed" if entry.get("allowed") else "disallowed"
     return f"{allowed}: {json.dumps(examples[0])[:70]}" if examples else (
         allowed if entry.get("count") else "")
+
+
+TEAR_EXIT_HELP = """\b
+Exit codes: 0 the last write was torn, 1 nothing to tear (no such partition directory, or no
+whole batch in its newest segment), 2 wrong arguments."""
+
+
+@chaos.command("tear", epilog=TEAR_EXIT_HELP)
+@click.option("--data-dir", required=True, type=click.Path(exists=True, file_okay=False),
+              help="The stopped broker's data directory (kafkaref broker --data-dir).")
+@click.option("--topic", required=True, help="Topic of the partition to tear.")
+@click.option("--partition", type=click.IntRange(0, 2**31 - 1), default=0, show_default=True)
+def tear_command(data_dir, topic, partition):
+    """Simulate a power loss that tore a partition's last write: its newest segment file is
+    cut short inside its last batch (half of it kept), as a machine losing power while the page
+    cache was written back leaves it. Run it only while the broker is stopped (after SIGKILL);
+    the broker's recovery must then truncate the torn tail (Kafka's LogLoader). `kafkaref
+    conform --tear-cmd` runs such a command."""
+    from kafkaref.chaos.nemesis import tear_last_write
+
+    directory = Path(data_dir, f"{topic}-{partition}")
+    torn = tear_last_write(str(directory))
+    if torn is None:
+        click.echo(f"nothing to tear in {directory}", err=True)
+        sys.exit(1)
+    path, before, after = torn
+    click.echo(f"tore {path}: {before} -> {after} bytes")

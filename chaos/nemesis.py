@@ -43,6 +43,7 @@ import os
 import random
 import shlex
 import signal
+import struct
 import subprocess
 import threading
 import time
@@ -392,23 +393,68 @@ def corrupt_segment(data_dir: str, mode: str, rng: random.Random) -> str | None:
     """Flip a few bits in, or cut the tail off, the newest non-empty .log file of a random
     partition directory; returns the file's path (None if there is none)."""
     candidates = []
-    for root, _, files in os.walk(data_dir):
-        logs = sorted(f for f in files if f.endswith(".log")
-                      and os.path.getsize(os.path.join(root, f)) > 0)
-        if logs:
-            candidates.append(os.path.join(root, logs[-1]))
+    for root, _, _ in os.walk(data_dir):
+        newest = newest_segment(root)
+        if newest is not None:
+            candidates.append(newest)
     if not candidates:
         return None
     path = rng.choice(sorted(candidates))
     size = os.path.getsize(path)
+    if mode == "truncate":
+        cut_short(path, rng.randrange(size // 2, size))
+        return path
     with open(path, "r+b") as handle:
-        if mode == "truncate":
-            handle.truncate(rng.randrange(size // 2, size))
-        else:
-            for _ in range(3):
-                position = rng.randrange(size)
-                handle.seek(position)
-                byte = handle.read(1)[0]
-                handle.seek(position)
-                handle.write(bytes([byte ^ (1 << rng.randrange(8))]))
+        for _ in range(3):
+            position = rng.randrange(size)
+            handle.seek(position)
+            byte = handle.read(1)[0]
+            handle.seek(position)
+            handle.write(bytes([byte ^ (1 << rng.randrange(8))]))
     return path
+
+
+def newest_segment(partition_dir: str) -> str | None:
+    """The newest non-empty .log file of one partition directory (its active segment)."""
+    try:
+        names = os.listdir(partition_dir)
+    except OSError:
+        return None
+    logs = sorted(n for n in names if n.endswith(".log")
+                  and os.path.getsize(os.path.join(partition_dir, n)) > 0)
+    return os.path.join(partition_dir, logs[-1]) if logs else None
+
+
+def cut_short(path: str, size: int) -> None:
+    """A segment cut short at rest: the file ends at size (what a power loss leaves of
+    writes the disk never completed)."""
+    os.truncate(path, size)
+
+
+_LOG_PREFIX = struct.Struct(">qi")  # a batch's BaseOffset and Length (the batch's size - 12)
+
+
+def tear_last_write(partition_dir: str) -> tuple[str, int, int] | None:
+    """A power loss in the middle of the partition's last write: its active segment cut short
+    inside its last batch (half of that batch kept), as when the machine dies while the page
+    cache is being written back. Returns (file, size before, size after), or None when the
+    directory holds no batch."""
+    path = newest_segment(partition_dir)
+    if path is None:
+        return None
+    size = os.path.getsize(path)
+    position, last = 0, None
+    with open(path, "rb") as handle:  # batch by batch, one 12-byte read each
+        while position + _LOG_PREFIX.size <= size:
+            _, length = _LOG_PREFIX.unpack(os.pread(handle.fileno(), _LOG_PREFIX.size,
+                                                    position))
+            end = position + _LOG_PREFIX.size + length
+            if length <= 0 or end > size:
+                break
+            last, position = (position, end), end
+    if last is None:
+        return None
+    start, end = last
+    keep = start + max(1, (end - start) // 2)
+    cut_short(path, keep)
+    return path, size, keep

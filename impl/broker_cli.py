@@ -179,7 +179,9 @@ def wait_for(stop: threading.Event) -> None:
               help="JSON {\"wall_ms\": W, \"monotonic_ms\": M} added to this broker's clock, "
                    "re-read while running (chaos/ makes the clock jump by rewriting it).")
 @click.option("--segment-bytes", type=click.IntRange(1024, 2**31 - 1), default=None,
-              help="log.segment.bytes: roll segments at this size (default 1 GiB).")
+              help="log.segment.bytes: roll segments at this size (default 1 GiB); a "
+                   "topic's segment.bytes overrides it. Values below Kafka's 1 MiB minimum, "
+                   "which clients cannot ask for, are for tests.")
 @click.option("--lose-unflushed-on-crash", is_flag=True,
               help="Power-loss mode: after an unclean stop, what was not fsynced is gone "
                    "(LogConfig.lose_unflushed_on_crash; chaos/ uses it).")

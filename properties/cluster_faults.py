@@ -1,6 +1,8 @@
-"""--kill-cmd / --restart-cmd for a LocalCluster, as a user would write them for `kafkaref
-conform`: a shell script that SIGKILLs the broker named by $CONFORM_BROKER_ID and starts it
-again with the same command line (its pid kept in DIR/broker-N.pid)."""
+"""--kill-cmd / --restart-cmd / --tear-cmd for a LocalCluster, as a user would write them for
+`kafkaref conform`: a shell script that SIGKILLs the broker named by $CONFORM_BROKER_ID, starts
+it again with the same command line (its pid kept in DIR/broker-N.pid), and tears the last
+write of partition $CONFORM_TOPIC-$CONFORM_PARTITION in its data directory while it is stopped
+(`kafkaref chaos tear`, chaos/nemesis.py tear_last_write)."""
 
 from __future__ import annotations
 
@@ -8,11 +10,13 @@ import contextlib
 import os
 import shlex
 import signal
+import sys
 
 
 @contextlib.contextmanager
 def fault_commands(cluster, directory: str):
-    """(kill command, restart command); on exit, brokers the script restarted are stopped."""
+    """(kill command, restart command, tear command); on exit, brokers the script restarted
+    are stopped."""
     originals = {i: p.pid for i, p in cluster.processes.items()}
     for broker_id, pid in originals.items():
         with open(os.path.join(directory, f"broker-{broker_id}.pid"), "w") as f:
@@ -20,10 +24,17 @@ def fault_commands(cluster, directory: str):
     restarts = "\n".join(
         f"    {i}) {shlex.join(command)} >> {directory}/restart-{i}.log 2>&1 &;;"
         for i, command in cluster.commands.items())
+    kafkaref = os.path.join(os.path.dirname(sys.executable), "kafkaref")
+    tears = "\n".join(
+        f"    {i}) {shlex.quote(kafkaref)} chaos tear --data-dir "
+        f"{shlex.quote(_data_dir(command))} --topic \"$CONFORM_TOPIC\" "
+        f"--partition \"$CONFORM_PARTITION\" ;;"
+        for i, command in cluster.commands.items())
     script = os.path.join(directory, "faults.sh")
     with open(script, "w") as f:
         f.write(f"""#!/bin/sh
-# $1: kill | restart; $CONFORM_BROKER_ID: which broker (set by kafkaref conform)
+# $1: kill | restart | tear; $CONFORM_BROKER_ID: which broker (set by kafkaref conform);
+# tear: $CONFORM_TOPIC and $CONFORM_PARTITION, the broker stopped
 set -e
 pid_file={directory}/broker-$CONFORM_BROKER_ID.pid
 case "$1" in
@@ -34,11 +45,16 @@ case "$1" in
       *) echo "no broker $CONFORM_BROKER_ID" >&2; exit 1 ;;
     esac
     echo $! > "$pid_file" ;;
+  tear)
+    case "$CONFORM_BROKER_ID" in
+{tears}
+      *) echo "no broker $CONFORM_BROKER_ID" >&2; exit 1 ;;
+    esac ;;
 esac
 """)
     os.chmod(script, 0o755)
     try:
-        yield f"{script} kill", f"{script} restart"
+        yield f"{script} kill", f"{script} restart", f"{script} tear"
     finally:
         for broker_id, original in originals.items():
             try:
@@ -48,3 +64,8 @@ esac
             if pid != original:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
+
+
+def _data_dir(command: list[str]) -> str:
+    """The --data-dir of a broker's command line."""
+    return command[command.index("--data-dir") + 1]

@@ -16,7 +16,7 @@ import importlib
 import attrs
 
 CHECK_MODULES = ("checks_protocol", "checks_log", "checks_fetch", "checks_producer",
-                 "checks_groups", "checks_admin", "fuzz", "checks_faults")
+                 "checks_groups", "checks_admin", "checks_storage", "fuzz", "checks_faults")
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 STATUSES = (PASS, FAIL, SKIP, ERROR)

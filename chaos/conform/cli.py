@@ -37,6 +37,13 @@ def _list_checks() -> str:
               "the check wants stopped. Enables the fault checks.")
 @click.option("--restart-cmd", help="Command that starts that broker again (same environment); "
               "it may return at once, the checks wait for the broker to serve.")
+@click.option("--tear-cmd", help="Command that tears the last write of a partition of a "
+              "stopped broker, as a power loss in the middle of a write would (the file cut "
+              "short inside its last batch). Run after --kill-cmd, before --restart-cmd, with "
+              "CONFORM_BROKER_ID/_HOST/_PORT naming the broker and CONFORM_TOPIC and "
+              "CONFORM_PARTITION the partition. Enables torn_tail_recovery. For a kafkaref "
+              "broker: kafkaref chaos tear --data-dir DIR --topic \"$CONFORM_TOPIC\" "
+              "--partition \"$CONFORM_PARTITION\".")
 @click.option("--fuzz", type=click.IntRange(0, 10**7), default=300, show_default=True,
               help="Frames the protocol fuzzer sends (0 skips it).")
 @click.option("--seed", type=int, default=20261122, show_default=True,
@@ -56,8 +63,8 @@ def _list_checks() -> str:
               show_default=True, help="Multiply every check's deadline (slow machines).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
 def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill_cmd,
-            restart_cmd, fuzz, seed, chaos_seconds, chaos_checker, runs_dir, replication_factor,
-            timeout_s, deadline_scale, list_checks):
+            restart_cmd, tear_cmd, fuzz, seed, chaos_seconds, chaos_checker, runs_dir,
+            replication_factor, timeout_s, deadline_scale, list_checks):
     """Run the conformance checks against the broker at --bootstrap.
 
     Each check is a small, named semantic test of one Kafka behaviour (its docstring cites the
@@ -89,6 +96,7 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
     options = {"fuzz": fuzz, "seed": seed, "kill_cmd": kill_cmd, "restart_cmd": restart_cmd,
+               "tear_cmd": tear_cmd,
                "deadline_scale": deadline_scale, "chaos_seconds": chaos_seconds,
                "chaos_checker": chaos_checker, "runs_dir": runs_dir}
 

@@ -16,15 +16,18 @@ from kafkaref.chaos.conform.probe import Probe
 COMMAND_TIMEOUT_S = 60
 
 
-def run_command(command: str, what: str, probe: Probe, target=None) -> None:
+def run_command(command: str, what: str, probe: Probe, target=None,
+                extra_env: dict[str, str] | None = None) -> None:
     """Run a fault command (split like a shell would; use `sh -c '...'` for pipes); a non-zero
     exit fails the check with its stderr. target = (broker id, host, port) the check wants
     stopped or restarted, passed as CONFORM_BROKER_ID / _HOST / _PORT in the environment (a
-    command that always kills the same broker may ignore them)."""
+    command that always kills the same broker may ignore them); extra_env adds more
+    (--tear-cmd gets CONFORM_TOPIC and CONFORM_PARTITION)."""
     env = dict(os.environ)
     if target is not None:
         env.update(CONFORM_BROKER_ID=str(target[0]), CONFORM_BROKER_HOST=target[1],
                    CONFORM_BROKER_PORT=str(target[2]))
+    env.update(extra_env or {})
     try:
         done = subprocess.run(shlex.split(command), capture_output=True, env=env,
                               timeout=COMMAND_TIMEOUT_S, check=False)

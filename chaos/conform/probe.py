@@ -22,6 +22,10 @@ from kafkaref.chaos.conform.catalogue import CheckFailed, Evidence, Skip
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
 from kafkaref.impl.protocol.records import Record, base_offset_of, decode_batch, split_batches
 
+# Produce errors that say the batch was not appended and the leader moved or is not known yet.
+RETRIABLE_PRODUCE = (ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
+                     ErrorCode.unknown_topic_or_partition)
+
 # api key -> (name, the version we prefer). Fetch stays below v13 (topic ids instead of names).
 PREFERRED: dict[int, tuple[str, int]] = {
     0: ("Produce", 8), 1: ("Fetch", 11), 2: ("ListOffsets", 5), 3: ("Metadata", 8),
@@ -334,6 +338,28 @@ class Probe:
         answer = self.produce(topic, batch, partition, acks, conn)
         self.expect_error(answer.error_code, ErrorCode.none, f"Produce to {topic}", answer)
         return answer.base_offset
+
+    def produce_retrying(self, topic: str, batch: bytes, partition: int = 0, acks: int = -1,
+                         timeout_s: float = 30.0) -> int:
+        """Produce as a Kafka producer does around a leader change (after a restart the
+        controller fences the broker's old incarnation and elects it again, so the leader named
+        by one answer may be gone by the next): an answered NOT_LEADER_OR_FOLLOWER,
+        LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION means the batch was not appended, so
+        the leader is looked up again and the batch sent again, until timeout_s."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            meta = self.wait_for_leaders(topic, None, timeout_s=max(1.0, deadline - time.monotonic()))
+            leader = next(p.leader_id for p in meta.partitions if p.partition_index == partition)
+            stale = self._leaders.pop((topic, partition), None)
+            if stale is not None:
+                stale.close()
+            self._leaders[(topic, partition)] = self.connect(self._brokers[leader])
+            answer = self.produce(topic, batch, partition, acks)
+            if answer.error_code in RETRIABLE_PRODUCE and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            self.expect_error(answer.error_code, ErrorCode.none, f"Produce to {topic}", answer)
+            return answer.base_offset
 
     @staticmethod
     def fetch_values(topic: str, partition: int, offset: int, max_wait_ms: int = 50,

@@ -116,11 +116,11 @@ class Broker:
                 if current is None and topic.topic_id:
                     rm.open_partition(key, config, topic.topic_id)  # hosted as new below
                 elif current is not None:
-                    current.config = config  # AlterConfigs reaches leaders and followers
+                    current.reconfigure(config)  # AlterConfigs reaches leaders and followers
                 if meta.leader == self.broker_id:
                     if current is not None and current.is_leader and (
                             current.leader_epoch == meta.leader_epoch):
-                        current.config = config
+                        current.reconfigure(config)
                         rm.isr_committed(key, meta.leader_epoch, meta.isr, meta.partition_epoch)
                     else:
                         rm.become_leader(key, config, meta.leader_epoch, meta.isr, meta.replicas,

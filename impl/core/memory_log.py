@@ -43,6 +43,10 @@ class MemoryLog:
         if every is not None and self.log_end_offset - self.flushed_offset >= every:
             self.flush()
 
+    def set_segment_bytes(self, segment_bytes: int | None) -> None:
+        """The topic's segment.bytes (Log.set_segment_bytes): nothing to do, a MemoryLog is
+        one segment that never rolls."""
+
     def read(self, offset: int, max_bytes: int, max_offset: int, min_one: bool = True) -> bytes:
         """Whole batches from the one holding `offset`, below max_offset, within max_bytes
         (but at least one batch when min_one)."""

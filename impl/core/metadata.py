@@ -11,7 +11,11 @@ import uuid
 import attrs
 
 from kafkaref.impl.core.partition import PartitionConfig
-from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT, is_compacted
+from kafkaref.impl.core.topic_rules import (
+    MAX_MESSAGE_BYTES_DEFAULT,
+    is_compacted,
+    segment_bytes,
+)
 
 
 @attrs.frozen
@@ -48,6 +52,7 @@ class TopicMeta:
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
             compacted=is_compacted(values),
+            segment_bytes=segment_bytes(values),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 

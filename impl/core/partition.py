@@ -41,6 +41,9 @@ class PartitionConfig:
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False
+    # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
+    # handed to the log (set_segment_bytes), which rolls at it from its next append on.
+    segment_bytes: int | None = None
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
@@ -94,7 +97,8 @@ class Partition:
         alter_isr: Callable[[Partition, frozenset[int]], None] | None = None,
     ):
         self.topic, self.index, self.broker_id = topic, index, broker_id
-        self.log, self.clock, self.config = log, clock, config
+        self.log, self.clock = log, clock
+        self.reconfigure(config)
         self.alter_isr = alter_isr
         self.replicas: tuple[int, ...] = (broker_id,)
         self.leader_id: int | None = None
@@ -118,6 +122,16 @@ class Partition:
                 self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
                     header.base_sequence, last_sequence(header), header.base_offset,
                     header.last_offset))
+
+    def reconfigure(self, config: PartitionConfig) -> None:
+        """Take the topic's configs (on hosting the partition, and after AlterConfigs): the
+        core reads them from self.config; a changed segment.bytes goes to the log, which rolls
+        at it from its next append on (Kafka's UnifiedLog.updateConfig)."""
+        before = getattr(self, "config", None)
+        self.config = config
+        was = before.segment_bytes if before is not None else None
+        if config.segment_bytes != was:
+            self.log.set_segment_bytes(config.segment_bytes)
 
     # -- roles ----------------------------------------------------------------------------
     @property

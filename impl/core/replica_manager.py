@@ -82,7 +82,7 @@ class ReplicaManager:
                                   self.clock, config, self.alter_isr)
             self.partitions[key] = partition
         else:
-            partition.config = config
+            partition.reconfigure(config)
         self._mutants_on = self._mutants_on or config.on.any
         return partition
 

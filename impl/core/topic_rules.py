@@ -21,11 +21,12 @@ NAME_MAX = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 # Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
-# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas and
-# max.message.bytes per topic (PARTITION_CONFIGS: what metadata.TopicMeta.config() reads), and
-# of cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the
-# log is never compacted); the others are accepted, stored and described as Kafka does and
-# take the broker's settings.
+# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas,
+# max.message.bytes and segment.bytes per topic (PARTITION_CONFIGS: what
+# metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log), and of
+# cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
+# is never compacted); the others are accepted, stored and described as Kafka does and take the
+# broker's settings.
 # replica.lag.time.max.ms is a broker config (BrokerConfig.replica_lag_time_max_ms), not a
 # topic config: refused here as Kafka refuses it.
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
@@ -66,7 +67,16 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "unclean.leader.election.enable": ("false", BOOLEAN),
 }
 TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
-PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes")
+PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes")
+# Kafka 4.0's lower bound for segment.bytes (LogConfig: atLeast(1024 * 1024), KIP-1030); Kafka
+# 3.x allowed 14 bytes. kafkaref enforces 4.0's: a log keeps a file descriptor and two index
+# files per segment, and a 14-byte segment.bytes lets any client make one segment per batch
+# (the reason KIP-1030 gives). Smaller segments are for tests only and only through the
+# broker's own log.segment.bytes (`kafkaref broker --segment-bytes`, LogConfig), as Kafka 4.0
+# keeps its internal.segment.bytes for its tests; no client request reaches them.
+SEGMENT_BYTES_MIN = 1024 * 1024
+# Lower bounds beyond "a positive integer" (INVALID_CONFIG below them)
+CONFIG_MINIMUMS = {"segment.bytes": SEGMENT_BYTES_MIN}
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
@@ -120,8 +130,10 @@ def _value_problem(name: str, value: str | None) -> str | None:
         return "a null value is not supported"
     kind = TOPIC_CONFIG_DEFAULTS[name][1]
     if name in POSITIVE_INT_CONFIGS:
-        return None if value.isdigit() and 1 <= int(value) < 2**31 else (
-            "must be a positive integer")
+        minimum = CONFIG_MINIMUMS.get(name, 1)
+        if not (value.isdigit() and int(value) < 2**31):
+            return "must be a positive integer"
+        return None if int(value) >= minimum else f"must be at least {minimum}"
     if kind in (INT, LONG):
         try:
             number = int(value)
@@ -142,6 +154,16 @@ def _value_problem(name: str, value: str | None) -> str | None:
     if allowed is not None and not set(items) <= allowed:
         return f"must be {'some' if kind == LIST else 'one'} of {sorted(allowed)}"
     return None
+
+
+def segment_bytes(configs: dict[str, str]) -> int | None:
+    """The topic's segment.bytes override, or None: the broker's log.segment.bytes applies.
+    An override stored before the 1 MiB bound (a controller snapshot or topic-configs.json
+    holding "14") is ignored rather than handed to the logs, which would refuse it."""
+    value = configs.get("segment.bytes")
+    if value is None or _value_problem("segment.bytes", value) is not None:
+        return None
+    return int(value)
 
 
 def is_compacted(configs: dict[str, str]) -> bool:

@@ -4,11 +4,11 @@ the connection. Connections over max_connections are refused by the network thre
 
 from __future__ import annotations
 
-import socket
 import threading
 
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.network_thread import NetworkThread
+from kafkaref.impl.server.ports import listen
 
 
 class Acceptor(threading.Thread):
@@ -18,7 +18,8 @@ class Acceptor(threading.Thread):
                  stopping: threading.Event):
         super().__init__(name="kafkaref-acceptor", daemon=True)
         self.config, self.network_threads, self.stopping = config, network_threads, stopping
-        self.sock = socket.create_server((config.host, config.port), backlog=128)
+        # A free port below the kernel's ephemeral range for port 0, so a restart can bind it again.
+        self.sock = listen(config.host, config.port)
         self.sock.settimeout(config.select_timeout_ms / 1000)
         self.port = self.sock.getsockname()[1]
         self._next = 0

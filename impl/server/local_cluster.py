@@ -135,7 +135,9 @@ class LocalCluster:
             session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
             snapshot_path=os.path.join(self.directory, "controller.json"),
             mutants=self.mutants).start()
-        # 0: the broker binds an ephemeral port itself and registers it (learned in start()).
+        # 0: the broker picks a free port itself (impl/server/ports.py: below the kernel's ephemeral
+        # range, so that no outgoing connection takes it while the broker is down) and registers it
+        # (learned in start()).
         # Picking a free port here and handing it over raced with every other socket of the
         # machine between our close and the broker's bind; a restarted broker keeps its port.
         self.ports = {i: previous.get(i) or 0 for i in range(brokers)}

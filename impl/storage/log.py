@@ -30,6 +30,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
+import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.clock import wall_clock_ms
@@ -94,6 +95,7 @@ class Log:
         point (what a corruption check wants)."""
         self.directory = directory
         self.config = config
+        self._opened_config = config  # the broker's settings, before any topic override
         self.clock_ms = clock_ms
         self.segments: list[LogSegment] = []
         self._bases: list[int] = []
@@ -147,6 +149,18 @@ class Log:
     @property
     def size_bytes(self) -> int:
         return sum(segment.size for segment in self.segments)
+
+    def set_segment_bytes(self, segment_bytes: int | None) -> None:
+        """The topic's segment.bytes (None: back to the broker's log.segment.bytes, the value
+        the log was opened with). The active segment rolls at it from the next append on and
+        new segments are made with it, as Kafka's shouldRoll reads the log's current config
+        (UnifiedLog.updateConfig); segments already rolled keep their size."""
+        value = self._opened_config.segment_bytes if segment_bytes is None else segment_bytes
+        if value == self.config.segment_bytes:
+            return
+        self.config = attrs.evolve(self.config, segment_bytes=value)  # validates the value
+        for segment in self.segments:  # any of them may become active again by truncation
+            segment.set_segment_bytes(value)
 
     def set_high_watermark(self, offset: int) -> None:
         """Remember the hw to checkpoint (clamped to [log start, leo]); the partition owns it."""

@@ -132,6 +132,10 @@ class LogSegment:
                 self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
             )
 
+    def set_segment_bytes(self, segment_bytes: int) -> None:
+        """Roll at this size from now on (the topic's segment.bytes changed)."""
+        self._segment_bytes = segment_bytes
+
     def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
         """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
         return self.needs_roll_at(header[0] + header[6], batch_size, now_ms)

@@ -26,10 +26,10 @@ MAY_SKIP = {"chaos_workload"}
 
 def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):
     report, junit = tmp_path / "report", tmp_path / "junit.xml"
-    with fault_commands(cluster, str(tmp_path)) as (kill, restart):
+    with fault_commands(cluster, str(tmp_path)) as (kill, restart, tear):
         done = subprocess.run(
             [KAFKAREF, "conform", "--bootstrap", cluster.bootstrap, "--label", "kafkaref",
-             "--fuzz", "300", "--kill-cmd", kill, "--restart-cmd", restart,
+             "--fuzz", "300", "--kill-cmd", kill, "--restart-cmd", restart, "--tear-cmd", tear,
              "--chaos-seconds", "10", "--chaos-checker", "twin", "--runs-dir", str(tmp_path),
              "--junit", str(junit), "--report", str(report)],
             capture_output=True, text=True, timeout=300)

@@ -29,15 +29,12 @@ CAUGHT_BY = {
     "M10": "acks_all_timeout",
     "M11": "fetch_max_wait",
     "M14": "leader_failover",
+    "M8": "torn_tail_recovery",  # through --tear-cmd (kafkaref chaos tear)
+    "M13": "segment_roll",  # a topic's segment.bytes (1 MiB: the minimum) makes rolls happen
 }
-NOT_SEEN = {
-    "M8": "a torn tail needs a crash in the middle of a write; SIGKILL of a running broker "
-          "between requests leaves none",
-    "M13": "kafkaref rolls segments at its broker-level segment size; the suite cannot ask for "
-           "small segments through topic configs",
-}
+NOT_SEEN: dict[str, str] = {}
 CONTROL = "acks_1"  # passes under every mutant: the failure is the named check, not a crash
-DEFAULT_RUN = {"M2", "M4", "M9", "M11"}  # one per kind: acks, reads, ordering, purgatory
+DEFAULT_RUN = {"M2", "M4", "M8", "M9", "M11", "M13"}  # acks, reads, storage, order, purgatory
 
 
 def test_every_client_observable_mutant_is_caught_or_explained():
@@ -55,9 +52,9 @@ def setups():
 @pytest.mark.parametrize("cluster_setup", list(setups()), scope="module")
 def test_conform_names_the_check_that_catches_the_mutant(cluster_setup, cluster, tmp_path):
     (mutant,) = cluster_setup.mutants
-    with fault_commands(cluster, str(tmp_path)) as (kill, restart):
+    with fault_commands(cluster, str(tmp_path)) as (kill, restart, tear):
         result = run(cluster.bootstrap, select(only=(CAUGHT_BY[mutant.code], CONTROL)),
-                     options={"kill_cmd": kill, "restart_cmd": restart})
+                     options={"kill_cmd": kill, "restart_cmd": restart, "tear_cmd": tear})
     verdicts = {o.name: o for o in result.outcomes}
     caught = verdicts[CAUGHT_BY[mutant.code]]
     assert caught.status == FAIL, (mutant.code, caught.status, caught.summary)
