@@ -11,6 +11,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 
 
 @contextlib.contextmanager
@@ -62,8 +63,30 @@ esac
             except (OSError, ValueError):
                 continue
             if pid != original:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGTERM)
+                stop_pid(pid)
+
+
+def stop_pid(pid: int, timeout_s: float = 10.0) -> None:
+    """SIGTERM a broker the script restarted (not our child: its shell has exited) and wait until
+    it is gone, SIGKILL after timeout_s; returning earlier let the caller remove the data
+    directory while the broker still wrote into it ("Directory not empty")."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if not _alive(pid):
+                return
+            time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie waiting for its (re)parent to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def _data_dir(command: list[str]) -> str:

@@ -25,3 +25,16 @@ def call(broker, api_key: int, version: int, values: dict, client_id: str = "tes
     correlation_id, body = wire.decode_response(api_key, version, frame[4:])
     assert correlation_id == CORRELATION_ID
     return body
+
+
+TOPIC_RESOURCE = 2  # ConfigResource type of a topic (4: a broker)
+
+
+def alter_incremental(broker, name: str, ops, kind: int = TOPIC_RESOURCE) -> int:
+    """IncrementalAlterConfigs v0 of one resource; ops are (name, operation, value) with
+    operation 0 SET, 1 DELETE, 2 APPEND, 3 SUBTRACT. The resource's error code."""
+    body = call(broker, 44, 0, {"resources": [{
+        "resource_type": kind, "resource_name": name,
+        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
+        "validate_only": False})
+    return body.responses[0].error_code

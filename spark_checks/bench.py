@@ -7,6 +7,8 @@ small rate, then checked on local[2]; recall and precision are measured against 
 The twin (quadratic realtime check) runs on KAFKAREF_BENCH_TWIN_SENDS (default 6k) in the same run, as the baseline ratio.
 Peak JVM memory is VmHWM of the driver JVM from /proc (the launcher execs java in place); the
 Python side's is ru_maxrss of this process, and peak_all_rss_mib adds the two.
+Last, `kafkaref history merge` of two copies of the largest history (merge_rows_per_s), against
+a plain streamed rewrite of the same rows in the same run (copy_rows_per_s).
 """
 
 from __future__ import annotations
@@ -119,6 +121,35 @@ def _twin_row(sends: int, directory: Path) -> dict:
     }
 
 
+def merge_figures(path: Path, directory: Path, copies: int = 2) -> dict:
+    """`kafkaref history merge` of copies of one history, against its baseline in the same run:
+    the same rows read and written again unplaced (what any streamed rewrite costs)."""
+    from kafkaref.chaos.history_merge import BATCH_ROWS, merge
+    from kafkaref.chaos.history_store import HistoryWriter, iter_batches
+
+    started = time.monotonic()
+    with HistoryWriter(directory / "copy") as writer:
+        for _ in range(copies):
+            for batch in iter_batches(path, "ops", BATCH_ROWS):
+                writer.ops_table(_table(batch))
+            for batch in iter_batches(path, "records", BATCH_ROWS):
+                writer.records_table(_table(batch))
+    copy_s = time.monotonic() - started
+    summary = merge([path] * copies, directory / "merged")
+    rows = summary.ops + summary.records
+    _log(f"merge of {copies} copies: {summary.records:,} records in {summary.seconds:.1f} s, "
+         f"plain copy {copy_s:.1f} s")
+    return {"merge_records": summary.records, "merge_s": round(summary.seconds, 1),
+            "merge_rows_per_s": rows / summary.seconds, "copy_rows_per_s": rows / copy_s,
+            "merge_over_copy_time": summary.seconds / copy_s}
+
+
+def _table(batch):
+    import pyarrow as pa
+
+    return pa.Table.from_batches([batch])
+
+
 def bench_spark() -> dict:
     from kafkaref.spark_checks.session import get_session
 
@@ -137,6 +168,8 @@ def bench_spark() -> dict:
                 _log(f"done: {rows[-1]}")
         finally:
             spark.stop()
+        largest_sends = max(_sizes("KAFKAREF_BENCH_SPARK_SENDS", "3400000"))
+        merged = merge_figures(directory / f"history-{largest_sends}", directory)
     spark_rows = [r for r in rows if r["checker"].startswith("spark")]
     largest = max(spark_rows, key=lambda r: r["records"])
     return {
@@ -155,5 +188,6 @@ def bench_spark() -> dict:
                                     for r in spark_rows),
             "recall_min": min(r["recall"] for r in rows),
             "precision_min": min(r["precision"] for r in rows),
+            **merged,
         },
     }

@@ -13,15 +13,13 @@ import sys
 import threading
 import xml.etree.ElementTree as ET
 
-from kafkaref.chaos.conform.catalogue import ERROR, PASS, SKIP, Check
+from kafkaref.chaos.conform.catalogue import ERROR, PASS, Check
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.chaos.conform.runner import run, run_check, select
 from kafkaref.properties.cluster_faults import fault_commands
 from kafkaref.properties.servers import tcp_server
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
-# Checks that may skip against kafkaref: the chaos workload until chaos/run.py is installed.
-MAY_SKIP = {"chaos_workload"}
 
 
 def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):
@@ -35,7 +33,7 @@ def test_conform_passes_against_a_kafkaref_cluster(cluster, tmp_path):
             capture_output=True, text=True, timeout=300)
     results = json.loads((report / "results.json").read_text())
     verdicts = {o["name"]: o["status"] for o in results["outcomes"]}
-    bad = {n: s for n, s in verdicts.items() if s != PASS and not (n in MAY_SKIP and s == SKIP)}
+    bad = {n: s for n, s in verdicts.items() if s != PASS}  # not even a skip: every check runs
     assert not bad, f"{bad}\n{done.stdout}"
     assert done.returncode == 0, done.stdout + done.stderr
     assert set(verdicts) == {c.name for c in select()}

@@ -30,7 +30,7 @@ from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.server import storage_log_factory
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import call
+from kafkaref.properties.wire_calls import alter_incremental, call
 
 TOPIC, BROKER = 2, 4
 SECONDS = datetime.timedelta(seconds=5)
@@ -122,13 +122,6 @@ def alter(broker, name, configs, validate_only=False, kind=TOPIC):
         "validate_only": validate_only})
     return body.responses[0].error_code
 
-
-def alter_incremental(broker, name, ops, kind=TOPIC):
-    body = call(broker, 44, 0, {"resources": [{
-        "resource_type": kind, "resource_name": name,
-        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
-        "validate_only": False})
-    return body.responses[0].error_code
 
 
 def overrides(broker, name):

@@ -16,7 +16,7 @@ from kafkaref.impl.core.topic_rules import APPEND, SET
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch, decode_batch, keyless_records
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import call
+from kafkaref.properties.wire_calls import alter_incremental, call
 
 WHY = "Compacted topic cannot accept message without key in topic partition t-0"
 
@@ -125,13 +125,6 @@ def create(b, name, configs=()):
         "timeout": 5000, "validate_only": False})
     assert body.topics[0].error_code == ErrorCode.none, body
 
-
-def alter_incremental(b, name, ops):
-    body = call(b, 44, 0, {"resources": [{
-        "resource_type": 2, "resource_name": name,
-        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
-        "validate_only": False})
-    return body.responses[0].error_code
 
 
 def produce(b, name, data, acks=1, version=8):

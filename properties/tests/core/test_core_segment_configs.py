@@ -16,7 +16,7 @@ from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batc
 from kafkaref.impl.server.server import storage_log_factory
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import call
+from kafkaref.properties.wire_calls import alter_incremental, call
 
 SECONDS = datetime.timedelta(seconds=5)
 MIB = 1024 * 1024
@@ -52,13 +52,6 @@ def alter(broker, name, configs):
         "validate_only": False})
     return body.responses[0].error_code
 
-
-def alter_incremental(broker, name, ops):
-    body = call(broker, 44, 0, {"resources": [{
-        "resource_type": 2, "resource_name": name,
-        "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
-        "validate_only": False})
-    return body.responses[0].error_code
 
 
 def produce(broker, name, count, acks=1):
