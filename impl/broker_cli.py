@@ -4,7 +4,8 @@ Prints `listening on HOST:PORT` once it accepts connections (port 0 = ephemeral)
 holds Kafka-style `key=value` lines (listeners port, num.network.threads, num.io.threads,
 queued.max.requests, socket.request.max.bytes, connections.max.idle.ms, log.dirs,
 offsets.topic.num.partitions, offsets.topic.replication.factor, group.min.session.timeout.ms,
-group.max.session.timeout.ms, num.partitions, auto.create.topics.enable); flags win.
+group.max.session.timeout.ms, group.initial.rebalance.delay.ms, num.partitions,
+auto.create.topics.enable); flags win.
 
 Exit codes: 0 stopped by SIGTERM / Ctrl-C; 2 bad arguments (click's usage errors, an unknown
 mutant, --mutant without --allow-deliberate-bugs) or the port cannot be bound.
@@ -44,7 +45,9 @@ _BROKER_KEYS = {
     "offsets.topic.replication.factor": "offsets_topic_replication_factor",
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
     "group.max.session.timeout.ms": "group_max_session_timeout_ms",
+    "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
 }
+_MAY_BE_ZERO = {"group.initial.rebalance.delay.ms"}
 
 
 def broker_config_from(properties: dict[str, str], **fields) -> BrokerConfig:
@@ -55,8 +58,9 @@ def broker_config_from(properties: dict[str, str], **fields) -> BrokerConfig:
                 kwargs[field] = int(properties[key])
             except ValueError:
                 raise click.BadParameter(f"{key}={properties[key]!r} is not an integer") from None
-            if kwargs[field] < 1:
-                raise click.BadParameter(f"{key} must be at least 1")
+            least = 0 if key in _MAY_BE_ZERO else 1
+            if kwargs[field] < least:
+                raise click.BadParameter(f"{key} must be at least {least}")
     kwargs.update({k: v for k, v in fields.items() if v is not None})
     return BrokerConfig(**kwargs)
 
@@ -187,6 +191,11 @@ def wait_for(stop: threading.Event) -> None:
 @click.option("--num-partitions", type=click.IntRange(1, 10_000), default=None,
               help="num.partitions: partitions of an auto-created topic (default 1, as "
                    "Kafka's).")
+@click.option("--group-initial-rebalance-delay-ms", type=click.IntRange(0, 300_000),
+              default=None,
+              help="group.initial.rebalance.delay.ms: how long the first rebalance of an empty "
+                   "group waits for more members (default 0, as Kafka's shipped "
+                   "server.properties; Kafka's built-in default is 3000).")
 @click.option("--auto-create-topics/--no-auto-create-topics", default=None,
               help="auto.create.topics.enable: Metadata creates unknown topics (default on, "
                    "as Kafka's).")
@@ -195,7 +204,8 @@ def wait_for(stop: threading.Event) -> None:
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
            lose_unflushed_on_crash, offsets_topic_partitions, num_partitions,
-           auto_create_topics, mutants, allow_deliberate_bugs, verbose):
+           group_initial_rebalance_delay_ms, auto_create_topics, mutants,
+           allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
     from kafkaref.impl.server.server import storage_log_factory
@@ -221,6 +231,7 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
         properties, broker_id=broker_id, mutants=mutants,
         offsets_topic_num_partitions=offsets_topic_partitions,
         default_partitions=num_partitions_from(properties, num_partitions),
+        group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
         auto_create_topics=auto_create_topics)
     if mutants:
         logging.getLogger(__name__).warning(

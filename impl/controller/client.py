@@ -22,7 +22,7 @@ log = logging.getLogger(__name__)
 # so this bounds how late a broker hears of a new leader or topic.
 HEARTBEAT_INTERVAL_MS = 100
 
-# A broker answers created topics once every other live broker has applied them: it polls the
+# A broker answers created (and deleted) topics once every other live broker has applied them: it polls the
 # controller (await_epoch, which also counts as its heartbeat) until each other broker has
 # reported that metadata epoch, so a client never meets a leader that does not know its
 # partition yet (librdkafka's 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, was
@@ -31,8 +31,11 @@ HEARTBEAT_INTERVAL_MS = 100
 # starved broker delays a creation, it does not block it.
 PROPAGATION_WAIT_S = 3.0
 PROPAGATION_POLL_S = 0.02
-# what a client may use at once after the answer: new topics and new partitions
-_CREATIONS = frozenset({"create_topic", "create_partitions"})
+# what a client may rely on at once after the answer: new topics and new partitions, and
+# deleted topics (a topic created again right after its deletion must not meet a broker that
+# still hosts the old one: librdkafka's 0107; Kafka's DeleteTopics answers once the topic is
+# gone from the brokers' metadata, DelayedDeleteTopics)
+_AWAITED = frozenset({"create_topic", "create_partitions", "delete_topic"})
 
 
 class ControllerClient(threading.Thread):
@@ -122,15 +125,15 @@ class ControllerClient(threading.Thread):
             if done is not None:
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
-                creation = message["type"] in _CREATIONS and error == ErrorCode.none
+                creation = message["type"] in _AWAITED and error == ErrorCode.none
                 created.append((done, error, answer.get("message"), creation))
-            if created and (message["type"] not in _CREATIONS or error != ErrorCode.none
+            if created and (message["type"] not in _AWAITED or error != ErrorCode.none
                             or self.outbox.empty()):
                 self._announce_created(sock, created)
                 created = []
 
     def _announce_created(self, sock, created) -> None:
-        """Answer creations once every other broker has applied them: one await_epoch for a
+        """Answer creations and deletions once every other broker has applied them: one await_epoch for a
         run of them (CreateTopics of 100 topics waits once, not 100 times)."""
         if any(creation for *_, creation in created):
             epoch, deadline = self.metadata_epoch, time.monotonic() + PROPAGATION_WAIT_S

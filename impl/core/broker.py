@@ -9,6 +9,7 @@ the caller serialises all calls (the threaded server holds one lock around the c
 from __future__ import annotations
 
 import itertools
+import uuid
 from collections.abc import Callable, Iterator
 
 import attrs
@@ -51,6 +52,7 @@ class BrokerConfig:
     offset_metadata_max_bytes: int = 4096
     group_min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS
     group_max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS
+    group_initial_rebalance_delay_ms: int = 0  # see impl/core/groups.py for why 0
     # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
     # every partition of this broker gets them (core and replication ones act there).
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
@@ -72,7 +74,8 @@ class Broker:
         self.on_follower_change: Callable[[tuple[str, int], int, int], None] | None = None
         self.committed = CommittedOffsets()  # offsets of the groups this broker coordinates
         self.groups = GroupCoordinator(clock, config.group_min_session_timeout_ms,
-                                       config.group_max_session_timeout_ms)
+                                       config.group_max_session_timeout_ms,
+                                       config.group_initial_rebalance_delay_ms)
         self._offsets_topic_requested = False
         self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
         # Ids must never repeat across restarts: the server passes a persisted source.
@@ -97,6 +100,7 @@ class Broker:
         if metadata.epoch < self.metadata.epoch:
             return
         live_before = {b.broker_id for b in self.metadata.brokers}
+        deleted = _deleted_topics(self.metadata, metadata)
         self.metadata = metadata
         rm = self.replica_manager
         self._drop_deleted_topics(metadata)
@@ -128,6 +132,8 @@ class Broker:
                     if self.on_follower_change is not None:
                         self.on_follower_change(key, meta.leader, meta.leader_epoch)
         self._coordinate_offsets_partitions()
+        if deleted:
+            self._forget_offsets_of(deleted)
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
@@ -168,9 +174,9 @@ class Broker:
 
     def _metadata(self, request, respond):
         body = request.body
-        names = None if body.topics is None else [t.name for t in body.topics]
-        missing = [n for n in names or () if self.metadata.topic(n) is None
-                   and legal_topic_name(n)]
+        names = None if body.topics is None else [self._topic_name(t) for t in body.topics]
+        missing = [n for n in names or () if isinstance(n, str)
+                   and self.metadata.topic(n) is None and legal_topic_name(n)]
         if offsets_topic.NAME in missing:  # created with its own settings, never as a default
             missing.remove(offsets_topic.NAME)
             self._create_offsets_topic()
@@ -191,11 +197,24 @@ class Broker:
             return
         respond(self._metadata_response(request, names))
 
+    def _topic_name(self, requested) -> str | uuid.UUID:
+        """A requested topic's name; Metadata v12 may name it by topic id only: then its
+        name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
+        if requested.name is not None:
+            return requested.name
+        wanted = str(getattr(requested, "topic_id", None) or uuid.UUID(int=0))
+        found = next((t.name for t in self.metadata.topics if t.topic_id == wanted), None)
+        return found if found is not None else uuid.UUID(wanted)
+
     def _metadata_response(self, request, names):
         meta = self.metadata
         live = {b.broker_id for b in meta.brokers}
         topics = []
         for name in names if names is not None else [t.name for t in meta.topics]:
+            if isinstance(name, uuid.UUID):
+                topics.append({"name": None, "topic_id": name,
+                               "error_code": ErrorCode.unknown_topic_id})
+                continue
             topic = meta.topic(name)
             if topic is None:
                 error = (ErrorCode.unknown_topic_or_partition if legal_topic_name(name)
@@ -211,7 +230,9 @@ class Broker:
                     "isr_nodes": p.isr,
                     "offline_replicas": tuple(r for r in p.replicas if r not in live),
                 })
-            topics.append({"name": name, "error_code": 0,
+            # the topic id (v10+): a client tells a topic deleted and created again by it
+            # (librdkafka's 0107 drops the vanished partitions only when the id changes)
+            topics.append({"name": name, "error_code": 0, "topic_id": _topic_uuid(topic),
                            "is_internal": offsets_topic.is_internal(name),
                            "partitions": partitions, "topic_authorized_operations": -2**31})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
@@ -288,6 +309,19 @@ class Broker:
         dropped = self.committed.lead(led, self._offsets_log)
         self.groups.unload([g for g in self.groups.groups
                             if self._offsets_partition(g) not in led.keys() - dropped])
+
+    def _forget_offsets_of(self, topics: set[str]) -> None:
+        """A deleted topic's committed offsets leave its groups: dropped from the cache and
+        tombstoned in the offsets partitions this broker leads, as Kafka's coordinator does
+        (acks=0: best effort, as its cleanup appends). A topic created again under the same
+        name starts without them, from auto.offset.reset."""
+        now = self.clock()
+        for index, keys in self.committed.remove_topics(topics).items():
+            batch = records.build_batch(
+                [(offsets_topic.encode_key(k), None, (), now) for k in keys], base_timestamp=now)
+            self.replica_manager.append_records(self.config.offsets_commit_timeout_ms, 0,
+                                                {(offsets_topic.NAME, index): batch},
+                                                lambda results: None)
 
     def _offsets_log(self, index: int):
         partition = self.replica_manager.partition((offsets_topic.NAME, index))
@@ -611,7 +645,8 @@ class Broker:
         rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
-                         session, rebalance, done, client_id=request.client_id or "")
+                         session, rebalance, done, client_id=request.client_id or "",
+                         require_known_member_id=request.api_version >= 4)
 
     def _sync_group(self, request, respond):
         body = request.body
@@ -680,6 +715,17 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]:
+    """Topics of `before` that `after` no longer has, or has under another topic id."""
+    after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
+    return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _topic_uuid(topic) -> uuid.UUID:
+    """The topic's id as the wire's uuid (all zeros for a topic without one)."""
+    return uuid.UUID(topic.topic_id) if topic.topic_id else uuid.UUID(int=0)
 
 
 def _commit_error(append_error: ErrorCode) -> ErrorCode:

@@ -17,7 +17,12 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.offsets_topic import CommittedOffset, decode_key, decode_value
+from kafkaref.impl.core.offsets_topic import (
+    CommittedOffset,
+    OffsetKey,
+    decode_key,
+    decode_value,
+)
 from kafkaref.impl.protocol import records
 
 log = logging.getLogger(__name__)
@@ -122,6 +127,22 @@ class CommittedOffsets:
     def group_ids(self) -> set[str]:
         """Every group with committed offsets in a loaded partition."""
         return {g for p in self.partitions.values() if p.loaded for g in p.groups}
+
+    def remove_topics(self, names: set[str]) -> dict[int, list[OffsetKey]]:
+        """Forget every committed offset of these (deleted) topics: {offsets partition: the
+        keys removed}, for the coordinator to write their tombstones (Kafka's
+        GroupMetadataManager.cleanupGroupMetadata on topic deletion). A partition still
+        loading is left alone: what it replays of a deleted topic is what Kafka would load."""
+        removed: dict[int, list[OffsetKey]] = {}
+        for partition in self.partitions.values():
+            if not partition.loaded:
+                continue
+            for group_id, offsets in list(partition.groups.items()):
+                for topic, index in [k for k in offsets if k[0] in names]:
+                    removed.setdefault(partition.index, []).append(
+                        OffsetKey(group_id, topic, index))
+                    partition.apply(OffsetKey(group_id, topic, index), None)
+        return removed
 
     def put(self, index: int, leader_epoch: int, commits: dict) -> bool:
         """Record commits ({OffsetKey: CommittedOffset}) now committed in the log, if this broker

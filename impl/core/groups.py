@@ -13,9 +13,28 @@ member id (a restarted consumer) takes its old place under a new member id -- sa
 no rebalance when the group is stable -- and the old instance is fenced: any request still
 carrying the old member id with that instance id answers FENCED_INSTANCE_ID.
 
-Simplifications: no MEMBER_ID_REQUIRED round trip, no initial rebalance delay, and membership
-lives in the coordinator's memory only: when the coordinator moves, members rejoin (committed
-offsets are durable: impl/core/committed_offsets.py).
+A known member joining again does not always rebalance (Kafka's GroupCoordinator.doJoinGroup):
+a follower of a stable group with unchanged protocols, or any member while the group awaits its
+assignment with unchanged protocols, gets the current generation back. Static members that did
+not rejoin stay in the group when a rebalance completes (only dynamic ones are dropped; the
+session timeout removes static ones), so the leader keeps assigning them their partitions.
+
+group.initial.rebalance.delay.ms (Kafka's InitialDelayedJoin): the first rebalance of an empty
+group waits that long for more members instead of completing with the first, and waits again
+(up to the rebalance timeout in all) while new members keep arriving in the first generation.
+Clients written against Kafka's default (3 s) expect the consumers started together to land in
+one generation (librdkafka's 0102 and 0113 count their rebalance callbacks).
+
+KIP-394: a dynamic member joining without a member id through JoinGroup v4+ is answered at once
+with MEMBER_ID_REQUIRED and an id, and is only pending until it joins again with that id; a
+pending member holds up the rebalance (Kafka's hasAllMembersJoined) until its session timeout.
+Without this round trip the first join waited for the whole rebalance, and a client that gave up
+on it meanwhile (librdkafka discards the answer of a join its subscription change made outdated;
+0113 changes subscriptions every second) left a member nobody heartbeats: assigned partitions
+nobody read until its session expired (45 s with librdkafka's default).
+
+Simplification: membership lives in the coordinator's memory only: when the coordinator moves,
+members rejoin (committed offsets are durable: impl/core/committed_offsets.py).
 """
 
 from __future__ import annotations
@@ -55,6 +74,12 @@ class Group:
     members: dict[str, Member] = attrs.Factory(dict)
     rebalance_deadline_ms: int = 0
     static_members: dict[str, str] = attrs.Factory(dict)  # group.instance.id -> member id
+    # the initial delay (InitialDelayedJoin): no completion before join_not_before_ms (0: none),
+    # extended by up to delay_left_ms while new members arrive in the first generation
+    join_not_before_ms: int = 0
+    delay_left_ms: int = 0
+    new_member_added: bool = False
+    pending: dict[str, int] = attrs.Factory(dict)  # KIP-394: member id -> when it expires
 
     def fenced(self, member_id: str, group_instance_id: str | None) -> bool:
         """Is this instance id now held by another member id (KIP-345)?"""
@@ -74,13 +99,19 @@ class JoinAnswer:
 
 # Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults
 MIN_SESSION_TIMEOUT_MS, MAX_SESSION_TIMEOUT_MS = 6_000, 1_800_000
+# group.initial.rebalance.delay.ms: Kafka's built-in default is 3000; its shipped
+# config/server.properties sets 0 "for a better out-of-the-box experience for development and
+# testing", and so does kafkaref (the librdkafka peer suite runs with 3000, as its tests expect)
+KAFKA_INITIAL_REBALANCE_DELAY_MS = 3_000
 
 
 class GroupCoordinator:
     def __init__(self, clock: Callable[[], int], min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS,
-                 max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS):
+                 max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS,
+                 initial_rebalance_delay_ms: int = 0):
         self.clock = clock
         self.session_bounds = (min_session_timeout_ms, max_session_timeout_ms)
+        self.initial_delay_ms = initial_rebalance_delay_ms
         self.groups: dict[str, Group] = {}
 
     def group(self, group_id: str) -> Group:
@@ -89,7 +120,10 @@ class GroupCoordinator:
     # -- JoinGroup ----------------------------------------------------------------------------
     def join(self, group_id: str, member_id: str, group_instance_id, protocol_type: str,
              protocols, session_timeout_ms: int, rebalance_timeout_ms: int,
-             respond: Callable[[JoinAnswer], None], client_id: str = "") -> None:
+             respond: Callable[[JoinAnswer], None], client_id: str = "",
+             require_known_member_id: bool = False) -> None:
+        """require_known_member_id: JoinGroup v4+ (KIP-394's MEMBER_ID_REQUIRED round trip
+        for dynamic members)."""
         low, high = self.session_bounds
         if not low <= session_timeout_ms <= high:
             respond(JoinAnswer(ErrorCode.invalid_session_timeout, member_id=member_id))
@@ -106,20 +140,32 @@ class GroupCoordinator:
             self._static_rejoin(group, group_instance_id, protocols, session_timeout_ms,
                                 rebalance_timeout_ms, respond)
             return
-        if member_id and member_id not in group.members:
+        now = self.clock()
+        if not member_id and group_instance_id is None and require_known_member_id:
+            member_id = f"{client_id or group_id}-{uuid.uuid4()}"
+            group.pending[member_id] = now + session_timeout_ms
+            respond(JoinAnswer(ErrorCode.member_id_required, member_id=member_id))
+            return
+        pending = group.pending.pop(member_id, None) is not None
+        if member_id and member_id not in group.members and not pending:
             respond(JoinAnswer(ErrorCode.unknown_member_id, member_id=member_id))
             return
-        now = self.clock()
         member = group.members.get(member_id)
         if member is None:
-            member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
+            if not pending:
+                member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
             member = Member(member_id, session_timeout_ms, rebalance_timeout_ms, protocols, now,
                             group_instance_id, client_id)
             group.members[member_id] = member
             if group_instance_id:
                 group.static_members[group_instance_id] = member_id
+            if group.state == PREPARING and group.generation_id == 0:
+                group.new_member_added = True  # the initial delay may be extended
         else:
-            member.protocols, member.last_heartbeat_ms = protocols, now
+            member.last_heartbeat_ms = now
+            if self._current_generation_answers(group, member, protocols, respond):
+                return
+            member.protocols = protocols
             member.session_timeout_ms = session_timeout_ms
             member.rebalance_timeout_ms = rebalance_timeout_ms
         group.protocol_type = protocol_type
@@ -129,6 +175,23 @@ class GroupCoordinator:
         if group.state != PREPARING:
             self._prepare(group, now)
         self._maybe_complete_join(group)
+
+    def _current_generation_answers(self, group: Group, member: Member, protocols,
+                                    respond: Callable[[JoinAnswer], None]) -> bool:
+        """A known member joining again with the protocols it had: no rebalance for a follower
+        of a stable group (it only lost its answer, or checks in), nor for anyone while the
+        group awaits its assignment; both get the current generation (Kafka's doJoinGroup).
+        The leader of a stable group, or changed protocols, rebalance."""
+        if member.join is not None or member.protocols != protocols:
+            return False
+        stable_follower = group.state == STABLE and member.member_id != group.leader
+        if not stable_follower and group.state != COMPLETING:
+            return False
+        leads = member.member_id == group.leader and group.state == COMPLETING
+        respond(JoinAnswer(ErrorCode.none, group.generation_id, group.protocol_name,
+                           group.leader or "", member.member_id,
+                           _member_list(group) if leads else ()))
+        return True
 
     def _static_rejoin(self, group: Group, instance_id: str, protocols, session_timeout_ms: int,
                        rebalance_timeout_ms: int, respond: Callable[[JoinAnswer], None]) -> None:
@@ -163,37 +226,51 @@ class GroupCoordinator:
         self._maybe_complete_join(group)
 
     def _prepare(self, group: Group, now: int) -> None:
+        initial = group.state == EMPTY and self.initial_delay_ms > 0
         group.state = PREPARING
         timeout = max((m.rebalance_timeout_ms for m in group.members.values()), default=0)
         group.rebalance_deadline_ms = now + timeout
+        group.join_not_before_ms, group.new_member_added = 0, False
+        if initial:  # InitialDelayedJoin(delay, remaining = rebalance timeout - delay)
+            group.join_not_before_ms = now + self.initial_delay_ms
+            group.delay_left_ms = max(timeout - self.initial_delay_ms, 0)
         for member in group.members.values():  # a pending sync will never be answered now
             if member.sync is not None:
                 member.sync(ErrorCode.rebalance_in_progress, b"")
                 member.sync = None
 
     def _maybe_complete_join(self, group: Group, deadline_passed: bool = False) -> None:
-        if group.state != PREPARING:
+        if group.state != PREPARING or (group.join_not_before_ms and not deadline_passed):
             return
         waiting = [m for m in group.members.values() if m.join is None]
-        if waiting and not deadline_passed:
+        if (waiting or group.pending) and not deadline_passed:
             return
-        for member in waiting:  # did not rejoin in time: out of the group
-            _drop(group, member.member_id)
+        for member in waiting:  # did not rejoin in time: out of the group, unless static
+            if member.group_instance_id is None:
+                _drop(group, member.member_id)
+        group.join_not_before_ms = 0
+        if group.members and not any(m.join is not None for m in group.members.values()):
+            # only static members that did not rejoin: wait another rebalance timeout, their
+            # session timeouts remove them meanwhile (Kafka's onCompleteJoin)
+            timeout = max(m.rebalance_timeout_ms for m in group.members.values())
+            group.rebalance_deadline_ms = self.clock() + timeout
+            return
         if not group.members:
             group.state, group.leader, group.protocol_name = EMPTY, None, None
             group.generation_id += 1
             return
         group.generation_id += 1
         group.protocol_name = self._choose_protocol(group)
-        if group.leader not in group.members:
-            group.leader = next(iter(group.members))
+        if group.leader not in group.members or group.members[group.leader].join is None:
+            # the leader must be a member that gets this answer
+            group.leader = next(m.member_id for m in group.members.values() if m.join)
         group.state = COMPLETING
-        everyone = tuple((m.member_id, m.group_instance_id,
-                          dict(m.protocols).get(group.protocol_name, b""))
-                         for m in group.members.values())
+        everyone = _member_list(group)
         now = self.clock()
         for member in group.members.values():
             respond, member.join = member.join, None
+            if respond is None:  # a static member that did not rejoin: it keeps its place
+                continue
             member.last_heartbeat_ms = now  # the session restarts with the new generation
             respond(JoinAnswer(ErrorCode.none, group.generation_id, group.protocol_name,
                                group.leader, member.member_id,
@@ -263,6 +340,9 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         if group is not None and group.fenced(member_id, group_instance_id):
             return ErrorCode.fenced_instance_id
+        if group is not None and group.pending.pop(member_id, None) is not None:
+            self._maybe_complete_join(group)  # a pending member leaving holds nothing up
+            return ErrorCode.none
         if group is None or member_id not in group.members:
             return ErrorCode.unknown_member_id
         self._remove(group, member_id)
@@ -283,12 +363,30 @@ class GroupCoordinator:
     def advance_clock(self, now_ms: int | None = None) -> None:
         now = self.clock() if now_ms is None else now_ms
         for group in list(self.groups.values()):
+            for member_id, expires in list(group.pending.items()):
+                if now >= expires:  # never joined with its id: it no longer holds anything up
+                    del group.pending[member_id]
+                    self._maybe_complete_join(group)
             for member in list(group.members.values()):
                 if member.join is None and member.sync is None and (
                         now - member.last_heartbeat_ms > member.session_timeout_ms):
                     self._remove(group, member.member_id)
-            if group.state == PREPARING and now >= group.rebalance_deadline_ms:
+            if group.state == PREPARING and group.join_not_before_ms:
+                self._initial_delay_step(group, now)
+            elif group.state == PREPARING and now >= group.rebalance_deadline_ms:
                 self._maybe_complete_join(group, deadline_passed=True)
+
+    def _initial_delay_step(self, group: Group, now: int) -> None:
+        """InitialDelayedJoin's expiry: wait once more if members arrived meanwhile and time
+        is left, else complete the join with whoever is there."""
+        if now < group.join_not_before_ms:
+            return
+        if group.new_member_added and group.delay_left_ms > 0:
+            group.new_member_added = False
+            group.join_not_before_ms = now + min(self.initial_delay_ms, group.delay_left_ms)
+            group.delay_left_ms = max(group.delay_left_ms - self.initial_delay_ms, 0)
+            return
+        self._maybe_complete_join(group, deadline_passed=True)
 
     # -- offset commits, unloading, describing ------------------------------------------------
     def check_commit(self, group_id: str, generation_id: int, member_id: str,
@@ -338,6 +436,13 @@ class GroupCoordinator:
                 "protocol_type": group.protocol_type or "",
                 "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members}
+
+
+def _member_list(group: Group) -> tuple[tuple[str, str | None, bytes], ...]:
+    """What the leader is given to assign: every member with its metadata for the protocol."""
+    return tuple((m.member_id, m.group_instance_id,
+                  dict(m.protocols).get(group.protocol_name, b""))
+                 for m in group.members.values())
 
 
 def _drop(group: Group, member_id: str) -> Member:

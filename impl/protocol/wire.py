@@ -35,6 +35,12 @@ from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 
 SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+METADATA_API = 3
+# Kafka's parser ignores bytes after a request's body. librdkafka (2.12 to 2.16 at least,
+# confluentinc/librdkafka#5049) writes the null topic array of an all-topics Metadata v9+ as
+# four zero bytes instead of one, so its request ends with 3 extra bytes; Kafka reads the first
+# as the null array and so do we. Every other request must end with its body.
+TRAILING_BYTES_IGNORED = frozenset({METADATA_API})
 
 # kio resolves a schema class by module path on every call (pkgutil.resolve_name): a fifth of a
 # broker's CPU per request under replication, profiled. The classes never change: remember them.
@@ -48,7 +54,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     0: ("produce", 3, 8),
     1: ("fetch", 4, 11),
     2: ("list_offsets", 1, 5),
-    3: ("metadata", 1, 8),
+    3: ("metadata", 1, 12),  # flexible from 9; topic ids from 10 (a recreated topic)
     8: ("offset_commit", 2, 7),
     9: ("offset_fetch", 1, 5),
     10: ("find_coordinator", 0, 2),
@@ -131,7 +137,7 @@ def decode_request(payload: bytes) -> Request:
     except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
             IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
         raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
-    if offset != len(payload):
+    if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
         raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)
 

@@ -44,8 +44,10 @@ def peer_suite():
                    "properties/peer_suites/librdkafka_list.py).")
 @click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
               help="Run against this broker instead of starting a kafkaref cluster.")
-@click.option("--deadline", "deadline_s", type=click.FloatRange(10, 7200), default=600,
-              show_default=True, help="Seconds one test number may take before it is killed.")
+@click.option("--deadline", "deadline_s", type=click.FloatRange(10, 7200), default=900,
+              show_default=True,
+              help="Seconds one test number may take before it is killed (0113, all of whose "
+                   "sub-tests now run, takes about 10 minutes here).")
 @click.option("--timeout-multiplier", type=click.FloatRange(0.1, 100), default=2.0,
               show_default=True, help="test.timeout.multiplier (the runner's own timeouts).")
 @click.option("--parallel", type=click.IntRange(1, 8), default=1, show_default=True,

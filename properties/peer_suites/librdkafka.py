@@ -21,6 +21,7 @@ import tarfile
 import time
 from collections.abc import Callable, Iterable
 
+from kafkaref.impl.core.groups import KAFKA_INITIAL_REBALANCE_DELAY_MS
 from kafkaref.properties.peer_suites import librdkafka_list as listing
 
 # Debian packages the build needs (zstd and lz4 for those codecs' tests; RapidJSON for the tests
@@ -312,12 +313,16 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
 
     cluster = None
     if bootstrap is None:
+        # Kafka's built-in group.initial.rebalance.delay.ms, which the suite's brokers run
+        # with: 0102 and 0113 expect consumers subscribing together to share one generation
         cluster = LocalCluster(brokers, os.path.join(work_dir, f"cluster-{scenario}"),
-                               num_partitions=num_partitions,
-                               auto_create_topics=auto_create).start()
+                               num_partitions=num_partitions, auto_create_topics=auto_create,
+                               initial_rebalance_delay_ms=KAFKA_INITIAL_REBALANCE_DELAY_MS
+                               ).start()
         bootstrap = cluster.bootstrap
         log(f"scenario {scenario}: kafkaref cluster {bootstrap} ({brokers} brokers, "
-            f"num.partitions {num_partitions}, auto-create {'on' if auto_create else 'off'})")
+            f"num.partitions {num_partitions}, auto-create {'on' if auto_create else 'off'}, "
+            f"group.initial.rebalance.delay.ms {KAFKA_INITIAL_REBALANCE_DELAY_MS})")
     conf_path = os.path.join(work_dir, f"test-{scenario}.conf")
     with open(conf_path, "w") as f:
         f.write(test_conf(bootstrap, timeout_multiplier))

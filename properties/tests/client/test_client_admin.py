@@ -3,6 +3,7 @@
 and alter their configs, with Kafka's error codes for what is refused."""
 
 import os
+import time
 
 import confluent_kafka as ck
 import kafka
@@ -71,6 +72,32 @@ def test_confluent_admin_delete_recreate_grow(broker, tmp_path):
     assigned = NewTopic("assigned", num_partitions=1, replica_assignment=[[0]],
                         config={"retention.ms": "1000"})
     assert future_results(a.create_topics([assigned])) == {"assigned": None}
+
+
+def test_a_producer_follows_a_topic_deleted_and_created_again_with_fewer_partitions(broker):
+    """librdkafka's 0107: a producer keeps producing while its topic (4 partitions) is deleted
+    and created again with 1. It learns of the new topic only from its new topic id in
+    Metadata (v10+); with none it kept 4 partitions, and its batches for partitions 1-3 were
+    refused until they timed out: flush() left them behind."""
+    a = admin(broker)
+    assert future_results(a.create_topics([NewTopic("re", 4, 1)])) == {"re": None}
+    producer = ck.Producer({"bootstrap.servers": broker.address, "log_level": 0,
+                            "topic.metadata.refresh.interval.ms": 500,
+                            "message.timeout.ms": 60_000,
+                            "allow.auto.create.topics": False})  # as 0107 runs: noautocreate
+
+    def produce_for(seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            producer.produce("re", b"v")
+            producer.poll(0.05)
+
+    produce_for(1)
+    assert future_results(a.delete_topics(["re"])) == {"re": None}
+    produce_for(1)
+    assert future_results(a.create_topics([NewTopic("re", 1, 1)])) == {"re": None}
+    produce_for(3)
+    assert producer.flush(TIMEOUT_S) == 0
 
 
 def test_confluent_admin_configs(broker):

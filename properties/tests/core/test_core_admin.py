@@ -4,6 +4,7 @@ brokers do with the images they produce (partitions stopped, logs deleted, confi
 
 import datetime
 import os
+import uuid
 
 import attrs
 import pytest
@@ -162,6 +163,52 @@ def test_delete_then_recreate_starts_empty_with_a_new_topic_id(version):
     create(b, "t")
     assert b.metadata.topic("t").topic_id != first_id
     assert latest(b, "t") == (ErrorCode.none, 0)
+
+
+def topic_ids(broker, *names, version=12):
+    body = call(broker, 3, version, {"topics": [{"name": n} for n in names],
+                                     "allow_auto_topic_creation": False})
+    return {t.name: (t.error_code, t.topic_id, len(t.partitions)) for t in body.topics}
+
+
+@pytest.mark.parametrize("version", [10, 11, 12])
+def test_metadata_names_the_topic_id_and_a_recreated_topic_has_another(version):
+    """librdkafka's 0107: a producer learns that a topic was deleted and created again (with
+    fewer partitions) only from a new topic id in Metadata (v10+); with no id it kept the old
+    partition count and its batches for the vanished partitions never left."""
+    (b,) = brokers()
+    create(b, "t", partitions=10)
+    [(error, first_id, count)] = topic_ids(b, "t", version=version).values()
+    assert (error, count) == (ErrorCode.none, 10) and str(first_id) == b.metadata.topic(
+        "t").topic_id
+    delete(b, "t")
+    create(b, "t", partitions=3)
+    [(error, second_id, count)] = topic_ids(b, "t", version=version).values()
+    assert (error, count) == (ErrorCode.none, 3) and second_id != first_id
+
+
+def test_metadata_v12_finds_a_topic_by_its_id():
+    (b,) = brokers()
+    create(b, "t")
+    topic_id = uuid.UUID(b.metadata.topic("t").topic_id)
+    body = call(b, 3, 12, {"topics": [{"name": None, "topic_id": topic_id},
+                                      {"name": None, "topic_id": uuid.UUID(int=10)}],
+                           "allow_auto_topic_creation": False})
+    assert [(t.name, t.error_code) for t in body.topics] == [
+        ("t", ErrorCode.none), (None, ErrorCode.unknown_topic_id)]
+
+
+def test_librdkafkas_all_topics_metadata_with_extra_bytes_is_read_as_kafka_reads_it():
+    """librdkafka writes the null topic array of Metadata v9+ as four zero bytes
+    (confluentinc/librdkafka#5049; these bytes are confluent_kafka 2.16's): Kafka ignores the
+    3 bytes left over, and so do we, for Metadata only."""
+    payload = bytes.fromhex("0003000c00000003000772646b61666b61" "00" "00000000" "010000")
+    request = wire.decode_request(payload)
+    assert request.body.topics is None and request.client_id == "rdkafka"
+    heartbeat = wire.encode_request(3, "c", build(load_request_schema(12, 3), {
+        "group_id": "g", "generation_id": 1, "member_id": "m", "group_instance_id": None}))
+    with pytest.raises(wire.MalformedRequest, match="trailing"):
+        wire.decode_request(heartbeat[4:] + b"\0\0\0")
 
 
 def test_delete_unknown_invalid_and_duplicate_names():

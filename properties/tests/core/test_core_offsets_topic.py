@@ -176,7 +176,7 @@ def test_a_new_leader_loads_the_partition_before_answering(cluster):
 def test_losing_leadership_answers_not_coordinator_and_unloads_the_group(cluster):
     _, broker, controller = cluster
     find(broker, "g")
-    joined = call(broker, 11, 5, join_values("g"))
+    joined = join_group(broker, join_values("g"))
     assert joined.error_code == ErrorCode.none
     index = offsets_topic.partition_for("g", PARTITIONS)
     meta = controller.metadata
@@ -199,20 +199,43 @@ def join_values(group, member="", instance=None, session=10_000):
             "protocols": [{"name": "range", "metadata": b"sub"}]}
 
 
+def join_group(broker, values):
+    """JoinGroup v5 as a client does it: a dynamic member without an id is answered
+    MEMBER_ID_REQUIRED with one (KIP-394) and joins again with it."""
+    answer = call(broker, 11, 5, values)
+    if answer.error_code == ErrorCode.member_id_required:
+        answer = call(broker, 11, 5, {**values, "member_id": answer.member_id})
+    return answer
+
+
+def test_join_v4_requires_a_known_member_id_v3_does_not(cluster):
+    _, broker, _ = cluster
+    find(broker, "g")
+    first = call(broker, 11, 5, join_values("g"))
+    assert first.error_code == ErrorCode.member_id_required and first.member_id
+    assert first.member_id.startswith("test-client-")  # Kafka's clientId-UUID
+    again = call(broker, 11, 5, join_values("g", member=first.member_id))
+    assert again.error_code == ErrorCode.none and again.member_id == first.member_id
+    old = call(broker, 11, 3, join_values("h"))  # before KIP-394: a member at once
+    assert old.error_code == ErrorCode.none and old.generation_id == 1
+    static = call(broker, 11, 5, join_values("i", instance="i-1"))  # static: no round trip
+    assert static.error_code == ErrorCode.none
+
+
 def test_join_refuses_a_session_timeout_outside_the_broker_bounds(cluster):
     _, broker, _ = cluster
     find(broker, "g")
     for session in (0, 5_999, 1_800_001):
         answer = call(broker, 11, 5, join_values("g", session=session))
         assert answer.error_code == ErrorCode.invalid_session_timeout
-    assert call(broker, 11, 5, join_values("g", session=6_000)).error_code == ErrorCode.none
+    assert join_group(broker, join_values("g", session=6_000)).error_code == ErrorCode.none
 
 
 def test_member_commits_are_checked_against_the_group(cluster):
     _, broker, _ = cluster
     find(broker, "g")
-    joined = call(broker, 11, 5, join_values("g"))
-    member, generation = joined.member_id, joined.generation_id
+    answer = join_group(broker, join_values("g"))
+    member, generation = answer.member_id, answer.generation_id
     # a commit outside group management while the group has members
     assert commit(broker, "g", "t", 0, 1) == ErrorCode.unknown_member_id
     assert commit(broker, "g", "t", 0, 1, generation, member) == (
@@ -303,3 +326,25 @@ def test_a_commit_is_answered_only_once_replicated_and_times_out_as_kafka_maps_i
     [answer] = answers
     assert answer.topics[0].partitions[0].error_code == ErrorCode.coordinator_not_available
     assert coordinator.committed.group(0, "g") == {}
+
+
+def test_a_deleted_topics_offsets_leave_the_groups_and_the_log(cluster):
+    """Kafka's coordinator removes a deleted topic's committed offsets from its groups and
+    tombstones them (GroupMetadataManager.cleanupGroupMetadata): a topic created again under
+    that name starts from auto.offset.reset, not from the old topic's positions (librdkafka's
+    0107). Other topics' offsets stay; a broker that loads the partition later agrees."""
+    logs, broker, controller = cluster
+    create(broker, controller, "other")
+    find(broker, "g")
+    assert commit(broker, "g", "t", 0, 7) == commit(broker, "g", "other", 1, 3) == 0
+    controller.delete_topic("t", lambda error, message: None)
+    assert fetched(broker, "g")[1] == {("other", 1): (3, "m", 0)}
+    create(broker, controller, "t")
+    _, got = fetched(broker, "g", [{"name": "t", "partition_indexes": [0]}])
+    assert got == {("t", 0): (-1, "", 0)}
+    # the tombstone is in the log: a restarted coordinator replays it
+    again, again_controller = start_broker(logs)
+    create(again, again_controller, offsets_topic.NAME, PARTITIONS)
+    while fetched(again, "g")[0].error_code == ErrorCode.coordinator_load_in_progress:
+        again.advance_clock()
+    assert fetched(again, "g")[1] == {("other", 1): (3, "m", 0)}
