@@ -10,7 +10,7 @@ import time
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import Skip, check
-from kafkaref.chaos.conform.commands import down, run_command, wait_serving
+from kafkaref.chaos.conform.commands import down, replica_faults, run_command, wait_serving
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
@@ -142,11 +142,8 @@ def min_insync_replicas(probe: Probe):
     is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
     --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
     so a client alone cannot get the ISR below it)."""
-    if probe.broker_count() < 2:
-        raise Skip("single-node broker: min.insync.replicas needs a broker that replicates")
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    if not kill or not restart:
-        raise Skip("needs --kill-cmd / --restart-cmd to take a replica out of the ISR")
+    kill, restart = replica_faults(probe, "min.insync.replicas needs a broker that replicates",
+                                   "to take a replica out of the ISR")
     rf = probe.replication_factor()
     topic = probe.create_topic("minisr", replication_factor=rf,
                                configs={"min.insync.replicas": str(rf)})
@@ -175,11 +172,8 @@ def hw_waits_for_isr(probe: Probe):
     """While a stopped follower is still in the ISR, the high watermark does not pass what that
     follower has: a record written after the stop (acks=1) is not readable before the ISR
     shrinks (needs --kill-cmd / --restart-cmd and a replicating broker)."""
-    if probe.broker_count() < 2:
-        raise Skip("single-node broker: no follower to stop")
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    if not kill or not restart:
-        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    kill, restart = replica_faults(probe, "no follower to stop",
+                                   "to stop a follower")
     topic = probe.create_topic("hwisr", replication_factor=probe.replication_factor())
     base = probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
     target = follower(probe, topic)
@@ -241,11 +235,8 @@ def acks_all_timeout(probe: Probe):
     """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
     answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
     --kill-cmd / --restart-cmd and a replicating broker)."""
-    if probe.broker_count() < 2:
-        raise Skip("single-node broker: every acks=all completes at once")
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    if not kill or not restart:
-        raise Skip("needs --kill-cmd / --restart-cmd to stop a follower")
+    kill, restart = replica_faults(probe, "every acks=all completes at once",
+                                   "to stop a follower")
     topic = probe.create_topic("timeout", replication_factor=probe.replication_factor())
     probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
     target = follower(probe, topic)

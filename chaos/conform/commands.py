@@ -11,9 +11,22 @@ import time
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.chaos.conform.catalogue import Skip
 from kafkaref.chaos.conform.probe import Probe
 
 COMMAND_TIMEOUT_S = 60
+
+
+def replica_faults(probe: Probe, single_node: str, needs: str) -> tuple[str, str]:
+    """(--kill-cmd, --restart-cmd) for a check that stops a replica; Skip when the broker does
+    not replicate (single_node: what that rules out) or no fault commands were given (needs:
+    what the check wants them for)."""
+    if probe.broker_count() < 2:
+        raise Skip(f"single-node broker: {single_node}")
+    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
+    if not kill or not restart:
+        raise Skip(f"needs --kill-cmd / --restart-cmd {needs}")
+    return kill, restart
 
 
 def run_command(command: str, what: str, probe: Probe, target=None,

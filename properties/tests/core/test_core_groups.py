@@ -13,6 +13,14 @@ def join(coordinator, member_id="", answers=None):
     return answers
 
 
+def stable_with_one_member(clock):
+    """A coordinator whose group "g" has one member, synced: stable at generation 1."""
+    c = GroupCoordinator(clock)
+    [member] = join(c)
+    c.sync("g", 1, member.member_id, [(member.member_id, b"x")], lambda e, a: None)
+    return c, member
+
+
 def test_single_member_joins_leads_and_syncs():
     c = GroupCoordinator(ManualClock())
     [answer] = join(c)
@@ -26,9 +34,7 @@ def test_single_member_joins_leads_and_syncs():
 
 def test_second_member_triggers_rebalance_both_get_their_assignment():
     clock = ManualClock()
-    c = GroupCoordinator(clock)
-    [first] = join(c)
-    c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
+    c, first = stable_with_one_member(clock)
     second = join(c)
     assert second == [] and c.groups["g"].state == PREPARING  # waits for the first to rejoin
     assert c.heartbeat("g", 1, first.member_id) == ErrorCode.rebalance_in_progress
@@ -47,9 +53,7 @@ def test_second_member_triggers_rebalance_both_get_their_assignment():
 
 def test_silent_member_expires_and_stale_generation_is_refused():
     clock = ManualClock()
-    c = GroupCoordinator(clock)
-    [first] = join(c)
-    c.sync("g", 1, first.member_id, [(first.member_id, b"x")], lambda e, a: None)
+    c, first = stable_with_one_member(clock)
     clock.now_ms = 6001
     c.advance_clock()
     assert c.groups["g"].members == {}
@@ -173,9 +177,7 @@ def test_initial_delay_applies_only_to_an_empty_group():
 # -- a known member joining again (Kafka's doJoinGroup) ----------------------------------------
 def test_a_stable_follower_joining_with_the_same_protocols_gets_the_current_generation():
     clock = ManualClock()
-    c = GroupCoordinator(clock)
-    [a] = join(c)
-    c.sync("g", 1, a.member_id, [(a.member_id, b"x")], lambda e, x: None)
+    c, a = stable_with_one_member(clock)
     second = join(c)
     join(c, a.member_id)
     b = second[0]
@@ -194,9 +196,7 @@ def test_a_stable_follower_joining_with_the_same_protocols_gets_the_current_gene
 
 def test_the_leader_joining_a_stable_group_rebalances():
     clock = ManualClock()
-    c = GroupCoordinator(clock)
-    [a] = join(c)
-    c.sync("g", 1, a.member_id, [(a.member_id, b"x")], lambda e, x: None)
+    c, a = stable_with_one_member(clock)
     [again] = join(c, a.member_id)  # alone: the rebalance completes at once
     assert again.generation_id == 2 and c.groups["g"].state == COMPLETING
 
