@@ -124,7 +124,7 @@ def assign_epoch(cache: tuple[tuple[int, int], ...], epoch: int, start_offset: i
     return cache[:keep] + ((epoch, start_offset),)
 
 
-BATCH_HEADER_BYTES = 61  # a v2 record batch's header (KAFKA_SEMANTICS.md)
+BATCH_HEADER_BYTES = 61  # a v2 record batch's header (docs/semantics.md)
 
 
 def varint_size(value: int) -> int:
