@@ -2,8 +2,10 @@
 
 A deliberate simplification (see the package docstring): KRaft uses Kafka protocol APIs
 (BrokerRegistration, BrokerHeartbeat, AlterPartition, metadata log fetches). Here a broker
-sends register / heartbeat / alter_isr / create_topic; every answer may carry the newest
-metadata image, so heartbeats double as the push channel.
+sends register / heartbeat / alter_isr / create_topic / ...; every answer may carry the newest
+metadata image, so heartbeats double as the push channel. Messages that queued up while the
+broker waited go as one {"type": "batch", "messages": [...]} (at most MAX_BATCH), answered by
+{"answers": [...]} with one metadata image.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import struct
 
 SIZE = struct.Struct(">i")
 MESSAGE_BYTES_MAX = 64 * 1024 * 1024
+MAX_BATCH = 1000  # messages in one batch (a CreateTopics of 1000 topics is one round trip)
 
 
 def send_message(sock: socket.socket, message: dict) -> None:

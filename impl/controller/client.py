@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.controller.channel import MAX_BATCH, recv_message, send_message
 from kafkaref.impl.core.metadata import metadata_from_dict
 
 log = logging.getLogger(__name__)
@@ -113,24 +113,49 @@ class ControllerClient(threading.Thread):
         self.registered.set()
         created: list = []  # answered creations (and other requests) whose callbacks wait
         while not stopping.is_set():
-            try:
-                message, done = self.outbox.get(timeout=self.heartbeat_ms / 1000)
-            except queue.Empty:
-                message, done = {"type": "heartbeat",
-                                 "broker_id": self.server.broker.broker_id}, None
-            answer = self._call(sock, message)
-            if answer.get("reregister"):
-                self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
-                                  "host": self.server.config.host, "port": self._advertised_port()})
-            if done is not None:
+            batch = self._next_batch()
+            reregister = flush = False
+            for (message, done), answer in zip(batch, self._send(sock, batch), strict=True):
+                reregister = reregister or bool(answer.get("reregister"))
+                if done is None:  # a heartbeat: announce what waits
+                    flush = flush or message["type"] not in _AWAITED
+                    continue
                 error = ErrorCode(answer["error"]) if answer.get("error", 0) >= 0 else (
                     ErrorCode.unknown_server_error)
                 creation = message["type"] in _AWAITED and error == ErrorCode.none
                 created.append((done, error, answer.get("message"), creation))
-            if created and (message["type"] not in _AWAITED or error != ErrorCode.none
-                            or self.outbox.empty()):
+                flush = flush or not creation
+            if reregister:
+                self._call(sock, {"type": "register", "broker_id": self.server.broker.broker_id,
+                                  "host": self.server.config.host, "port": self._advertised_port()})
+            if created and (flush or self.outbox.empty()):
                 self._announce_created(sock, created)
                 created = []
+
+    def _next_batch(self) -> list:
+        """What the broker queued for the controller (a heartbeat when nothing came within the
+        heartbeat interval), up to MAX_BATCH messages: all of a CreateTopics goes at once."""
+        try:
+            batch = [self.outbox.get(timeout=self.heartbeat_ms / 1000)]
+        except queue.Empty:
+            return [({"type": "heartbeat", "broker_id": self.server.broker.broker_id}, None)]
+        while len(batch) < MAX_BATCH:
+            try:
+                batch.append(self.outbox.get_nowait())
+            except queue.Empty:
+                break
+        return batch
+
+    def _send(self, sock, batch: list) -> list[dict]:
+        """The controller's answers to the batch's messages, in order (its metadata image, if
+        any, applied before they are looked at)."""
+        if len(batch) == 1:
+            return [self._call(sock, batch[0][0])]
+        answer = self._call(sock, {"type": "batch", "messages": [m for m, _ in batch]})
+        answers = answer.get("answers")
+        if not isinstance(answers, list) or len(answers) != len(batch):
+            raise ValueError(f"controller answered a batch of {len(batch)} with {answer!r:.200}")
+        return answers
 
     def _announce_created(self, sock, created) -> None:
         """Answer creations and deletions once every other broker has applied them: one await_epoch for a

@@ -9,7 +9,7 @@ import socket
 import threading
 
 from kafkaref.impl.clock import monotonic_ms
-from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.controller.channel import MAX_BATCH, recv_message, send_message
 from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS, ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
 
@@ -130,49 +130,63 @@ class ControllerServer:
             self.last_message_ms.clear()
 
     def _answer(self, message: dict) -> dict:
-        kind = message.get("type")
+        """The answer to one message, or to a batch of them ({"type": "batch", "messages":
+        [...]} -> {"answers": [...]}): a broker sends what queued up while it waited, so a
+        CreateTopics of 100 topics is one round trip carrying one metadata image, not 100
+        round trips each carrying the whole (growing) image."""
         with self.lock:
-            state = self.state
             known = message.get("metadata_epoch", -1)
-            if isinstance(message.get("broker_id"), int) and isinstance(known, int):
-                self.applied_epoch[message["broker_id"]] = known
-                self._note_message(message["broker_id"])
-            try:
-                if kind in TOPIC_CHANGES:
-                    error, text = TOPIC_CHANGES[kind](state, message)
-                    answer = {"error": int(error), "message": text}
-                elif kind == "register":
-                    state.register(int(message["broker_id"]), message["host"],
-                                   int(message["port"]))
-                    answer = {"error": 0}
-                elif kind == "heartbeat":
-                    ok = state.heartbeat(int(message["broker_id"]))
-                    answer = {"error": 0 if ok else -1, "reregister": not ok}
-                elif kind == "alter_isr":
-                    error = state.alter_isr(int(message["broker_id"]), message["topic"],
-                                            int(message["partition"]),
-                                            int(message["leader_epoch"]), message["isr"])
-                    answer = {"error": int(error)}
-                elif kind == "create_topic":
-                    error, text = state.create_topic(message["name"],
-                                                     int(message["partitions"]),
-                                                     int(message["replication_factor"]),
-                                                     dict(message.get("configs") or {}),
-                                                     message.get("assignment"))
-                    answer = {"error": int(error), "message": text}
-                elif kind == "await_epoch":
-                    # a broker polling for its creations' propagation is alive: a heartbeat
-                    ok = state.heartbeat(int(message["broker_id"]))
-                    answer = {"error": 0 if ok else -1, "reregister": not ok,
-                              "applied": self._applied_by_others(int(message["epoch"]),
-                                                                 message["broker_id"])}
+            if message.get("type") == "batch":
+                messages = message.get("messages")
+                if not isinstance(messages, list) or len(messages) > MAX_BATCH or not all(
+                        isinstance(m, dict) for m in messages):
+                    answer = {"error": -1, "message": f"bad batch: a list of at most {MAX_BATCH} "
+                              "messages expected"}
                 else:
-                    answer = {"error": -1, "message": f"unknown message type {kind!r}"}
-            except (KeyError, TypeError, ValueError) as exc:
-                answer = {"error": -1, "message": f"bad message: {exc}"}
-            if state.metadata.epoch != known:
-                answer["metadata"] = metadata_to_dict(state.metadata)
+                    answer = {"answers": [self._decide(m, known) for m in messages]}
+            else:
+                answer = self._decide(message, known)
+            if self.state.metadata.epoch != known:
+                answer["metadata"] = metadata_to_dict(self.state.metadata)
         return answer
+
+    def _decide(self, message: dict, known) -> dict:
+        """One message's answer, without the metadata image (called under the lock)."""
+        kind = message.get("type")
+        state = self.state
+        if isinstance(message.get("broker_id"), int) and isinstance(known, int):
+            self.applied_epoch[message["broker_id"]] = known
+            self._note_message(message["broker_id"])
+        try:
+            if kind in TOPIC_CHANGES:
+                error, text = TOPIC_CHANGES[kind](state, message)
+                return {"error": int(error), "message": text}
+            if kind == "register":
+                state.register(int(message["broker_id"]), message["host"], int(message["port"]))
+                return {"error": 0}
+            if kind == "heartbeat":
+                ok = state.heartbeat(int(message["broker_id"]))
+                return {"error": 0 if ok else -1, "reregister": not ok}
+            if kind == "alter_isr":
+                error = state.alter_isr(int(message["broker_id"]), message["topic"],
+                                        int(message["partition"]),
+                                        int(message["leader_epoch"]), message["isr"])
+                return {"error": int(error)}
+            if kind == "create_topic":
+                error, text = state.create_topic(message["name"], int(message["partitions"]),
+                                                 int(message["replication_factor"]),
+                                                 dict(message.get("configs") or {}),
+                                                 message.get("assignment"))
+                return {"error": int(error), "message": text}
+            if kind == "await_epoch":
+                # a broker polling for its creations' propagation is alive: a heartbeat
+                ok = state.heartbeat(int(message["broker_id"]))
+                return {"error": 0 if ok else -1, "reregister": not ok,
+                        "applied": self._applied_by_others(int(message["epoch"]),
+                                                           message["broker_id"])}
+            return {"error": -1, "message": f"unknown message type {kind!r}"}
+        except (KeyError, TypeError, ValueError) as exc:
+            return {"error": -1, "message": f"bad message: {exc}"}
 
 
 # Admin requests a broker forwards (ControllerClient): message type -> the state's decision.

@@ -72,6 +72,26 @@ def test_await_epoch_counts_as_a_heartbeat(controller):
         assert answer["applied"] and not answer["reregister"]
         assert controller.state.last_heartbeat_ms[3] >= before
 
+def test_a_batch_of_messages_is_answered_in_order_with_one_image(controller):
+    """What a broker queued while it waited goes as one batch: one answer per message, in
+    order, and one metadata image for all (not one growing image per topic)."""
+    with _connect(controller.address) as sock:
+        _call(sock, {"type": "register", "broker_id": 0, "host": "127.0.0.1", "port": 9000,
+                     "metadata_epoch": -1})
+        creations = [{"type": "create_topic", "broker_id": 0, "name": f"t{i}", "partitions": 2,
+                      "replication_factor": 1, "configs": {}} for i in range(50)]
+        duplicate = dict(creations[0])  # the same name again: refused, in its place
+        answer = _call(sock, {"type": "batch", "messages": [*creations, duplicate,
+                                                            {"type": "no_such_message"}],
+                              "metadata_epoch": -1})
+        errors = [a["error"] for a in answer["answers"]]
+        assert errors[:50] == [0] * 50 and errors[50] > 0 and errors[51] == -1
+        assert {f"t{i}" for i in range(50)} <= {t["name"] for t in answer["metadata"]["topics"]}
+        for bad in ("not a list", [1, 2], [{"type": "heartbeat"}] * 1001):
+            refused = _call(sock, {"type": "batch", "messages": bad, "metadata_epoch": -1})
+            assert refused["error"] == -1 and "bad batch" in refused["message"]
+
+
 def test_auto_created_topics_honour_num_partitions_on_every_broker(tmp_path):
     """librdkafka's suite expects num.partitions 4; every broker knows the topic at once."""
     from kafkaref.impl.client.cluster_view import ClusterView
