@@ -287,6 +287,12 @@ def _processes(column, shift: int):
     return pc.if_else(pc.equal(column, NEMESIS_PROCESS), column, _shifted(column, shift))
 
 
+def _rebuilt(table: pa.Table, name: str, placed: dict) -> pa.Table:
+    """The table with its placed columns swapped in, in the history format's column order."""
+    return pa.table([placed.get(f.name, table[f.name]) for f in TABLES[name]],
+                    schema=TABLES[name])
+
+
 def place_ops(batch: pa.RecordBatch, at: Placement) -> pa.Table:
     table = pa.Table.from_batches([batch])
     columns = {
@@ -296,8 +302,7 @@ def place_ops(batch: pa.RecordBatch, at: Placement) -> pa.Table:
         "invoke_index": _shifted(table["invoke_index"], at.index_shift),
         "value": _op_values(table, at),
     }
-    return pa.table([columns.get(f.name, table[f.name]) for f in TABLES["ops"]],
-                    schema=TABLES["ops"])
+    return _rebuilt(table, "ops", columns)
 
 
 def place_records(batch: pa.RecordBatch, at: Placement) -> pa.Table:
@@ -310,8 +315,7 @@ def place_records(batch: pa.RecordBatch, at: Placement) -> pa.Table:
         "topic": pc.binary_join_element_wise(at.prefix, table["topic"], ""),
         "value": _values(table["value"], at),
     }
-    return pa.table([columns.get(f.name, table[f.name]) for f in TABLES["records"]],
-                    schema=TABLES["records"])
+    return _rebuilt(table, "records", columns)
 
 
 def _values(column, at: Placement):

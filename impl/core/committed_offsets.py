@@ -139,9 +139,9 @@ class CommittedOffsets:
                 continue
             for group_id, offsets in list(partition.groups.items()):
                 for topic, index in [k for k in offsets if k[0] in names]:
-                    removed.setdefault(partition.index, []).append(
-                        OffsetKey(group_id, topic, index))
-                    partition.apply(OffsetKey(group_id, topic, index), None)
+                    key = OffsetKey(group_id, topic, index)
+                    removed.setdefault(partition.index, []).append(key)
+                    partition.apply(key, None)
         return removed
 
     def put(self, index: int, leader_epoch: int, commits: dict) -> bool:

@@ -97,8 +97,9 @@ class Partition:
         alter_isr: Callable[[Partition, frozenset[int]], None] | None = None,
     ):
         self.topic, self.index, self.broker_id = topic, index, broker_id
-        self.log, self.clock = log, clock
-        self.reconfigure(config)
+        self.log, self.clock, self.config = log, clock, config
+        if config.segment_bytes is not None:  # the topic's override of log.segment.bytes
+            log.set_segment_bytes(config.segment_bytes)
         self.alter_isr = alter_isr
         self.replicas: tuple[int, ...] = (broker_id,)
         self.leader_id: int | None = None
@@ -127,11 +128,9 @@ class Partition:
         """Take the topic's configs (on hosting the partition, and after AlterConfigs): the
         core reads them from self.config; a changed segment.bytes goes to the log, which rolls
         at it from its next append on (Kafka's UnifiedLog.updateConfig)."""
-        before = getattr(self, "config", None)
-        self.config = config
-        was = before.segment_bytes if before is not None else None
-        if config.segment_bytes != was:
+        if config.segment_bytes != self.config.segment_bytes:
             self.log.set_segment_bytes(config.segment_bytes)
+        self.config = config
 
     # -- roles ----------------------------------------------------------------------------
     @property
