@@ -43,7 +43,6 @@ import os
 import random
 import shlex
 import signal
-import struct
 import subprocess
 import threading
 import time
@@ -54,6 +53,7 @@ import attrs
 from kafkaref.chaos.cluster import ProxiedCluster, client_link, controller_link, peer_link
 from kafkaref.chaos.proxy import Fault
 from kafkaref.chaos.recorder import Recorder
+from kafkaref.impl.protocol.records.layout import LOG_OVERHEAD, peek_offset_and_size
 
 SAFE_KINDS = ("kill", "pause", "partition")
 ALL_KINDS = ("kill", "pause", "partition", "clock", "lose-unfsynced", "corrupt", "corrupt-net")
@@ -431,9 +431,6 @@ def cut_short(path: str, size: int) -> None:
     os.truncate(path, size)
 
 
-_LOG_PREFIX = struct.Struct(">qi")  # a batch's BaseOffset and Length (the batch's size - 12)
-
-
 def tear_last_write(partition_dir: str) -> tuple[str, int, int] | None:
     """A power loss in the middle of the partition's last write: its active segment cut short
     inside its last batch (half of that batch kept), as when the machine dies while the page
@@ -445,13 +442,11 @@ def tear_last_write(partition_dir: str) -> tuple[str, int, int] | None:
     size = os.path.getsize(path)
     position, last = 0, None
     with open(path, "rb") as handle:  # batch by batch, one 12-byte read each
-        while position + _LOG_PREFIX.size <= size:
-            _, length = _LOG_PREFIX.unpack(os.pread(handle.fileno(), _LOG_PREFIX.size,
-                                                    position))
-            end = position + _LOG_PREFIX.size + length
-            if length <= 0 or end > size:
+        while True:
+            prefix = peek_offset_and_size(os.pread(handle.fileno(), LOG_OVERHEAD, position))
+            if prefix is None or prefix[1] <= LOG_OVERHEAD or position + prefix[1] > size:
                 break
-            last, position = (position, end), end
+            last, position = (position, position + prefix[1]), position + prefix[1]
     if last is None:
         return None
     start, end = last
