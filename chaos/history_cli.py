@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -132,8 +131,6 @@ The runs are merged as `kafkaref history merge` merges them, into a temporary
 directory (under $TMPDIR; --merged DIR instead writes it there and keeps it),
 and the merged history is checked as `kafkaref check` checks one: the copy is
 quick (seconds per million records) and Spark reads one history fastest.
---in-place writes no copy: Spark reads each run's files where they lie and
-places them by the same plan (2-3 times the Spark CPU on a 60-run soak).
 report.json lists in merged_from which run each r<k> label is.
 \b
 Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
@@ -144,8 +141,6 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
 @click.option("--merged", type=click.Path(file_okay=False), default=None,
               help="Write the merged history here and keep it (default: a temporary one).")
-@click.option("--in-place", "in_place", is_flag=True,
-              help="Write no merged copy: Spark reads the runs where they lie.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write report.json (default: DIR/report.json for one "
                    "directory of runs, else ./report.json).")
@@ -160,21 +155,15 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
 @click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark "
                                            "(small histories only).")
 @click.pass_context
-def check_command(ctx, runs, merged, in_place, report_path, html, master, config_items,
-                  examples, twin):
+def check_command(ctx, runs, merged, report_path, html, master, config_items, examples,
+                  twin):
     """Judge RUN... (runs, histories, or a directory of runs such as a soak's) as one history:
     every anomaly of the catalogue over all of them at once, one report.json."""
     if html and merged is None:
         raise click.BadParameter("report.html shows the history's ops: give --merged DIR too",
                                  param_hint="--html")
-    if in_place and (merged or twin):
-        raise click.BadParameter("--in-place writes no copy: not with --merged or --twin",
-                                 param_hint="--in-place")
     report = Path(report_path) if report_path else _default_report(runs)
-    if in_place:
-        _check_in_place(runs, report, master, config_items, examples)
-    else:
-        _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin)
+    _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin)
 
 
 def _default_report(runs) -> Path:
@@ -186,44 +175,6 @@ def _default_report(runs) -> Path:
     if len(runs) == 1 and only.is_dir() and not is_history_or_run(only):
         return only / "report.json"
     return Path("report.json")
-
-
-def _check_in_place(runs, report, master, config_items, examples):
-    """The Spark check of the merged history, assembled from the runs without writing it."""
-    from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-    from kafkaref.chaos.history_merge import find_histories, make_plan
-    from kafkaref.spark_checks import job, session
-    from kafkaref.spark_checks.cli import _parse_config, _print_result
-    from kafkaref.spark_checks.merged import load_merged
-    from kafkaref.spec.history import HistoryError
-
-    config = _parse_config(config_items)
-    started = time.monotonic()
-    try:
-        plan = make_plan(find_histories(runs), _progress_printer())
-    except HistoryError as error:
-        raise BadInput(str(error)) from None
-    summary = plan.summary("(in place)", time.monotonic() - started)
-    _note_clock_faults(summary)
-    click.echo(f"{summary.runs} runs: {summary.records:,} records, {summary.span_ns / 60e9:.1f} "
-               f"minutes of history (read and placed in {summary.seconds:.1f} s)", err=True)
-    console = Console(stderr=True)
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        task = progress.add_task(f"starting Spark ({master})", total=None)
-        spark = session.get_session(master)
-
-        def show(name, done, total):
-            progress.update(task, description=f"[{done}/{total}] {name}")
-
-        result = job.judge(lambda: load_merged(spark, plan), config, examples, show)
-    data = json.loads(result.dumps())
-    data["merged_from"] = plan.meta["merged_from"]
-    report.write_text(json.dumps(data, indent=2) + "\n")
-    _print_result(Console(), result, report)
-    sys.exit(result.exit_code)
 
 
 def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin):

@@ -37,19 +37,14 @@ def read_meta(spark, path: str) -> dict:
     return check_meta(json.loads(text), path)
 
 
-def read_tables(spark, path: str) -> tuple:
-    """(records, ops) DataFrames of the history at path, their columns checked."""
+def load_frames(spark, path: str) -> Frames:
     records = spark.read.parquet(f"{path}/records")
     ops = spark.read.parquet(f"{path}/ops")
     for name, df in (("records", records), ("ops", ops)):
         missing = {c.name for c in TABLE_COLUMNS[name]} - set(df.columns)
         if missing:
             raise HistoryError(f"{path}/{name} lacks columns {sorted(missing)}")
-    return records, ops
-
-
-def load_frames(spark, path: str) -> Frames:
-    return Frames(*read_tables(spark, path))
+    return Frames(records, ops)
 
 
 def plain(value):
@@ -89,22 +84,15 @@ def check(spark, path: str | Path, config: CheckConfig | None = None,
     """Every anomaly over the history at path. config defaults to the one in meta.json.
     Any failure (unreadable history, Spark error, a bound exceeded) makes the verdict unknown."""
     path = str(path)
-    return judge(lambda: (read_meta(spark, path), load_frames(spark, path)), config, examples,
-                 progress)
-
-
-def judge(load: Callable[[], tuple[dict, Frames]], config: CheckConfig | None = None,
-          examples: int | None = DEFAULT_EXAMPLES, progress: Progress | None = None) -> Result:
-    """Every anomaly over the history load() gives as (meta, Frames): one on disk (check), or
-    one assembled from several (spark_checks/merged.py). Failures make the verdict unknown."""
     fallback = config or CheckConfig()
     try:
-        meta, fr = load()
+        meta = read_meta(spark, path)
+        if config is None and meta.get("config") is not None:
+            config = CheckConfig.from_dict(meta["config"])
+        config = config or CheckConfig()
+        fr = load_frames(spark, path)
         cases = {}
         try:
-            if config is None and meta.get("config") is not None:
-                config = CheckConfig.from_dict(meta["config"])
-            config = config or CheckConfig()
             for done, name in enumerate(ANOMALIES):
                 if progress:
                     progress(name, done, len(ANOMALIES))

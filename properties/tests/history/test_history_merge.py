@@ -25,7 +25,6 @@ from kafkaref.chaos.history_store import WriterLimits, read_meta, read_table, wr
 from kafkaref.properties.history_strategies import histories
 from kafkaref.properties.run_histories import simulated_run
 from kafkaref.spark_checks import job, twin
-from kafkaref.spark_checks.merged import load_merged
 from kafkaref.spark_checks.session import shared_test_session
 from kafkaref.spec.history import ANOMALIES, NEMESIS_PROCESS, HistoryError
 
@@ -125,10 +124,11 @@ def _extent_of(path):
 
 def test_merging_valid_runs_of_one_topic_finds_nothing_on_spark(tmp_path):
     """Same seed twice (the same topic, processes, values and offsets in both) and another,
-    judged in place: valid, as each run alone."""
+    merged and judged on Spark: valid, as each run alone."""
     soak = _soak(tmp_path, (7, 0), (7, 0), (8, 0))
     plan = make_plan(find_histories([soak]))
-    result = job.judge(lambda: load_merged(shared_test_session(), plan), examples=None)
+    merge([soak], tmp_path / "merged")
+    result = job.check(shared_test_session(), str(tmp_path / "merged"), examples=None)
     assert result.error is None, result.error
     assert result.valid is True
     assert not any(result.counts.values())
@@ -149,10 +149,10 @@ CORRUPT_READ = [
 ]
 
 
-def test_checking_in_place_finds_what_checking_the_copy_finds(tmp_path):
-    """The Spark view of the runs placed in place (spark_checks/merged.py) and the merged copy
-    get the same cases: a lost write and a corrupt read (whose topic sits in an op value) in
-    one run each, between runs of the same topic."""
+def test_spark_finds_each_runs_anomalies_in_the_merged_history(tmp_path):
+    """A lost write and a corrupt read (whose topic sits in an op value) in one run each,
+    between runs of the same topic, and stray values at both ends of int64 (blocks moved):
+    Spark finds each under its run's label."""
     from kafkaref.spark_checks.synth import INJECTIONS, SynthSpec, generate
 
     soak = _soak(tmp_path, (7, 0), (9, 2))
@@ -162,13 +162,8 @@ def test_checking_in_place_finds_what_checking_the_copy_finds(tmp_path):
     generate(SynthSpec(sends=600, partitions=2, producers=2, consumers=2, seed=3,
                        rates={kind: 0.01 for kind in INJECTIONS}), soak / "zz-synth")
     merge([soak], tmp_path / "copy")
-    spark = shared_test_session()
-    copy = job.check(spark, str(tmp_path / "copy"), examples=None)
-    plan = make_plan(find_histories([soak]))
-    in_place = job.judge(lambda: load_merged(spark, plan), examples=None)
-    assert copy.error is None and in_place.error is None, (copy.error, in_place.error)
-    assert dict(in_place.anomalies) == dict(copy.anomalies)
-    assert in_place.info == copy.info
+    copy = job.check(shared_test_session(), str(tmp_path / "copy"), examples=None)
+    assert copy.error is None, copy.error
     assert [case[0] for case in copy.anomalies["lost_write"]].count("r001/jepsen") == 2
     assert {"r002/t", "r003/t"} <= {case[1] for case in copy.anomalies["corrupt_read"]}
     assert make_plan(find_histories([soak])).placements[4].moved_blocks
@@ -310,9 +305,9 @@ def test_missing_or_empty_inputs_and_a_used_out_are_exit_2(tmp_path, two_runs):
         assert result.exit_code == 2 and message in result.output, (args, result.output)
 
 
-@pytest.mark.parametrize("how", [["--twin"], ["--in-place"]])
+@pytest.mark.parametrize("how", [["--twin"]])
 def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs, how):
-    """With the twin (a merged copy) and in place (found before Spark starts)."""
+    """Found while merging, before any checker starts."""
     _corrupt_records(two_runs[0])
     result = CliRunner().invoke(history, ["check", *map(str, two_runs), *how,
                                           "--report", str(tmp_path / "r.json")])
