@@ -23,9 +23,9 @@ from pathlib import Path
 
 import attrs
 
-from kafkaref.chaos.history_store import HistoryWriter
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
+from kafkaref.history.store import HistoryWriter
 
 UNTHROTTLED = WorkloadConfig(rate=100_000.0, confluent_producers=0)
 
@@ -72,7 +72,7 @@ def _recorder_ceiling(directory: Path, pairs: int = 200_000) -> float:
 
 
 def _check_rate(spark, path: Path) -> tuple[float, int, str]:
-    from kafkaref.chaos.history_store import read_meta
+    from kafkaref.history.store import read_meta
     from kafkaref.spark_checks import job
 
     records = read_meta(path)["records"]

@@ -34,8 +34,8 @@ def history():
 @click.argument("directory", type=click.Path(file_okay=False))
 def import_command(source, directory):
     """Read the JSON-lines history SOURCE into a new history DIRECTORY (all or nothing)."""
-    from kafkaref.chaos.history_store import import_jsonl
-    from kafkaref.spec.history import HistoryError
+    from kafkaref.history.format import HistoryError
+    from kafkaref.history.store import import_jsonl
 
     try:
         count = import_jsonl(source, directory)
@@ -49,8 +49,8 @@ def import_command(source, directory):
 @click.argument("out", type=click.Path(dir_okay=False, writable=True))
 def export_command(directory, out):
     """Write the history at DIRECTORY as JSON lines to OUT (a header line, then one op a line)."""
-    from kafkaref.chaos.history_store import export_jsonl
-    from kafkaref.spec.history import HistoryError
+    from kafkaref.history.format import HistoryError
+    from kafkaref.history.store import export_jsonl
 
     try:
         count = export_jsonl(directory, out)
@@ -107,8 +107,8 @@ def _progress_printer():
 
 def _merge(runs, out):
     """merge() with progress on stderr and errors as exit 2."""
-    from kafkaref.chaos.history_merge import merge
-    from kafkaref.spec.history import HistoryError
+    from kafkaref.history.format import HistoryError
+    from kafkaref.history.merge import merge
 
     try:
         summary = merge(runs, out, progress=_progress_printer())
@@ -169,7 +169,7 @@ def check_command(ctx, runs, merged, report_path, html, master, config_items, ex
 def _default_report(runs) -> Path:
     """DIR/report.json for one directory of runs; else ./report.json (a run's or a history's
     own report.json is its verdict alone: not overwritten)."""
-    from kafkaref.chaos.history_merge import is_history_or_run
+    from kafkaref.history.merge import is_history_or_run
 
     only = Path(runs[0])
     if len(runs) == 1 and only.is_dir() and not is_history_or_run(only):
@@ -179,7 +179,7 @@ def _default_report(runs) -> Path:
 
 def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin):
     """Merge into merged (or a temporary directory), then `kafkaref check` it."""
-    from kafkaref.chaos.history_store import read_meta
+    from kafkaref.history.store import read_meta
     from kafkaref.spark_checks.cli import check
 
     scratch = None

@@ -5,7 +5,7 @@ A Jepsen tester picks faults for the bug it hunts. Each client-observable mutant
 the anomaly it shows up as (docs/bugs.md, "chaos column"). Every hunt must leave the correct
 broker valid: the cycles only use faults acks=all, min ISR 2, unclean election off survives
 (and corrupt, which a correct broker's recovery survives on a follower), and the probes judge
-timing only against bounds a correct broker keeps (spec/history.py, observations).
+timing only against bounds a correct broker keeps (history/format.py, observations).
 
     kafkaref chaos run --mutant M10 --allow-deliberate-bugs --hunt   # its hunting schedule
 """

@@ -3,7 +3,7 @@
 A Jepsen tester sees more than values: a connection's answers must come back in request order,
 a fetch with min_bytes >= 1 on an empty partition waits max_wait_ms (a correct broker parks it),
 and a request is answered by its timeout_ms. The prober measures these on its own monotonic
-clock and records them as observations in the op's value (spec/history.py "observations"); the
+clock and records them as observations in the op's value (history/format.py "observations"); the
 checkers judge them (response_reorder, early_empty_fetch, hung_request).
 
 - pipeline op (prober process): on one connection to the leader of the probe topic's

@@ -3,7 +3,7 @@
 Threads of the workload and the nemesis call invoke() and complete(); the recorder gives each op
 its index and its time (monotonic ns since the run started, one clock) under one lock and streams
 the rows to the history writer, whose memory is bounded by its row groups
-(chaos/history_store.py), so a run of any length records in bounded memory. With writer=None nothing is written (the
+(history/store.py), so a run of any length records in bounded memory. With writer=None nothing is written (the
 benchmark's "without recording" baseline) but counts are kept the same way.
 """
 
@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import attrs
 
-from kafkaref.spec.history import NEMESIS_PROCESS
+from kafkaref.history.format import NEMESIS_PROCESS
 
 # (kind, topic, partition, offset, value) of one record of a completion.
 Record = tuple[str, str, int, int | None, int | None]

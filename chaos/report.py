@@ -18,10 +18,10 @@ from pathlib import Path
 
 import click
 
-from kafkaref.chaos.history_store import read_meta
 from kafkaref.chaos.report_data import ReportData, Window, collect, meta_summary
 from kafkaref.chaos.report_svg import OUTCOME_COLOURS, SERIES_COLOURS, Plot, duration, fault_colour
-from kafkaref.spec.history import HistoryError
+from kafkaref.history.format import HistoryError
+from kafkaref.history.store import read_meta
 
 LATENCY_PANELS = 3  # client fs with a latency panel of their own; the rest share one
 PANEL_OPS_MIN = 50  # fewer completions than this share the "other ops" panel

@@ -1,6 +1,6 @@
 """What report.html shows, gathered from a history's Parquet tables in bounded memory.
 
-Every pass streams record batches of a few columns with pyarrow (spec/history.py iter_batches) and
+Every pass streams record batches of a few columns with pyarrow (history/format.py iter_batches) and
 keeps only aggregates or samples: latency points are taken every k-th op of each (f, type) so that
 at most LATENCY_POINTS per series remain (k from the counts report.json already holds), throughput
 is counted in THROUGHPUT_BUCKETS time buckets, poll lag is computed against per-partition minima
@@ -19,8 +19,8 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkaref.chaos.history_store import iter_batches
-from kafkaref.spec.history import NEMESIS_PROCESS
+from kafkaref.history.format import NEMESIS_PROCESS
+from kafkaref.history.store import iter_batches
 
 LATENCY_POINTS = 1500  # per (f, type) series
 LAG_POINTS = 3000

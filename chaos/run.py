@@ -1,7 +1,7 @@
 """One chaos run: cluster, workload, nemesis, heal, final reads, Spark check, report.
 
     runs/<id>/schedule.txt     the nemesis schedule drawn from the seed (printed first)
-    runs/<id>/history/         the recorded history (spec/history.py format)
+    runs/<id>/history/         the recorded history (history/format.py format)
     runs/<id>/report.json      the check's verdict (spark_checks/job.py), plus a "run" section
     runs/<id>/report.html      the human report (chaos/report.py)
     runs/<id>/cluster/         broker logs and data (an embedded cluster only)
@@ -21,10 +21,10 @@ from pathlib import Path
 
 import attrs
 
-from kafkaref.chaos.history_store import HistoryWriter, WriterLimits
 from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, Nemesis, draw_schedule
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
+from kafkaref.history.store import HistoryWriter, WriterLimits
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASHED = 0, 1, 2, 3
 # Row groups small enough that a recorder's buffer stays a few MB whatever the run length.
@@ -178,7 +178,7 @@ def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> Run
     if options.checker == "none" or not options.record:
         report = {"valid": "unknown", "error": "not checked"}
     elif options.checker == "twin":
-        from kafkaref.chaos.history_store import history_config
+        from kafkaref.history.store import history_config
         from kafkaref.spark_checks import twin
 
         report = twin.check(str(history), history_config(history)).to_json()

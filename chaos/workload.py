@@ -41,12 +41,12 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.probes import PROBE_TOPIC, pipeline, probe_broker
 from kafkaref.chaos.recorder import Recorder
+from kafkaref.history.format import CheckConfig
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.client.consumer import LATEST, Consumer, CorruptRecords
 from kafkaref.impl.client.producer import ProduceError, Producer
 from kafkaref.impl.protocol.crc import compute_crc
 from kafkaref.impl.protocol.records.layout import LOG_OVERHEAD
-from kafkaref.spec.history import CheckConfig
 
 # Answers that only come before the batch is appended: the send certainly did not happen. Every
 # other code is ambiguous (info). NOT_LEADER_OR_FOLLOWER is ambiguous: a leader that loses its

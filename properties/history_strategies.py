@@ -1,5 +1,5 @@
-"""Hypothesis strategies for small histories in the JSON-lines op form (chaos/history_store.py;
-format: spec/history.py).
+"""Hypothesis strategies for small histories in the JSON-lines op form (history/store.py;
+format: history/format.py).
 
 histories() simulates a tiny log (1-2 partitions, a few processes) with sends that succeed, fail
 or end unknown, polls that read from a position, assigns that move it, high watermarks, offsets

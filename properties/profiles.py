@@ -82,7 +82,7 @@ def load_from_environment() -> str:
     return name
 
 
-LAYERS = ("spec", "model", "impl", "properties", "chaos", "spark_checks")
+LAYERS = ("spec", "model", "impl", "history", "chaos", "spark_checks", "properties")
 
 
 def import_every_module() -> int:

@@ -12,8 +12,8 @@ import math
 import random
 from pathlib import Path
 
-from kafkaref.chaos.history_store import HistoryWriter
-from kafkaref.spec.history import NEMESIS_PROCESS, CheckConfig
+from kafkaref.history.format import NEMESIS_PROCESS, CheckConfig
+from kafkaref.history.store import HistoryWriter
 
 MS = 1_000_000
 S = 1_000_000_000

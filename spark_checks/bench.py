@@ -124,8 +124,8 @@ def _twin_row(sends: int, directory: Path) -> dict:
 def merge_figures(path: Path, directory: Path, copies: int = 2) -> dict:
     """`kafkaref history merge` of copies of one history, against its baseline in the same run:
     the same rows read and written again unplaced (what any streamed rewrite costs)."""
-    from kafkaref.chaos.history_merge import BATCH_ROWS, merge
-    from kafkaref.chaos.history_store import HistoryWriter, iter_batches
+    from kafkaref.history.merge import BATCH_ROWS, merge
+    from kafkaref.history.store import HistoryWriter, iter_batches
 
     started = time.monotonic()
     with HistoryWriter(directory / "copy") as writer:

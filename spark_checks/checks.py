@@ -1,7 +1,7 @@
 """The anomaly catalogue as Spark DataFrame jobs: one small function per anomaly.
 
 Each function takes the shared Frames and returns a DataFrame of cases whose columns are the case
-fields of ANOMALIES (spec/history.py) in order; the job counts them and samples a few. Nothing here
+fields of ANOMALIES (history/format.py) in order; the job counts them and samples a few. Nothing here
 collects the history to the driver: only the cycle check collects, and only the edges between the
 few candidate ops left after contraction, with a bound. The naive twin (twin.py) defines the same
 cases in plain Python; a Hypothesis property holds the two equal.
@@ -13,7 +13,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from kafkaref.spec.history import (
+from kafkaref.history.format import (
     CLOCK_FAULT_F,
     EARLY_FETCH_FRACTION,
     HUNG_GRACE_MS,
@@ -98,7 +98,7 @@ class Frames:
 def _final_end(records: DataFrame, ops: DataFrame, final: DataFrame) -> DataFrame:
     """Per partition the final phase read (covered), where its final log ends (exclusive): past
     its highest final_read record, or at the highest hw an ok final_read op recorded for it (how
-    the final read marks a partition it read, even one it found empty: spec/history.py). The
+    the final read marks a partition it read, even one it found empty: history/format.py). The
     final_read ops are few (one per partition or so), so they are broadcast to the hw records."""
     final_ops = ops.where((F.col("f") == "final_read") & (F.col("type") == "ok")).select(
         F.col("index").alias("op_index"))
@@ -367,7 +367,7 @@ _OBSERVATION = ("struct<sent:array<bigint>,answered:array<bigint>,max_wait_ms:bi
 
 
 def _observations(fr: Frames, types: tuple[str, ...]) -> DataFrame:
-    """Completions of the given types whose value is an observation (spec/history.py); ops
+    """Completions of the given types whose value is an observation (history/format.py); ops
     are few next to records, and a value that is no JSON object parses to nulls."""
     return (fr.ops.where(F.col("type").isin(*types) & F.col("value").startswith("{"))
             .select(F.col("index").alias("op"),

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import click
 
+from kafkaref.history.format import CheckConfig, HistoryError
 from kafkaref.spark_checks.synth import INJECTIONS
-from kafkaref.spec.history import CheckConfig, HistoryError
 
 _BOOLEANS = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 
@@ -139,7 +139,7 @@ def check(paths, master, config_items, examples, report_path, html, twin):
 
 
 def _twin_runner(config, examples):
-    from kafkaref.chaos.history_store import history_config
+    from kafkaref.history.store import history_config
     from kafkaref.spark_checks import twin as twin_checker
 
     def run(path, where):

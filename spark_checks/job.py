@@ -10,15 +10,15 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from kafkaref.spark_checks.checks import CHECKS, Frames
-from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
-from kafkaref.spec.history import (
+from kafkaref.history.format import (
     ANOMALIES,
     TABLE_COLUMNS,
     CheckConfig,
     HistoryError,
     check_meta,
 )
+from kafkaref.spark_checks.checks import CHECKS, Frames
+from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
 
 Progress = Callable[[str, int, int], None]  # (check name, checks done, checks in all)
 
@@ -30,7 +30,7 @@ def _is_local(path: str) -> bool:
 def read_meta(spark, path: str) -> dict:
     """meta.json, from the local disk or, for hdfs:// s3a:// ... paths, through Spark."""
     if _is_local(path):
-        from kafkaref.chaos.history_store import read_meta as read_local
+        from kafkaref.history.store import read_meta as read_local
 
         return read_local(path.removeprefix("file://"))
     text = "\n".join(row.value for row in spark.read.text(f"{path}/meta.json").collect())

@@ -13,9 +13,9 @@ def main(argv: list[str]) -> int:
         return 2
     import json
 
+    from kafkaref.history.format import CheckConfig
     from kafkaref.spark_checks import job
     from kafkaref.spark_checks.session import get_session
-    from kafkaref.spec.history import CheckConfig
 
     config = CheckConfig.from_dict(json.load(open(argv[2]))) if len(argv) == 3 else None
     spark = get_session(master=None, app_name="kafkaref-check")

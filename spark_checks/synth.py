@@ -32,8 +32,8 @@ from pathlib import Path
 import attrs
 import pyarrow as pa
 
-from kafkaref.chaos.history_store import OPS_SCHEMA, RECORDS_SCHEMA, HistoryWriter, WriterLimits
-from kafkaref.spec.history import CheckConfig
+from kafkaref.history.format import CheckConfig
+from kafkaref.history.store import OPS_SCHEMA, RECORDS_SCHEMA, HistoryWriter, WriterLimits
 
 TOPIC = "t"
 ROUND_NS = 100
@@ -52,7 +52,7 @@ POLL_KINDS = {"poll_skip": "poll_skip", "int_poll_skip": "int_poll_skip",
               "int_nonmonotonic_poll": "int_nonmonotonic_poll",  # a record repeated in a poll
               "dirty_read": "dirty_read",  # a poll reads past the log end a value never kept
               "corrupt_value": "garbage_read",  # a poll returns a value with a bit flipped
-              # observations in the poll's op value (spec/history.py): a client's measures
+              # observations in the poll's op value (history/format.py): a client's measures
               "reordered_answers": "response_reorder", "early_fetch": "early_empty_fetch",
               "hung_poll": "hung_request",
               "corrupt_batch": "corrupt_read"}  # a poll met bytes that are no batch
@@ -91,7 +91,7 @@ SIDE_EFFECTS: dict[str, tuple[str, ...]] = {
     "hung_poll": (),
     "corrupt_batch": (),
 }
-# The observation each op-level injection puts in its poll's completion (spec/history.py).
+# The observation each op-level injection puts in its poll's completion (history/format.py).
 OBSERVATIONS = {
     "reordered_answers": {"sent": [1, 2], "answered": [2, 1]},
     "early_fetch": {"max_wait_ms": 500, "empty_fetch_ms": 3},

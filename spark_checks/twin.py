@@ -13,9 +13,7 @@ from collections.abc import Callable, Iterable
 
 import networkx as nx
 
-from kafkaref.chaos.history_store import read_table
-from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
-from kafkaref.spec.history import (
+from kafkaref.history.format import (
     CLOCK_FAULT_F,
     NEMESIS_PROCESS,
     POSITION_RESET_FS,
@@ -26,6 +24,8 @@ from kafkaref.spec.history import (
     observation,
     reordered,
 )
+from kafkaref.history.store import read_table
+from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
 
 READ_KINDS = ("poll", "final_read")
 
@@ -57,7 +57,7 @@ class TwinHistory:
 
     def final_marks(self, ops: list[dict]) -> list[dict]:
         """hw records of ok final_read ops: the end offset the final phase read a partition to
-        (spec/history.py: how the final read marks a partition as covered, even when empty)."""
+        (history/format.py: how the final read marks a partition as covered, even when empty)."""
         final_ops = {op["index"] for op in ops if op["f"] == "final_read" and op["type"] == "ok"}
         return [r for r in self.records if r["kind"] == "hw" and r["type"] == "ok"
                 and r["offset"] is not None and r["op_index"] in final_ops]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kafkaref.spec.history import ANOMALIES, CheckConfig, allowed_anomalies
+from kafkaref.history.format import ANOMALIES, CheckConfig, allowed_anomalies
 
 # Exit codes of `kafkaref check` (STYLE.md point 9): distinct for "found anomalies" and "could
 # not decide or crashed".

@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 import pytest
 from click.testing import CliRunner
 
-from kafkaref.chaos.history_store import read_table
 from kafkaref.chaos.report import write_report
 from kafkaref.chaos.report_data import LATENCY_POINTS
+from kafkaref.history.store import read_table
 from kafkaref.properties.run_histories import simulated_run
 from kafkaref.spark_checks import twin
 from kafkaref.spark_checks.synth import SynthSpec, generate

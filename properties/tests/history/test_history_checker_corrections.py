@@ -8,11 +8,11 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 
-from kafkaref.chaos.history_store import history_config, import_jsonl, read_table, write_ops
+from kafkaref.history.format import CheckConfig, HistoryError
+from kafkaref.history.store import history_config, import_jsonl, read_table, write_ops
 from kafkaref.properties.history_strategies import histories
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.session import shared_test_session
-from kafkaref.spec.history import CheckConfig, HistoryError
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""chaos/history_store.py (format: spec/history.py): the Parquet writer/reader and the JSON-lines form round-trip, memory stays
+"""history/store.py (format: history/format.py): the Parquet writer/reader and the JSON-lines form round-trip, memory stays
 bounded by row groups, and bad input is a clear HistoryError."""
 
 import json
@@ -7,7 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 
-from kafkaref.chaos.history_store import (
+from kafkaref.history.format import SCHEMA_VERSION, CheckConfig, HistoryError, allowed_anomalies
+from kafkaref.history.store import (
     HistoryWriter,
     WriterLimits,
     export_jsonl,
@@ -18,7 +19,6 @@ from kafkaref.chaos.history_store import (
     write_ops,
 )
 from kafkaref.properties.history_strategies import histories
-from kafkaref.spec.history import SCHEMA_VERSION, CheckConfig, HistoryError, allowed_anomalies
 
 
 def _strip(ops):

@@ -1,4 +1,4 @@
-"""chaos/history_merge.py and `kafkaref history merge|check`: runs merged into one history keep
+"""history/merge.py and `kafkaref history merge|check`: runs merged into one history keep
 every anomaly each had and gain none (a merge is additive, anomaly by anomaly, even of runs with
 the same topics, processes and values), the placement keeps runs apart, memory stays bounded by
 row groups, and a missing, corrupt or incompatible run is exit 2 with a message naming it."""
@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kafkaref.chaos.history_cli import history
-from kafkaref.chaos.history_merge import (
+from kafkaref.history.format import ANOMALIES, NEMESIS_PROCESS, HistoryError
+from kafkaref.history.merge import (
     Extent,
     Placement,
     find_histories,
@@ -21,12 +22,11 @@ from kafkaref.chaos.history_merge import (
     place,
     rewrite_op_value,
 )
-from kafkaref.chaos.history_store import WriterLimits, read_meta, read_table, write_ops
+from kafkaref.history.store import WriterLimits, read_meta, read_table, write_ops
 from kafkaref.properties.history_strategies import histories
 from kafkaref.properties.run_histories import simulated_run
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.session import shared_test_session
-from kafkaref.spec.history import ANOMALIES, NEMESIS_PROCESS, HistoryError
 
 
 def _counts(path) -> dict:
@@ -117,7 +117,7 @@ def test_a_lost_write_is_still_found_after_merging(tmp_path):
 
 
 def _extent_of(path):
-    from kafkaref.chaos.history_merge import measure
+    from kafkaref.history.merge import measure
 
     return measure(path)
 

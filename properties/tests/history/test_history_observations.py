@@ -6,10 +6,10 @@ job, which must agree; the chaos probes that record these are chaos/probes.py.""
 
 import pytest
 
-from kafkaref.chaos.history_store import import_jsonl
+from kafkaref.history.format import EARLY_FETCH_FRACTION, HUNG_GRACE_MS
+from kafkaref.history.store import import_jsonl
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.session import shared_test_session
-from kafkaref.spec.history import EARLY_FETCH_FRACTION, HUNG_GRACE_MS
 
 
 @pytest.fixture(scope="module")

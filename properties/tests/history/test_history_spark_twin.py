@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkaref.chaos.history_store import write_ops
+from kafkaref.history.format import CheckConfig
+from kafkaref.history.store import write_ops
 from kafkaref.properties.history_strategies import combine, histories
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.session import shared_test_session
-from kafkaref.spec.history import CheckConfig
 
 
 @pytest.fixture(scope="session")

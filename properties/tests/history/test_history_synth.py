@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kafkaref.chaos.history_store import read_table
+from kafkaref.history.store import read_table
 from kafkaref.impl.cli import main
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.scoring import load_truth, score

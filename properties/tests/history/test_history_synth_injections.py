@@ -9,12 +9,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from kafkaref.history.format import ANOMALIES
 from kafkaref.impl.cli import main
 from kafkaref.spark_checks import twin
 from kafkaref.spark_checks.scoring import load_truth, score
 from kafkaref.spark_checks.session import shared_test_session
 from kafkaref.spark_checks.synth import INJECTIONS, SIDE_EFFECTS, SynthSpec, generate
-from kafkaref.spec.history import ANOMALIES
 
 NEW_KINDS = ("unseen", "offset_mismatch", "nonmonotonic_send", "send_reorder", "swapped_acks",
              "int_nonmonotonic_poll", "dirty_read")

@@ -1,5 +1,5 @@
 """Histories on disk: the Parquet writer and reader, and the JSON-lines import and export, of
-the format spec/history.py defines (schema as columns, validation, anomaly catalogue).
+the format history/format.py defines (schema as columns, validation, anomaly catalogue).
 
 The chaos runner writes histories with HistoryWriter; spark_checks/ reads them (the Spark job
 reads the same Parquet files directly; its naive twin and the tests use read_table here).
@@ -18,7 +18,7 @@ import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from kafkaref.spec.history import (
+from kafkaref.history.format import (
     OPS_COLUMNS,
     RECORDS_COLUMNS,
     SCHEMA_VERSION,
@@ -32,7 +32,7 @@ from kafkaref.spec.history import (
 
 
 def arrow_schema(table: str, columns: tuple[Column, ...]) -> pa.Schema:
-    """The Parquet (Arrow) schema of a history table, from its columns in spec/history.py."""
+    """The Parquet (Arrow) schema of a history table, from its columns in history/format.py."""
     return pa.schema(
         [pa.field(c.name, getattr(pa, c.type)(), nullable=c.nullable) for c in columns],
         metadata={"kafkaref.history.table": table,
@@ -372,7 +372,7 @@ def _write_json_op(writer: HistoryWriter, op: dict, seen: _SeenOps) -> None:
         raise HistoryError(f"{where}: op needs index, time, process, type, f ({error})") from None
     invoke_time = seen.add(where, index, time, type_, invoke_index)
     value = op.get("value")
-    if isinstance(value, dict | list):  # an observation written as JSON (spec/history.py)
+    if isinstance(value, dict | list):  # an observation written as JSON (history/format.py)
         value = json.dumps(value, sort_keys=True)
     try:
         writer.op(index, time, process, type_, f, invoke_index=invoke_index,

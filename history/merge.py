@@ -50,19 +50,19 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from kafkaref.chaos.history_store import (
-    TABLES,
-    HistoryWriter,
-    WriterLimits,
-    iter_batches,
-    read_meta,
-)
-from kafkaref.spec.history import (
+from kafkaref.history.format import (
     CLOCK_FAULT_F,
     NEMESIS_PROCESS,
     SCHEMA_VERSION,
     CheckConfig,
     HistoryError,
+)
+from kafkaref.history.store import (
+    TABLES,
+    HistoryWriter,
+    WriterLimits,
+    iter_batches,
+    read_meta,
 )
 
 VALUE_PROCESS_BITS = 32  # value = process << 32 | sequence (chaos/workload.py)
@@ -507,7 +507,7 @@ def _rows(path: Path) -> int:
     """Rows of both tables, from the Parquet footers (for progress only)."""
     import pyarrow.parquet as pq
 
-    from kafkaref.chaos.history_store import table_files
+    from kafkaref.history.store import table_files
 
     try:
         return sum(pq.ParquetFile(f).metadata.num_rows

@@ -1,6 +1,6 @@
 """The history format: what clients observed, as two tables. The single source of truth for
 its schema, its validation and the anomaly catalogue; pure data and functions (no I/O, no
-Parquet library): chaos/history_store.py writes and reads histories as Parquet and JSON lines, and
+Parquet library): history/store.py writes and reads histories as Parquet and JSON lines, and
 spark_checks/ checks them (Spark reads the same Parquet files directly). See docs/histories.md
 for the model (Jepsen's queue workload).
 
@@ -62,7 +62,7 @@ POSITION_RESET_FS = ("assign", "subscribe", "seek")
 @attrs.frozen
 class Column:
     """One column of a history table: its name, its Arrow type name (int32, int64, string) and
-    whether it may be null. chaos/history_store.py turns these into Parquet schemas."""
+    whether it may be null. history/store.py turns these into Parquet schemas."""
 
     name: str
     type: str
