@@ -6,7 +6,7 @@ static configuration cannot prefix auto-discovered subpackages with a namespace.
 
 from setuptools import find_packages, setup
 
-LAYERS = ["spec", "model", "impl", "history", "chaos", "spark_checks", "properties"]
+LAYERS = ["spec", "model", "impl", "history", "chaos", "spark_checks", "properties", "commands"]
 
 package_dir = {f"kafkaref.{layer}": layer for layer in LAYERS}
 packages = [

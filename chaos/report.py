@@ -6,7 +6,8 @@ Top: the verdict and the configuration judged. Then the anomaly table, the plots
 polls, fault windows shaded on each), and per anomaly its examples, each linked to a table of
 the ops around it. The data comes from report_data.py in bounded memory at any history size.
 
-`kafkaref report RUN_DIR` regenerates it (`kafkaref check PATH --html` writes it after a check).
+`kafkaref report RUN_DIR` regenerates it (`kafkaref check PATH --html` writes it after a check;
+commands/report.py).
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ import json
 import os
 from html import escape
 from pathlib import Path
-
-import click
 
 from kafkaref.chaos.report_data import ReportData, Window, collect, meta_summary
 from kafkaref.chaos.report_svg import OUTCOME_COLOURS, SERIES_COLOURS, Plot, duration, fault_colour
@@ -270,35 +269,3 @@ def _footer(data: ReportData) -> str:
     return (f'{problems}<p class="muted">Latency plots show {sampled:,} of {total:,} completions '
             f"(every k-th of each f and outcome); lag plot {len(data.lag):,} of "
             f"{data.polls_measured:,} polls (one point per poll and partition). Written by kafkaref (chaos/report.py).</p>")
-
-
-# --- the command ---------------------------------------------------------------------------
-
-
-def _find_history(run_dir: Path) -> Path:
-    for candidate in (run_dir / "history", run_dir):
-        if (candidate / "meta.json").exists():
-            return candidate
-    raise click.BadParameter(f"{run_dir} holds no history (no meta.json in it or in history/)")
-
-
-@click.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--history", "history_dir", type=click.Path(exists=True, file_okay=False),
-              default=None, help="The history (default: RUN_DIR/history, else RUN_DIR).")
-@click.option("--report", "report_json", type=click.Path(exists=True, dir_okay=False),
-              default=None, help="The checker's report.json (default: RUN_DIR/report.json).")
-def report_command(run_dir, history_dir, report_json):
-    """Write RUN_DIR/report.html from a checked history (run `kafkaref check` first).
-
-    Exit codes: 0 written, 2 bad arguments (no history, no report.json)."""
-    run = Path(run_dir)
-    history = Path(history_dir) if history_dir else _find_history(run)
-    report_json = Path(report_json) if report_json else run / "report.json"
-    if not report_json.exists():
-        raise click.BadParameter(f"{report_json} not found: run `kafkaref check {history}` first")
-    try:
-        out = write_report(run, history, report_json)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
-        raise click.BadParameter(f"{report_json} is not a report: {error}") from None
-    click.echo(str(out))

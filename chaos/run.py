@@ -2,12 +2,16 @@
 
     runs/<id>/schedule.txt     the nemesis schedule drawn from the seed (printed first)
     runs/<id>/history/         the recorded history (history/format.py format)
-    runs/<id>/report.json      the check's verdict (spark_checks/job.py), plus a "run" section
+    runs/<id>/report.json      the check's verdict, plus a "run" section
     runs/<id>/report.html      the human report (chaos/report.py)
     runs/<id>/cluster/         broker logs and data (an embedded cluster only)
 
+The check is handed in (`check`: history directory -> report, such as spark_checks/checker.py
+builds): chaos/ records histories, spark_checks/ judges them, and neither imports the other.
+
 Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 unknown (the checker could not
-decide), 3 the run itself crashed (a broker did not start, the workload raised, ...).
+decide, or no checker was given), 3 the run itself crashed (a broker did not start, the
+workload raised, ...).
 """
 
 from __future__ import annotations
@@ -43,8 +47,6 @@ class RunOptions:
     mutants: tuple[str, ...] = ()
     runs_dir: str = "runs"
     run_id: str | None = None
-    checker: str = "spark"  # or "twin" (small histories), or "none"
-    spark_master: str = "local[2]"
     settle_s: float = 3.0  # healed cluster under load before the writes stop
     record: bool = True  # False: the workload runs but nothing is written (bench baseline)
     schedule: tuple | None = None  # explicit nemesis steps instead of drawing them from the seed
@@ -63,7 +65,9 @@ def new_run_id(seed: int) -> str:
     return time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + f"-s{seed}-{os.getpid() % 10000}"
 
 
-def run(options: RunOptions, log: Callable[[str], None] = print, spark=None) -> RunResult:
+def run(options: RunOptions, log: Callable[[str], None] = print,
+        check: Callable[[Path], dict] | None = None) -> RunResult:
+    """Record a run under options and judge its history with check (None: not checked)."""
     run_dir = Path(options.runs_dir) / (options.run_id or new_run_id(options.seed))
     run_dir.mkdir(parents=True, exist_ok=False)
     schedule = list(options.schedule) if options.schedule is not None else draw_schedule(
@@ -84,7 +88,7 @@ def run(options: RunOptions, log: Callable[[str], None] = print, spark=None) -> 
         report = {"valid": "unknown", "error": summary["crash"], "run": summary}
         (run_dir / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
         return RunResult(run_dir, EXIT_CRASHED, report, summary)
-    return _check(options, run_dir, summary, log, spark)
+    return _check(options, run_dir, summary, log, check)
 
 
 def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) -> None:
@@ -172,22 +176,14 @@ def _wait_in_sync(cluster, topic: str, timeout_s: float) -> bool:
     return False
 
 
-def _check(options: RunOptions, run_dir: Path, summary: dict, log, spark) -> RunResult:
+def _check(options: RunOptions, run_dir: Path, summary: dict, log, check) -> RunResult:
     history = run_dir / "history"
     started = time.monotonic()
-    if options.checker == "none" or not options.record:
+    if check is None or not options.record:
         report = {"valid": "unknown", "error": "not checked"}
-    elif options.checker == "twin":
-        from kafkaref.history.store import history_config
-        from kafkaref.spark_checks import twin
-
-        report = twin.check(str(history), history_config(history)).to_json()
     else:
-        from kafkaref.spark_checks import job
-
-        log("Spark check")
-        spark = spark or chaos_session(options.spark_master)
-        report = job.check(spark, str(history)).to_json()
+        log("checking the history")
+        report = check(history)
     summary["check_s"] = round(time.monotonic() - started, 1)
     _judge_final_reads(options, summary, report)
     report["run"] = summary
@@ -211,14 +207,6 @@ def _judge_final_reads(options: RunOptions, summary: dict, report: dict) -> None
         report["valid"] = "unknown"
         report["error"] = (f"the final reads could not read partitions {unread} back after "
                            f"healing: what they hold is unknown")
-
-
-def chaos_session(master: str = "local[2]"):
-    """A Spark session for chaos histories: few shuffle partitions (a run's history is small;
-    eight partitions only multiply the tasks of every check)."""
-    from kafkaref.spark_checks.session import get_session
-
-    return get_session(master, "kafkaref-chaos", shuffle_partitions=2)
 
 
 def _write_html(run_dir: Path, history: Path, report_path: Path, log) -> None:

@@ -251,16 +251,16 @@ def _chaos_run(mutants: frozenset[Mutant], budget: Budget) -> Finding:
 
     from kafkaref.chaos.hunts import baseline_options, hunt_for
     from kafkaref.chaos.run import EXIT_INVALID, EXIT_VALID, run
+    from kafkaref.spark_checks.checker import history_checker
 
     seconds = CHAOS_SECONDS.get(budget.name, 30)
     codes = tuple(sorted(m.code for m in mutants))
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="kafkaref-mutant-chaos-") as runs:
-        common = {"seed": 1, "runs_dir": runs, "run_id": "-".join(codes) or "baseline",
-                  "checker": "twin"}
+        common = {"seed": 1, "runs_dir": runs, "run_id": "-".join(codes) or "baseline"}
         options = (hunt_for(codes[0]).options(codes[0], seconds, **common) if len(codes) == 1
                    else baseline_options(seconds, mutants=codes, **common))
-        result = run(options, log=lambda _: None)
+        result = run(options, log=lambda _: None, check=history_checker("twin"))
     elapsed = time.perf_counter() - start
     anomalies = {name: entry["count"] for name, entry in result.report.get("anomalies", {}).items()
                  if entry.get("count") and not entry.get("allowed")}

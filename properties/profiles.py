@@ -22,13 +22,12 @@ found in the source of any local module already imported (hypothesis.internal.co
 providers: a process-wide pool that grows as modules are imported). A test's examples then
 depended on which tests ran before it in the same process and imported what: the slow
 random walk on [hw-without-maximal-isr] stopped finding its bug once the rolling-SIGKILL test
-had imported impl/controller/server.py. import_every_module() fills the pool completely before
-any test runs, so every selection and order of tests draws from the same constants.
+had imported impl/controller/server.py. So properties/tests/conftest.py imports every kafkaref
+module before any test runs (import_every_module, there: the tests are the one layer allowed to
+import every other), and every selection and order of tests draws from the same constants.
 """
 
-import importlib
 import os
-import pkgutil
 
 from hypothesis import HealthCheck, settings
 
@@ -80,18 +79,3 @@ def load_from_environment() -> str:
     name = os.environ.get("HYPOTHESIS_PROFILE", "ci")
     settings.load_profile(name)
     return name
-
-
-LAYERS = ("spec", "model", "impl", "history", "chaos", "spark_checks", "properties")
-
-
-def import_every_module() -> int:
-    """Import every kafkaref module (returns how many), so that Hypothesis's pool of constants
-    from local modules is the same whichever tests run, and in whatever order."""
-    names = []
-    for layer in LAYERS:
-        package = importlib.import_module(f"kafkaref.{layer}")
-        names += [info.name for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]
-    for name in names:
-        importlib.import_module(name)
-    return len(names)

@@ -372,7 +372,7 @@ class BrokerTarget:
 
 # -- the spec target ----------------------------------------------------------------------------
 def explore_text(named: dict[str, str]) -> str:
-    from kafkaref.spec.cli import run_spec
+    from kafkaref.spec.check import run_spec
     from kafkaref.spec.state import Bounds
 
     bounds = Bounds(int(named.get("replicas", 2)), log_size=int(named.get("log_size", 2)),

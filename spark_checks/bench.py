@@ -150,6 +150,48 @@ def _table(batch):
     return pa.Table.from_batches([batch])
 
 
+def _check_rate(spark, path: Path) -> tuple[float, int, str]:
+    from kafkaref.history.store import read_meta
+    from kafkaref.spark_checks import job
+
+    records = read_meta(path)["records"]
+    started = time.monotonic()
+    result = job.check(spark, str(path))
+    seconds = time.monotonic() - started
+    return seconds, records, str(result.valid)
+
+
+def _synthetic(directory: Path, sends: int, name: str) -> Path:
+    path = directory / name
+    generate(SynthSpec(sends=sends, partitions=3, producers=3, consumers=2, seed=7), path)
+    return path
+
+
+def check_speed(history: Path, sends: int, directory: Path, hour_sends: int | None) -> dict:
+    """`kafkaref bench chaos`'s check figures: the Spark check of a recorded history (records/s)
+    against a synthetic history of as many sends checked in the same session, the baseline; with
+    hour_sends, also a synthetic history of that many sends (an hour of the workload)."""
+    from kafkaref.spark_checks.session import run_session
+
+    _log("Spark check of the recorded history")
+    spark = run_session()
+    check_s, records, valid = _check_rate(spark, history)
+    synthetic = _synthetic(directory, max(sends, 1000), "synthetic")
+    _log("Spark check of a synthetic history of the same size")
+    synth_s, synth_records, _ = _check_rate(spark, synthetic)
+    figures = {"check_s": check_s, "check_records": records,
+               "check_records_per_s": records / check_s,
+               "synthetic_records_per_s": synth_records / synth_s, "recorded_valid": valid}
+    figures["check_rate_vs_synthetic"] = (figures["check_records_per_s"]
+                                          / figures["synthetic_records_per_s"])
+    if hour_sends is not None:
+        _log(f"Spark check of an hour's worth: {hour_sends:,} synthetic sends")
+        hour = _synthetic(directory, hour_sends, "hour")
+        hour_s, hour_records, _ = _check_rate(spark, hour)
+        figures.update(hour_check_s=hour_s, hour_records=hour_records)
+    return figures
+
+
 def bench_spark() -> dict:
     from kafkaref.spark_checks.session import get_session
 

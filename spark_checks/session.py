@@ -100,6 +100,12 @@ def get_session(master: str | None = LOCAL_MASTER, app_name: str = "kafkaref-che
     return session
 
 
+def run_session(master: str = LOCAL_MASTER):
+    """A Spark session for the history of one chaos run: few shuffle partitions (a run's history
+    is small; eight partitions only multiply the tasks of every check)."""
+    return get_session(master, "kafkaref-chaos", shuffle_partitions=2)
+
+
 @functools.cache
 def shared_test_session():
     """The one SparkSession a pytest run uses (local[2], few shuffle partitions). Never stopped

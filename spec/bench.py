@@ -4,7 +4,7 @@ kip320 with 3 replicas, log size 2, 2 records, epochs 0..2 (every invariant chec
 TLC, the TLA+ model checker, cannot run on these machines (its jar is not in a reachable
 registry), so its figure is a stated reference: about 80 s with 2 workers on this kind of 2-core
 machine for the same configuration. The run happens in a fresh child process so that its peak
-RSS is the exploration's own.
+RSS is the exploration's own; its progress goes to the progress line the command hands in.
 """
 
 from __future__ import annotations
@@ -15,13 +15,14 @@ import resource
 TLC_REFERENCE_SECONDS = 80.0
 
 
-def _explore_in_child(queue) -> None:
-    from kafkaref.spec.cli import ProgressLine, run_spec
+def _explore_in_child(queue, progress_line) -> None:
+    from kafkaref.spec.check import run_spec
     from kafkaref.spec.state import Bounds
 
-    progress = ProgressLine("exploring kip320, 3 replicas")
+    progress = progress_line("exploring kip320, 3 replicas") if progress_line else None
     result = run_spec("kip320", Bounds(3, 2, 2, 2), progress=progress)
-    progress.done()
+    if progress is not None:
+        progress.done()
     queue.put(
         {
             "distinct_states": result.distinct_states,
@@ -35,10 +36,12 @@ def _explore_in_child(queue) -> None:
     )
 
 
-def bench_explore() -> dict:
+def bench_explore(progress_line=None) -> dict:
+    """progress_line: label -> a progress callback with done(), made in the child (so a
+    picklable class, such as commands/explore.py's ProgressLine); None: no progress."""
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
-    child = context.Process(target=_explore_in_child, args=(queue,))
+    child = context.Process(target=_explore_in_child, args=(queue, progress_line))
     child.start()
     figures = queue.get()
     child.join()

@@ -78,12 +78,16 @@ def _batch(values):
 def chaos_workload(probe: Probe):
     """The chaos workload (chaos/workload.py) runs against the broker for --chaos-seconds, with
     broker kills through --kill-cmd / --restart-cmd when given, and its recorded history has no
-    anomaly the configuration disallows (judged by the Spark checks, or their twin)."""
+    anomaly the configuration disallows (judged by the Spark checks, or their twin: the
+    options' chaos_check, which `kafkaref conform --chaos-checker` builds)."""
     from kafkaref.chaos import run as chaos_run  # imported here: the runner is heavy to import
     from kafkaref.chaos.nemesis import ExternalCommands
     seconds = float(probe.options.get("chaos_seconds", 30))
     if seconds <= 0:
         raise Skip("--chaos-seconds 0")
+    check = probe.options.get("chaos_check")  # history directory -> report (handed in)
+    if check is None:
+        raise Skip("no history checker given (options['chaos_check'])")
     kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
     external, nemesis = ExternalCommands(), ()
     if kill and restart:
@@ -96,8 +100,8 @@ def chaos_workload(probe: Probe):
     options = chaos_run.RunOptions(
         seed=int(probe.options.get("seed", 0)), time_limit_s=seconds, nemesis=nemesis,
         bootstrap=",".join(f"{h}:{p}" for h, p in probe.bootstrap), external=external,
-        runs_dir=runs_dir, checker=probe.options.get("chaos_checker", "spark"))
-    result = chaos_run.run(options, log=lambda line: None)
+        runs_dir=runs_dir)
+    result = chaos_run.run(options, log=lambda line: None, check=check)
     report = result.report
     summary = (f"history in {result.run_dir}: valid={report.get('valid')}, "
                f"faults {len(result.summary.get('schedule') or [])}")

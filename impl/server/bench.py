@@ -45,6 +45,7 @@ import psutil
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
+from kafkaref.impl.progress import SilentProgress
 from kafkaref.impl.server.local_cluster import LocalCluster
 
 RECORD_BYTES = 1024
@@ -405,14 +406,6 @@ def _next_offset(data: bytes) -> int:
     return positioned[-1][1].next_offset
 
 
-def _progress():
-    """A transient progress bar on stderr (stdout stays the table or the JSON)."""
-    from rich.console import Console
-    from rich.progress import Progress
-
-    return Progress(transient=True, console=Console(stderr=True))
-
-
 CLIENTS = (("kafkaref", ours), ("kafkaref-send_many", ours_bulk),
            ("kafkaref-1-in-flight", ours_one_in_flight), ("confluent-kafka", confluent),
            ("protocol", produce_raw_median))
@@ -459,7 +452,8 @@ def produce_row(brokers, acks, batch, total, client, run, parent) -> tuple[float
     return mb_s, rss.peak
 
 
-def bench_broker() -> dict:
+def bench_broker(progress=None) -> dict:
+    """progress: a progress display (impl/progress.py; `kafkaref bench` hands in a bar)."""
     rows, figures, peaks = [], {}, {1: 0, 3: 0}
     plan = [(16 * KIB, 8 * MIB), (1 * MIB, 64 * MIB)]
     # The pump, the denominator of every ratio, runs PUMP_ROUNDS times PUMP_LENGTH times as
@@ -468,7 +462,7 @@ def bench_broker() -> dict:
     pumps = {batch: statistics.median(raw_pump(batch, total * PUMP_LENGTH)
                                       for _ in range(PUMP_ROUNDS))
              for batch, total in plan}
-    with tempfile.TemporaryDirectory() as directory, _progress() as progress:
+    with tempfile.TemporaryDirectory() as directory, progress or SilentProgress() as progress:
         task = progress.add_task("broker bench", total=2 * len(plan) * len(CLIENTS) + 2)
         for brokers, acks in ((1, "1"), (3, "all")):
             for batch, total in plan:

@@ -24,6 +24,7 @@ from functools import partial
 import crc32c
 import psutil
 
+from kafkaref.impl.progress import SilentProgress
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.impl.storage.log import Log
@@ -284,14 +285,13 @@ def _recovery_rows(directory: str, log: Log, label: str, progress) -> tuple[list
     return rows, figures
 
 
-def bench_storage() -> dict:
-    """Run every storage benchmark; see the module docstring."""
-    from rich.progress import Progress
-
+def bench_storage(progress=None) -> dict:
+    """Run every storage benchmark; see the module docstring. progress: a progress display
+    (impl/progress.py; `kafkaref bench` hands in a bar)."""
     root = tempfile.mkdtemp(prefix="kafkaref-bench-storage-")
     rows, figures = [], {}
     try:
-        with Progress(transient=True) as progress:
+        with progress or SilentProgress() as progress:
             more_rows, more = _append_rows(root, progress)
             rows += more_rows
             figures.update(more)

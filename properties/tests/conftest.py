@@ -11,11 +11,31 @@ Tests are imported with --import-mode=importlib (pyproject.toml): test folders a
 so a test file never imports another; shared helpers live in kafkaref.properties.*.
 """
 
+import importlib
+import pkgutil
+from pathlib import Path
+
 import pytest
 
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.profiles import import_every_module, load_from_environment
+from kafkaref.properties.profiles import load_from_environment
 from kafkaref.properties.servers import BrokerSetup, ClusterSetup, running_broker, running_cluster
+
+# The top-level folders, each a kafkaref.<folder> package (setup.py maps them).
+FOLDERS = sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("*/__init__.py"))
+
+
+def import_every_module() -> int:
+    """Import every kafkaref module (returns how many), so that Hypothesis's pool of constants
+    from local modules is the same whichever tests run, and in whatever order."""
+    names = []
+    for folder in FOLDERS:
+        package = importlib.import_module(f"kafkaref.{folder}")
+        names += [info.name for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")]
+    for name in names:
+        importlib.import_module(name)
+    return len(names)
+
 
 PROFILE = load_from_environment()
 # Before any test: Hypothesis's pool of constants from imported modules must not depend on which

@@ -21,6 +21,7 @@ import pytest
 from kafkaref.chaos.hunts import UNHUNTABLE, baseline_options, hunt_for
 from kafkaref.chaos.run import EXIT_INVALID, EXIT_VALID, run
 from kafkaref.impl.mutants import Mutant
+from kafkaref.spark_checks.checker import history_checker
 
 SECONDS = float(os.environ.get("CHAOS_MUTANT_SECONDS", "30"))
 OBSERVABLE = [m for m in Mutant if m.client_observable and m.possible]
@@ -31,7 +32,8 @@ def test_every_hunt_leaves_a_correct_broker_valid(tmp_path):
     """Soundness: every hunt's faults in one run (chaos/hunts.py baseline_options) against the
     correct broker; an anomaly here is a checker or broker bug, not a catch."""
     result = run(baseline_options(2 * SECONDS, seed=1, runs_dir=str(tmp_path),
-                                  run_id="baseline", checker="twin"), log=lambda _: None)
+                                  run_id="baseline"), log=lambda _: None,
+                 check=history_checker("twin"))
     found = {name: entry["count"] for name, entry in result.report.get("anomalies", {}).items()
              if entry["count"]}
     assert result.exit_code == EXIT_VALID, (found, result.summary.get("crash"))
@@ -43,9 +45,9 @@ def test_chaos_run_catches_mutant(mutant, tmp_path):
     if mutant.code in UNHUNTABLE:
         pytest.xfail(UNHUNTABLE[mutant.code])
     options = hunt_for(mutant.code).options(mutant.code, SECONDS, seed=1, runs_dir=str(tmp_path),
-                                            run_id=mutant.code, checker="twin")
+                                            run_id=mutant.code)
     started = time.monotonic()
-    result = run(options, log=lambda _: None)
+    result = run(options, log=lambda _: None, check=history_checker("twin"))
     took = time.monotonic() - started
     found = {name: entry["count"] for name, entry in result.report.get("anomalies", {}).items()
              if entry["count"] and not entry["allowed"]}

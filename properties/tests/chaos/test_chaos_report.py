@@ -112,7 +112,7 @@ def test_a_large_history_gives_a_bounded_page(tmp_path):
 
 
 def test_report_command_regenerates_the_page(run_dir, tmp_path):
-    from kafkaref.impl.cli import main
+    from kafkaref.commands.main import main
 
     run, _ = run_dir
     (run / "report.html").unlink()

@@ -8,6 +8,7 @@ import json
 
 from kafkaref.chaos.nemesis import SAFE_KINDS
 from kafkaref.chaos.run import EXIT_VALID, RunOptions, run
+from kafkaref.spark_checks.checker import history_checker
 from kafkaref.spark_checks.session import shared_test_session
 
 SEED = 11
@@ -16,7 +17,8 @@ SEED = 11
 def test_short_chaos_run_is_valid(tmp_path):
     options = RunOptions(seed=SEED, time_limit_s=30, nemesis=SAFE_KINDS,
                          runs_dir=str(tmp_path), run_id="default")
-    result = run(options, log=lambda _: None, spark=shared_test_session())
+    result = run(options, log=lambda _: None,
+                 check=history_checker("spark", spark=shared_test_session()))
     report = json.loads((tmp_path / "default" / "report.json").read_text())
     found = {name: entry["examples"][:2] for name, entry in report["anomalies"].items()
              if entry["count"]} if "anomalies" in report else report

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from kafkaref.impl.client.cli import _ready_lines, _split_keys
+from kafkaref.commands.client import _ready_lines, _split_keys
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.client.producer import Producer

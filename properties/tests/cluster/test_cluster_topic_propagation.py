@@ -110,7 +110,7 @@ def test_auto_created_topics_honour_num_partitions_on_every_broker(tmp_path):
 @pytest.mark.parametrize("flag, properties, expected", [
     (None, {}, 1), (None, {"num.partitions": "4"}, 4), (3, {"num.partitions": "4"}, 3)])
 def test_num_partitions_from_flag_then_properties_then_kafkas_default(flag, properties, expected):
-    from kafkaref.impl.broker_cli import num_partitions_from
+    from kafkaref.commands.broker import num_partitions_from
 
     assert num_partitions_from(properties, flag) == expected
 
@@ -118,7 +118,7 @@ def test_num_partitions_from_flag_then_properties_then_kafkas_default(flag, prop
 def test_a_bad_num_partitions_is_a_usage_error():
     import click
 
-    from kafkaref.impl.broker_cli import num_partitions_from
+    from kafkaref.commands.broker import num_partitions_from
 
     with pytest.raises(click.BadParameter):
         num_partitions_from({"num.partitions": "four"}, None)

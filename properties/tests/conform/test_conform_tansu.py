@@ -25,6 +25,7 @@ from kafkaref.chaos.conform.catalogue import ERROR, FAIL
 from kafkaref.chaos.conform.report import write_report
 from kafkaref.chaos.conform.runner import run, select
 from kafkaref.impl.server.local_cluster import signal_and_wait
+from kafkaref.spark_checks.checker import history_checker
 
 pytestmark = pytest.mark.tansu
 
@@ -88,7 +89,8 @@ def start_tansu(binary: str, storage: str, log_path: str) -> tuple[subprocess.Po
 
 
 def judge(label: str, port: int):
-    result = run(f"127.0.0.1:{port}", select(), label=label, options={"fuzz": 300})
+    result = run(f"127.0.0.1:{port}", select(), label=label,
+                 options={"fuzz": 300, "chaos_check": history_checker("spark")})
     keep = os.environ.get("KAFKAREF_CONFORM_REPORT_DIR")
     if keep:
         write_report(result, os.path.join(keep, label))

@@ -32,7 +32,7 @@ def test_core_matrix_at_smoke_size():
 
 
 def test_mutants_command_lists_the_registry_and_refuses_unknown_codes():
-    from kafkaref.impl.cli import main
+    from kafkaref.commands.main import main
 
     result = CliRunner().invoke(main, ["mutants", "--list"])
     assert result.exit_code == 0 and "M15" in result.output and "no partition lock" in result.output

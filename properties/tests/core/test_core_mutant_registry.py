@@ -116,7 +116,7 @@ def test_bad_min_insync_value_is_refused_not_crashing():
 
 
 def test_broker_refuses_mutants_without_the_acknowledgement(tmp_path):
-    from kafkaref.impl.broker_cli import broker
+    from kafkaref.commands.broker import broker
 
     result = CliRunner().invoke(broker, ["--data-dir", str(tmp_path), "--mutant", "M2"])
     assert result.exit_code == 2
@@ -130,7 +130,7 @@ def test_broker_refuses_mutants_without_the_acknowledgement(tmp_path):
 
 
 def test_cluster_refuses_mutants_without_the_acknowledgement(tmp_path):
-    from kafkaref.impl.cluster_cli import cluster
+    from kafkaref.commands.cluster import cluster
 
     result = CliRunner().invoke(cluster, ["--dir", str(tmp_path), "--mutant", "M14"])
     assert result.exit_code == 2 and "--allow-deliberate-bugs" in result.output

@@ -189,7 +189,7 @@ def test_bad_lines_are_rejected_with_their_number(tmp_path, extra, message):
 
 
 def test_history_import_and_export_on_the_command_line(tmp_path):
-    from kafkaref.impl.cli import main
+    from kafkaref.commands.main import main
 
     source = _jsonl(tmp_path, _HEADER + _SENT_AND_POLLED)
     runner = CliRunner()
@@ -213,7 +213,7 @@ def test_history_import_and_export_on_the_command_line(tmp_path):
 
 
 def test_check_takes_several_histories_and_writes_a_report_each(tmp_path, monkeypatch):
-    from kafkaref.impl.cli import main
+    from kafkaref.commands.main import main
     from kafkaref.spark_checks import session
 
     starts = []

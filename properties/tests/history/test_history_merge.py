@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kafkaref.chaos.history_cli import history
+from kafkaref.commands.history import history
 from kafkaref.history.format import ANOMALIES, NEMESIS_PROCESS, HistoryError
 from kafkaref.history.merge import (
     Extent,

@@ -9,8 +9,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
+from kafkaref.commands.main import main
 from kafkaref.history.store import read_table
-from kafkaref.impl.cli import main
 from kafkaref.spark_checks import job, twin
 from kafkaref.spark_checks.scoring import load_truth, score
 from kafkaref.spark_checks.session import shared_test_session

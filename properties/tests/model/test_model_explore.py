@@ -52,7 +52,7 @@ def test_three_replicas_with_a_crash_and_a_tick_hold_everywhere():
 
 
 def test_cli_explores_the_model_target():
-    from kafkaref.spec.cli import explore_command
+    from kafkaref.commands.explore import explore_command
 
     result = CliRunner().invoke(explore_command, ["--target", "model", "--replicas", "2",
                                                   "--max-records", "1", "--max-epoch", "1", "--quiet"])

@@ -6,7 +6,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from kafkaref.impl.cli import main
+from kafkaref.commands.main import main
 
 
 def run(*args):

@@ -3,7 +3,7 @@ and the correct protocol (KIP-320) holds. Lengths count states, the initial stat
 
 import pytest
 
-from kafkaref.spec.cli import CLASSIC_INVARIANTS, run_spec
+from kafkaref.spec.check import CLASSIC_INVARIANTS, run_spec
 from kafkaref.spec.state import Bounds
 
 SMALL = dict(log_size=2, max_records=2, max_epoch=2)

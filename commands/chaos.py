@@ -3,7 +3,8 @@
 
 run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
 2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
-of its runs (3 > 1 > 2 > 0: a crash first, then an anomaly).
+of its runs (3 > 1 > 2 > 0: a crash first, then an anomaly). The runs are chaos/run.py's, judged
+by the checker spark_checks/checker.py builds from --checker.
 """
 
 from __future__ import annotations
@@ -65,8 +66,14 @@ def run_options(**kw):
         seed=kw["seed"], time_limit_s=kw["time_limit"], nemesis=kw["nemesis"],
         workload=workload, bootstrap=kw["bootstrap"],
         external=ExternalCommands(kw["kill_cmd"], kw["restart_cmd"]),
-        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"],
-        checker=kw["checker"], spark_master=kw["master"])
+        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"])
+
+
+def checker(kw):
+    """The history check of --checker (spark on --master, twin, none)."""
+    from kafkaref.spark_checks.checker import history_checker
+
+    return history_checker(kw["checker"], kw["master"])
 
 
 def hunted(options):
@@ -77,8 +84,7 @@ def hunted(options):
         raise click.UsageError("--hunt follows one --mutant")
     if options.bootstrap:
         raise click.UsageError("--hunt needs the embedded cluster (its faults are on processes)")
-    keep = {"seed": options.seed, "runs_dir": options.runs_dir, "checker": options.checker,
-            "spark_master": options.spark_master, "mutants": options.mutants}
+    keep = {"seed": options.seed, "runs_dir": options.runs_dir, "mutants": options.mutants}
     if options.mutants:
         hunt = hunt_for(options.mutants[0])
         return attrs.evolve(hunt.options(options.mutants[0], options.time_limit_s), **keep)
@@ -150,7 +156,7 @@ def run_command(seed, hunt, **kw):
     options = run_options(seed=seed, **kw)
     if hunt:
         options = hunted(options)
-    result = run(options, log=_log)
+    result = run(options, log=_log, check=checker(kw))
     print_summary(result)
     sys.exit(result.exit_code)
 
@@ -162,61 +168,22 @@ def run_command(seed, hunt, **kw):
 @common_options
 def soak_command(runs, seed, **kw):
     """RUNS seeded runs in a row; a closing note of runs, acked writes, faults and losses."""
-    from kafkaref.chaos.run import chaos_session, run
+    from kafkaref.chaos.run import run
+    from kafkaref.chaos.soak import SoakTotals
 
-    spark = chaos_session(kw["master"]) if kw["checker"] == "spark" else None
+    check = checker(kw)  # one Spark session for every run
     totals = SoakTotals()
     # rewritten after every run, so a soak stopped early still leaves its totals
     totals_path = Path(kw["runs_dir"], f"soak-{seed}-{runs}-{int(time.time())}.json")
     for i in range(runs):
         options = run_options(seed=seed + i, **kw)
         _log(f"=== soak run {i + 1}/{runs} (seed {seed + i})")
-        result = run(options, log=_log, spark=spark)
+        result = run(options, log=_log, check=check)
         totals.add(result)
         print_summary(result)
         totals_path.write_text(json.dumps(attrs.asdict(totals), indent=2) + "\n")
     click.echo(totals.note())
     sys.exit(totals.exit_code())
-
-
-@attrs.define
-class SoakTotals:
-    runs: int = 0
-    acknowledged: int = 0
-    lost: int = 0
-    faults: dict = attrs.Factory(dict)
-    exit_codes: dict = attrs.Factory(dict)
-    anomalous_runs: list = attrs.Factory(list)
-
-    def add(self, result) -> None:
-        self.runs += 1
-        summary = result.summary
-        self.acknowledged += summary.get("acknowledged", 0)
-        self.lost += lost_writes(result.report)
-        for kind, count in summary.get("faults", {}).items():
-            self.faults[kind] = self.faults.get(kind, 0) + count
-        code = str(result.exit_code)
-        self.exit_codes[code] = self.exit_codes.get(code, 0) + 1
-        if result.exit_code:
-            self.anomalous_runs.append(str(result.run_dir))
-
-    def note(self) -> str:
-        faults = ", ".join(f"{k} {v}" for k, v in sorted(self.faults.items())) or "none"
-        return (f"soak: {self.runs} runs, {self.acknowledged:,} acknowledged writes, faults "
-                f"injected: {faults}; acknowledged writes lost: {self.lost}; exit codes "
-                f"{self.exit_codes}" + (f"; runs to look at: {self.anomalous_runs}"
-                                        if self.anomalous_runs else ""))
-
-    def exit_code(self) -> int:
-        for code in ("3", "1", "2"):
-            if self.exit_codes.get(code):
-                return int(code)
-        return 0
-
-
-def lost_writes(report: dict) -> int:
-    anomalies = report.get("anomalies") or {}
-    return (anomalies.get("lost_write") or {}).get("count", 0)
 
 
 def _log(message: str) -> None:

@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from kafkaref.impl.broker_cli import mutant_options
+from kafkaref.commands.broker import mutant_options
 from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
 from kafkaref.impl.server.local_cluster import LocalCluster
 
@@ -42,7 +42,7 @@ def cluster(brokers, directory, session_timeout_ms, unclean_election, offsets_to
 
     Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
     (including --mutant without --allow-deliberate-bugs)."""
-    from kafkaref.impl.broker_cli import install_stop_handlers, mutants_from_flags, wait_for
+    from kafkaref.commands.broker import install_stop_handlers, mutants_from_flags, wait_for
 
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()

@@ -179,8 +179,8 @@ def _default_report(runs) -> Path:
 
 def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin):
     """Merge into merged (or a temporary directory), then `kafkaref check` it."""
+    from kafkaref.commands.check import check
     from kafkaref.history.store import read_meta
-    from kafkaref.spark_checks.cli import check
 
     scratch = None
     if merged is None:

@@ -27,7 +27,7 @@ MUTANT_RUN_S = 24
 def demo(spec, time_limit, seed, runs_dir) -> None:
     """Run the main job and print its verdict."""
     if spec:
-        from kafkaref.spec.cli import run_demo
+        from kafkaref.commands.explore import run_demo
 
         raise SystemExit(run_demo())
     raise SystemExit(run_chaos_demo(time_limit, seed, runs_dir))
@@ -38,9 +38,11 @@ def run_chaos_demo(time_limit: float, seed: int, runs_dir: str) -> int:
 
     import attrs
 
-    from kafkaref.chaos.cli import print_summary
     from kafkaref.chaos.nemesis import hunting_schedule
-    from kafkaref.chaos.run import RunOptions, chaos_session, run
+    from kafkaref.chaos.run import RunOptions, run
+    from kafkaref.commands.chaos import print_summary
+    from kafkaref.spark_checks.checker import history_checker
+    from kafkaref.spark_checks.session import run_session
 
     started = time.monotonic()
 
@@ -50,14 +52,14 @@ def run_chaos_demo(time_limit: float, seed: int, runs_dir: str) -> int:
     log("kafkaref demo: 3 brokers (RF 3, min ISR 2), workload under kill, pause and partition "
         "faults, then the Spark check (spec exploration: kafkaref demo --spec)")
     log("starting Spark in the background of the run")
-    spark_ready = _start_spark(chaos_session)
+    check = history_checker("spark", spark=_Later(_start_spark(run_session)))
     options = RunOptions(seed=seed, time_limit_s=time_limit, runs_dir=runs_dir)
-    main = run(options, log=log, spark=_Later(spark_ready))
+    main = run(options, log=log, check=check)
     print_summary(main)
     log(f"then the same workload with mutant M2 for {MUTANT_RUN_S}s: it must be caught")
     mutant = run(attrs.evolve(options, time_limit_s=MUTANT_RUN_S, mutants=("M2",),
                               schedule=tuple(hunting_schedule(MUTANT_RUN_S))),
-                 log=log, spark=_Later(spark_ready))
+                 log=log, check=check)
     print_summary(mutant)
     lost = (mutant.report.get("anomalies") or {}).get("lost_write", {})
     caught = mutant.exit_code == 1 and lost.get("count", 0) > 0

@@ -1,4 +1,4 @@
-"""`kafkaref conform`: the conformance suite against any Kafka-protocol broker."""
+"""`kafkaref conform`: the conformance suite (chaos/conform/) against any Kafka-protocol broker."""
 
 from __future__ import annotations
 
@@ -73,6 +73,7 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
     has a deadline; a broker that does not answer or answers garbage never stops the run.
     """
     from kafkaref.chaos.conform import report, runner
+    from kafkaref.spark_checks.checker import history_checker
 
     if list_checks:
         click.echo(_list_checks())
@@ -98,7 +99,7 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
     options = {"fuzz": fuzz, "seed": seed, "kill_cmd": kill_cmd, "restart_cmd": restart_cmd,
                "tear_cmd": tear_cmd,
                "deadline_scale": deadline_scale, "chaos_seconds": chaos_seconds,
-               "chaos_checker": chaos_checker, "runs_dir": runs_dir}
+               "chaos_check": history_checker(chaos_checker), "runs_dir": runs_dir}
 
     def progress(index, total, outcome):
         click.echo(f"[{index + 1}/{total}] {outcome.name}: {outcome.status} "

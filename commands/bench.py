@@ -1,7 +1,8 @@
 """`kafkaref bench NAME [--json]`: the single entry point for benchmarks.
 
-A benchmark is a function in the layer it measures that takes no arguments and returns a
-BenchReport-shaped dict:
+A benchmark is a function in the layer it measures that returns a BenchReport-shaped dict (its
+only arguments are what this command hands it: a progress display, or what it needs from a layer
+it must not import, see _arguments):
 
     {"title": str, "rows": [ {column: value, ...}, ... ], "figures": {name: number, ...}}
 
@@ -32,7 +33,27 @@ BENCHMARKS = {
 
 def _run(name: str) -> dict:
     module_name, attribute = BENCHMARKS[name].split(":")
-    return getattr(importlib.import_module(module_name), attribute)()
+    return getattr(importlib.import_module(module_name), attribute)(**_arguments(name))
+
+
+def _arguments(name: str) -> dict:
+    """The progress display of the benchmarks that show one (on stderr: stdout stays the table
+    or the JSON); for chaos, the Spark side of its figures (chaos/ does not import
+    spark_checks/)."""
+    if name == "explore":
+        from kafkaref.commands.explore import ProgressLine
+
+        return {"progress_line": ProgressLine}
+    if name in ("broker", "storage"):
+        from rich.console import Console
+        from rich.progress import Progress
+
+        return {"progress": Progress(transient=True, console=Console(stderr=True))}
+    if name == "chaos":
+        from kafkaref.spark_checks.bench import check_speed
+
+        return {"check_speed": check_speed}
+    return {}
 
 
 def _print_table(name: str, report: dict) -> None:

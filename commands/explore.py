@@ -1,5 +1,6 @@
 """`kafkaref explore`: exhaustive exploration of a spec variant (or of the model) from the shell,
-and the spec part of `kafkaref demo`.
+and the spec part of `kafkaref demo`: the flags, the progress line and the printing around
+spec/check.py, spec/explore.py and model/explore_target.py.
 
 Exit codes: 0 every invariant holds, 1 an invariant is violated, 2 bad arguments.
 """
@@ -18,16 +19,12 @@ from rich.console import Console
 from rich.table import Table
 
 from kafkaref.spec import render
+from kafkaref.spec.check import CLASSIC_INVARIANTS, run_spec
 from kafkaref.spec.explore import ExploreResult, ExploreStats, explore, format_trace
 from kafkaref.spec.invariants import INVARIANTS
 from kafkaref.spec.machine import initial_states, make_successors
 from kafkaref.spec.state import Bounds
 from kafkaref.spec.variants import VARIANTS
-
-# The invariants of the TLA+ modules plus the structural ones every generation must keep; the
-# demo and the acceptance numbers use this set. The full set (INVARIANTS) adds log-shape facts
-# that older generations also break, usually earlier, through divergent logs.
-CLASSIC_INVARIANTS = ("StrongIsr", "WeakIsr", "LeaderInIsr", "HwLeLeo")
 
 
 class ProgressLine:
@@ -59,27 +56,6 @@ class ProgressLine:
         if not self.quiet and self.console.is_terminal:
             self.console.file.write("\r\x1b[K")
             self.console.file.flush()
-
-
-def run_spec(
-    variant: str,
-    bounds: Bounds,
-    invariant_names: tuple[str, ...] | None = None,
-    *,
-    keep_graph: bool = False,
-    max_states: int | None = None,
-    progress: Callable[[ExploreStats], None] | None = None,
-) -> ExploreResult:
-    """Explore one variant of the spec within bounds, checking the named invariants (default: all)."""
-    names = invariant_names or tuple(INVARIANTS)
-    return explore(
-        initial_states(bounds),
-        make_successors(bounds, variant),
-        {name: INVARIANTS[name] for name in names},
-        keep_graph=keep_graph,
-        max_states=max_states,
-        progress=progress,
-    )
 
 
 def result_json(result: ExploreResult, describe: Callable[[object], str], extra: dict) -> dict:
