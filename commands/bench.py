@@ -22,7 +22,7 @@ BENCHMARKS = {
     "broker": "kafkaref.impl.server.bench:bench_broker",
     "model": "kafkaref.model.bench:bench_model",
     "lockstep": "kafkaref.properties.lockstep_bench:bench_lockstep",
-    "lockstep-threaded": "kafkaref.properties.lockstep_threaded:bench_lockstep_threaded",
+    "lockstep-threaded": "kafkaref.properties.threaded_bench:bench_lockstep_threaded",
     "storage": "kafkaref.impl.storage.bench:bench_storage",
     "spark": "kafkaref.spark_checks.bench:bench_spark",
     "chaos": "kafkaref.chaos.bench:bench_chaos",

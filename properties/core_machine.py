@@ -6,8 +6,8 @@ reaches each broker only when a rule delivers it (so stale leaders and late news
 Replica fetches are synchronous leader-fetch + follower-apply steps using the same code as the
 fetcher threads (impl/replication/apply.py).
 
-`make_core_machine(factory)` returns a RuleBasedStateMachine class over any factory returning a
-CoreCluster-like object. The cluster is seen through the one abstraction function of the core,
+`CoreMachine(factory)` is a RuleBasedStateMachine over any factory returning a CoreCluster-like
+object. The cluster is seen through the one abstraction function of the core,
 properties/lockstep.py `core_image` (a ModelState), and checked with the rules defined once
 elsewhere: every spec invariant on its refinement image (model/refinement.image_violations),
 and the model's client properties AckedWritesSurvive and ConsumedRecordsSurvive
@@ -15,9 +15,9 @@ and the model's client properties AckedWritesSurvive and ConsumedRecordsSurvive
 served to consumers). Its own check is idempotence, which the model has no producer ids for:
 no record is committed twice.
 
-    TestCore = make_core_machine(lambda: CoreCluster(brokers=3)).TestCase
+    TestCore = bind(CoreMachine, factory=lambda: CoreCluster(brokers=3)).TestCase
     # the same core on impl/storage segmented logs:
-    make_core_machine(lambda: CoreCluster(log_factory=lambda b: Log(tempfile.mkdtemp())))
+    bind(CoreMachine, factory=lambda: CoreCluster(log_factory=lambda b: Log(tempfile.mkdtemp())))
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from kafkaref.model.render import render_state
 from kafkaref.model.values import Entry
 from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.lockstep import TOPIC, core_image
-from kafkaref.properties.model_machine import note
+from kafkaref.properties.stateful import note
 from kafkaref.spec.state import Record
 
 KEY = (TOPIC, 0)
@@ -245,115 +245,116 @@ def _records(data: bytes):
             yield record.offset, _ids(record.value)[0]
 
 
-def make_core_machine(factory: Callable[[], CoreCluster]) -> type[RuleBasedStateMachine]:
-    class CoreMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.cluster = factory()
-            self.size = len(self.cluster.brokers)
+class CoreMachine(RuleBasedStateMachine):
+    """Rules on the cluster factory() builds (a CoreCluster or one like it): produce (plain and
+    idempotent, with retries), consumer fetches, replication, ISR changes, metadata delivery,
+    elections, crashes, restarts and ticks; the invariants of the module docstring."""
 
-        def _broker(self, index: int) -> int:
-            return sorted(self.cluster.brokers)[index % self.size]
+    def __init__(self, factory: Callable[[], CoreCluster]) -> None:
+        super().__init__()
+        self.cluster = factory()
+        self.size = len(self.cluster.brokers)
 
-        @rule(index=st.integers(0, 7), acks=st.sampled_from([-1, 1]), count=st.integers(1, 3))
-        def produce(self, index, acks, count):
-            b = self._broker(index)
-            if self.cluster.brokers[b] is not None:
-                self.cluster.produce(b, acks, count)
+    def _broker(self, index: int) -> int:
+        return sorted(self.cluster.brokers)[index % self.size]
 
-        @rule(index=st.integers(0, 7), count=st.integers(1, 2))
-        def produce_idempotent(self, index, count):
-            b = self._broker(index)
-            if self.cluster.brokers[b] is not None:
-                self.cluster.produce(b, -1, count, idempotent=True)
+    @rule(index=st.integers(0, 7), acks=st.sampled_from([-1, 1]), count=st.integers(1, 3))
+    def produce(self, index, acks, count):
+        b = self._broker(index)
+        if self.cluster.brokers[b] is not None:
+            self.cluster.produce(b, acks, count)
 
-        @rule(index=st.integers(0, 7))
-        def retry_idempotent(self, index):
-            b = self._broker(index)
-            if self.cluster.brokers[b] is not None:
-                self.cluster.retry_idempotent(b)
+    @rule(index=st.integers(0, 7), count=st.integers(1, 2))
+    def produce_idempotent(self, index, count):
+        b = self._broker(index)
+        if self.cluster.brokers[b] is not None:
+            self.cluster.produce(b, -1, count, idempotent=True)
 
-        @rule(index=st.integers(0, 7), back=st.integers(0, 3))
-        def consumer_fetch(self, index, back):
-            b = self._broker(index)
+    @rule(index=st.integers(0, 7))
+    def retry_idempotent(self, index):
+        b = self._broker(index)
+        if self.cluster.brokers[b] is not None:
+            self.cluster.retry_idempotent(b)
+
+    @rule(index=st.integers(0, 7), back=st.integers(0, 3))
+    def consumer_fetch(self, index, back):
+        b = self._broker(index)
+        p = self.cluster.partition(b)
+        if p is not None:
+            self.cluster.consumer_fetch(b, max(0, p.log_end_offset - back))
+
+    @rule(index=st.integers(0, 7), times=st.integers(1, 3))
+    def replicate(self, index, times):
+        b = self._broker(index)
+        for _ in range(times):
+            note(f"replicate {b}: {self.cluster.replicate(b)}")
+
+    @rule(index=st.integers(0, 7), short=st.booleans())
+    def replicate_partly(self, index, short):
+        """A fetch cut short by max_bytes (one batch), or whose response is lost in flight
+        (the leader saw the fetch, the follower never got the answer)."""
+        b = self._broker(index)
+        outcome = self.cluster.replicate(b, max_bytes=1) if short else (
+            self.cluster.replicate(b, drop=True))
+        note(f"replicate {b} {'max_bytes=1' if short else 'response lost'}: {outcome}")
+
+    @precondition(lambda self: self.cluster.proposals)
+    @rule()
+    def commit_isr_change(self):
+        self.cluster.commit_isr_change()
+
+    @rule(index=st.integers(0, 7))
+    def propagate(self, index):
+        self.cluster.propagate(self._broker(index))
+
+    @rule(index=st.integers(0, 7))
+    def elect(self, index):
+        self.cluster.elect(self._broker(index))
+
+    @precondition(lambda self: len(self.cluster.alive()) > 1)
+    @rule(index=st.integers(0, 7))
+    def crash(self, index):
+        b = self._broker(index)
+        if self.cluster.brokers[b] is not None:
+            note(f"crash {b}")
+            self.cluster.crash(b)
+
+    @rule(index=st.integers(0, 7))
+    def restart(self, index):
+        b = self._broker(index)
+        if self.cluster.brokers[b] is None:
+            note(f"restart {b}")
+            self.cluster.restart(b)
+
+    @rule(ms=st.sampled_from([1, 100, 600, 1500]))
+    def tick(self, ms):
+        self.cluster.tick(ms)
+
+    @invariant()
+    def spec_invariants_hold(self):
+        state = core_image(self.cluster)
+        broken = image_violations(state)
+        assert not broken, f"{broken} violated\n{render_state(state)}"
+
+    @invariant()
+    def client_properties_hold(self):
+        """The model's client properties on the image with the records named as clients
+        know them (acknowledged and read: id -> offset, judged against the leader)."""
+        state = core_image(self.cluster, self.cluster.client_entries)
+        ghost = Ghost(acked=frozenset((0, o, i) for i, o in self.cluster.acked.items()),
+                      consumed=frozenset((0, o, i) for i, o in self.cluster.read.items()))
+        broken = [name for name, holds in CLIENT_PROPERTIES.items() if not holds(state, ghost)]
+        assert not broken, (f"{broken} violated: acked {self.cluster.acked}, read "
+                            f"{self.cluster.read}, leader {state.partitions[0].control.leader}"
+                            f"\n{render_state(state)}")
+
+    @invariant()
+    def no_record_committed_twice(self):
+        """Idempotence: the committed prefix of a leader's log holds each record once."""
+        for b in self.cluster.alive():
             p = self.cluster.partition(b)
-            if p is not None:
-                self.cluster.consumer_fetch(b, max(0, p.log_end_offset - back))
-
-        @rule(index=st.integers(0, 7), times=st.integers(1, 3))
-        def replicate(self, index, times):
-            b = self._broker(index)
-            for _ in range(times):
-                note(f"replicate {b}: {self.cluster.replicate(b)}")
-
-        @rule(index=st.integers(0, 7), short=st.booleans())
-        def replicate_partly(self, index, short):
-            """A fetch cut short by max_bytes (one batch), or whose response is lost in flight
-            (the leader saw the fetch, the follower never got the answer)."""
-            b = self._broker(index)
-            outcome = self.cluster.replicate(b, max_bytes=1) if short else (
-                self.cluster.replicate(b, drop=True))
-            note(f"replicate {b} {'max_bytes=1' if short else 'response lost'}: {outcome}")
-
-        @precondition(lambda self: self.cluster.proposals)
-        @rule()
-        def commit_isr_change(self):
-            self.cluster.commit_isr_change()
-
-        @rule(index=st.integers(0, 7))
-        def propagate(self, index):
-            self.cluster.propagate(self._broker(index))
-
-        @rule(index=st.integers(0, 7))
-        def elect(self, index):
-            self.cluster.elect(self._broker(index))
-
-        @precondition(lambda self: len(self.cluster.alive()) > 1)
-        @rule(index=st.integers(0, 7))
-        def crash(self, index):
-            b = self._broker(index)
-            if self.cluster.brokers[b] is not None:
-                note(f"crash {b}")
-                self.cluster.crash(b)
-
-        @rule(index=st.integers(0, 7))
-        def restart(self, index):
-            b = self._broker(index)
-            if self.cluster.brokers[b] is None:
-                note(f"restart {b}")
-                self.cluster.restart(b)
-
-        @rule(ms=st.sampled_from([1, 100, 600, 1500]))
-        def tick(self, ms):
-            self.cluster.tick(ms)
-
-        @invariant()
-        def spec_invariants_hold(self):
-            state = core_image(self.cluster)
-            broken = image_violations(state)
-            assert not broken, f"{broken} violated\n{render_state(state)}"
-
-        @invariant()
-        def client_properties_hold(self):
-            """The model's client properties on the image with the records named as clients
-            know them (acknowledged and read: id -> offset, judged against the leader)."""
-            state = core_image(self.cluster, self.cluster.client_entries)
-            ghost = Ghost(acked=frozenset((0, o, i) for i, o in self.cluster.acked.items()),
-                          consumed=frozenset((0, o, i) for i, o in self.cluster.read.items()))
-            broken = [name for name, holds in CLIENT_PROPERTIES.items() if not holds(state, ghost)]
-            assert not broken, (f"{broken} violated: acked {self.cluster.acked}, read "
-                                f"{self.cluster.read}, leader {state.partitions[0].control.leader}"
-                                f"\n{render_state(state)}")
-
-        @invariant()
-        def no_record_committed_twice(self):
-            """Idempotence: the committed prefix of a leader's log holds each record once."""
-            for b in self.cluster.alive():
-                p = self.cluster.partition(b)
-                if p is None or not p.is_leader:
-                    continue
-                ids = [r.id // ATTEMPTS_MAX
-                       for r in self.cluster.record_ids(b)[: p.high_watermark]]
-                assert len(ids) == len(set(ids)), f"duplicates committed on {b}: {ids}"
-
-    return CoreMachine
+            if p is None or not p.is_leader:
+                continue
+            ids = [r.id // ATTEMPTS_MAX
+                   for r in self.cluster.record_ids(b)[: p.high_watermark]]
+            assert len(ids) == len(set(ids)), f"duplicates committed on {b}: {ids}"

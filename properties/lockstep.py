@@ -1,7 +1,6 @@
 """The impl core as a system under test for the model's machine: model events in, model effects out.
 
-    Machine = make_model_machine(config, sut_factory=CoreLockstep, observe=observable_state,
-                                 sut_state=...)   # see lockstep_machine() below
+    Machine = lockstep_machine(config)   # ModelMachine with CoreLockstep as its system
 
 `CoreLockstep(config)` is a whole cluster stepped in one thread: one core Broker (impl/core)
 per model broker, a MemoryLog per replica (the "disk": it survives crashes, minus what was not
@@ -467,10 +466,12 @@ def same_effects_any_order(expected, actual) -> bool:
 
 
 def lockstep_machine(config: ClusterConfig, **cluster_options):
-    """The model's machine with the core in lockstep (cluster_options: mutants)."""
-    from kafkaref.properties.model_machine import StateCheck, make_model_machine
+    """The model's machine with the core in lockstep (cluster_options: mutants), as a class
+    Hypothesis runs (properties/stateful.py, bind)."""
+    from kafkaref.properties.model_machine import ModelMachine, StateCheck
+    from kafkaref.properties.stateful import bind
 
-    return make_model_machine(
-        config, sut_factory=lambda c: CoreLockstep(c, **cluster_options),
+    return bind(
+        ModelMachine, config=config, sut_factory=lambda c: CoreLockstep(c, **cluster_options),
         compare=same_effects_any_order,
         state_check=StateCheck(core_image, observable_state, describe_difference))

@@ -1,14 +1,15 @@
 """A reusable Hypothesis state machine over the reference model (like zarr's testing package).
 
-make_model_machine(config, sut_factory=None) returns a RuleBasedStateMachine class whose rules
-are client requests, replica fetches, clock ticks and faults (crashes, restarts, elections,
-ISR changes, flushes). Every event goes to the model; when a system under test is given (a
-factory taking the ClusterConfig and returning an object with feed(event) -> effects, such as
-a future adapter over impl/core), the same event goes to it and its effects must equal the
-model's (or satisfy `compare`). Invariants: the model's client-level properties
-(model/properties.py) and the spec's invariants on the refinement image of every partition.
+ModelMachine(config, sut_factory=None, ...) is a RuleBasedStateMachine whose rules are client
+requests, replica fetches, clock ticks and faults (crashes, restarts, elections, ISR changes,
+flushes). Every event goes to the model; when a system under test is given (a factory taking the
+ClusterConfig and returning an object with feed(event) -> effects, such as properties/lockstep.py's
+adapter over impl/core), the same event goes to it and its effects must equal the model's (or
+satisfy `compare`). Invariants: the model's client-level properties (model/properties.py) and the
+spec's invariants on the refinement image of every partition. A broker that replicates by itself
+has a coarser rule set of its own: properties/threaded_machine.py.
 
-    TestWalk = make_model_machine(ClusterConfig(brokers=3)).TestCase
+    TestWalk = bind(ModelMachine, config=ClusterConfig(brokers=3)).TestCase
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import attrs
-from hypothesis import note as hypothesis_note
 from hypothesis import strategies as st
-from hypothesis.errors import InvalidArgument
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from kafkaref.model import events as ev
@@ -31,15 +30,7 @@ from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, 
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.values import ModelState
-
-
-def note(text: str) -> None:
-    """hypothesis.note inside a test run; silent when a machine is driven by a script (a
-    regression test calling its rules one by one)."""
-    try:
-        hypothesis_note(text)
-    except InvalidArgument:
-        pass
+from kafkaref.properties.stateful import note, per_machine
 
 
 class SystemUnderTest(Protocol):
@@ -123,325 +114,318 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
     return labels
 
 
-def make_model_machine(
-    config: ClusterConfig,
-    sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
-    compare: Compare = _same_effects,
-    check_spec_invariants: bool = True,
-    state_check: StateCheck | None = None,
-    rules: str = "model",
-) -> type[RuleBasedStateMachine]:
-    """A state machine class driving the model (and optionally a system under test in lockstep).
+# Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
+BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
+PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
+REPLICA_INDEXES = per_machine(lambda m: st.integers(0, m.config.replication_factor - 1))
+TICKS = per_machine(lambda m: st.sampled_from((1, 40, 600, m.config.replica_lag_time_max_ms + 1,
+                                               2 * m.config.replica_lag_time_max_ms)))
 
-    rules="model" (the default) has the full event alphabet; rules="threaded" is the coarser one
-    for a broker that replicates by itself (no replica-fetch or ISR-commit rules; the model is
-    settled after every step; isolation and pause faults): see properties/lockstep_threaded.py.
-    """
-    if rules == "threaded":
-        from kafkaref.properties.lockstep_threaded import make_threaded_machine
 
-        return make_threaded_machine(config, sut_factory, check_spec_invariants)
-    if rules != "model":
-        raise ValueError(f"rules must be 'model' or 'threaded', not {rules!r}")
-    brokers = st.integers(0, config.brokers - 1)
-    partitions = st.integers(0, config.partitions - 1)
+class ModelMachine(RuleBasedStateMachine):
+    """Rules: client requests, replica fetches, clock ticks and faults (crashes, restarts,
+    elections, ISR changes, flushes), each fed to the model and, when sut_factory is given, to
+    the system it builds from the ClusterConfig; its effects must equal the model's (or satisfy
+    compare) and, with state_check, its state the model's after every step."""
 
-    class ModelMachine(RuleBasedStateMachine):
-        def __init__(self) -> None:
-            super().__init__()
-            self.model = ReferenceModel(config)
-            self.sut = sut_factory(config) if sut_factory is not None else None
-            self.next_request_id = 0
-            self._rule_frame = None
-            for p in range(config.partitions):  # start with leaders, as a real cluster does
-                self.feed(ev.Elect(p, config.assignment(p)[0]))
+    def __init__(self, config: ClusterConfig,
+                 sut_factory: Callable[[ClusterConfig], SystemUnderTest] | None = None,
+                 compare: Compare = _same_effects, check_spec_invariants: bool = True,
+                 state_check: StateCheck | None = None) -> None:
+        super().__init__()
+        self.config = config
+        self.compare, self.state_check = compare, state_check
+        self.check_spec_invariants = check_spec_invariants
+        self.model = ReferenceModel(config)
+        self.sut = sut_factory(config) if sut_factory is not None else None
+        self.next_request_id = 0
+        self._rule_frame = None
+        for p in range(config.partitions):  # start with leaders, as a real cluster does
+            self.feed(ev.Elect(p, config.assignment(p)[0]))
 
-        # -- plumbing ---------------------------------------------------------------------
+    # -- plumbing ---------------------------------------------------------------------
 
-        def feed(self, event: ev.Event) -> Sequence[Effect]:
-            caller = sys._getframe(1)  # the rule feeding: counted once per call (coverage)
-            if caller is not self._rule_frame:
-                self._rule_frame = caller
-                name = caller.f_code.co_name
-                FIRED["rule " + ("(initial elections)" if name == "__init__" else name)] += 1
-            before = self.model.state
-            expected = self.model.feed(event)
-            for label in fired_labels(event, expected, before, self.model.state):
-                FIRED[label] += 1
-            note(f"{event!r} -> {list(expected)!r}")
-            if self.sut is not None:
-                actual = self.sut.feed(event)
-                assert compare(expected, actual), (
-                    f"{event!r}: effects differ\nmodel  {list(expected)!r}\nsystem {list(actual)!r}"
-                    f"\n{self._states()}")
-                if state_check is not None:
-                    image = state_check.image(self.sut)
-                    assert state_check.observe(self.model.state) == state_check.observe(image), (
-                        f"after {event!r} the states differ\n"
-                        f"{state_check.describe(self.model.state, image)}")
-            return expected
+    def feed(self, event: ev.Event) -> Sequence[Effect]:
+        caller = sys._getframe(1)  # the rule feeding: counted once per call (coverage)
+        if caller is not self._rule_frame:
+            self._rule_frame = caller
+            name = caller.f_code.co_name
+            FIRED["rule " + ("(initial elections)" if name == "__init__" else name)] += 1
+        before = self.model.state
+        expected = self.model.feed(event)
+        for label in fired_labels(event, expected, before, self.model.state):
+            FIRED[label] += 1
+        note(f"{event!r} -> {list(expected)!r}")
+        if self.sut is not None:
+            actual = self.sut.feed(event)
+            assert self.compare(expected, actual), (
+                f"{event!r}: effects differ\nmodel  {list(expected)!r}\nsystem {list(actual)!r}"
+                f"\n{self._states()}")
+            if self.state_check is not None:
+                image = self.state_check.image(self.sut)
+                assert (self.state_check.observe(self.model.state)
+                        == self.state_check.observe(image)), (
+                    f"after {event!r} the states differ\n"
+                    f"{self.state_check.describe(self.model.state, image)}")
+        return expected
 
-        def _states(self) -> str:
-            if state_check is None:
-                return ""
-            return state_check.describe(self.model.state, state_check.image(self.sut))
+    def _states(self) -> str:
+        if self.state_check is None:
+            return ""
+        return self.state_check.describe(self.model.state, self.state_check.image(self.sut))
 
-        def request_id(self) -> int:
-            self.next_request_id += 1
-            return self.next_request_id
+    def request_id(self) -> int:
+        self.next_request_id += 1
+        return self.next_request_id
 
-        def leader_or_any(self, p: int, pick_leader: bool, broker: int) -> int:
-            leader = self.model.state.partitions[p].control.leader
-            return leader if pick_leader and leader is not None else broker
+    def leader_or_any(self, p: int, pick_leader: bool, broker: int) -> int:
+        leader = self.model.state.partitions[p].control.leader
+        return leader if pick_leader and leader is not None else broker
 
-        # -- client requests --------------------------------------------------------------
+    # -- client requests --------------------------------------------------------------
 
-        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, acks=st.sampled_from([-1, -1, 1, 0]),
-              count=st.integers(1, 3), timeout_ms=st.sampled_from([0, 50, 1000, 60_000]),
-              more=st.sampled_from([0, 0, 0, 0, 0, 0, 0, 1]))
-        def produce(self, p, to_leader, broker, acks, count, timeout_ms, more):
-            """more=1: a second batch for the partition in the same request (Kafka refuses)."""
-            broker = self.leader_or_any(p, to_leader, broker)
-            values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
-            extra = ((b"x%d" % self.next_request_id,),) if more else ()
-            self.feed(ev.Produce(self.request_id(), broker, p, values, acks, timeout_ms, extra))
+    @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, acks=st.sampled_from([-1, -1, 1, 0]),
+          count=st.integers(1, 3), timeout_ms=st.sampled_from([0, 50, 1000, 60_000]),
+          more=st.sampled_from([0, 0, 0, 0, 0, 0, 0, 1]))
+    def produce(self, p, to_leader, broker, acks, count, timeout_ms, more):
+        """more=1: a second batch for the partition in the same request (Kafka refuses)."""
+        broker = self.leader_or_any(p, to_leader, broker)
+        values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
+        extra = ((b"x%d" % self.next_request_id,),) if more else ()
+        self.feed(ev.Produce(self.request_id(), broker, p, values, acks, timeout_ms, extra))
 
-        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, back=st.integers(-1, 3),
-              min_bytes=st.sampled_from([1, 1, 70, 200]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
-              max_bytes=st.sampled_from([1, 80, 1 << 20]), epoch=st.sampled_from([None, None, 0, -1, 1]))
-        def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes, epoch):
-            """epoch: the current leader epoch the client sends, relative to the broker's (None:
-            not sent, as old clients do)."""
-            broker = self.leader_or_any(p, to_leader, broker)
-            replica = self.model.state.partitions[p].replicas[broker]
-            hw = replica.hw if replica is not None else 0
-            offset = max(0, hw - back) if back >= 0 else hw + 1
-            leader_epoch = -1
-            if epoch is not None and replica is not None and replica.leader_epoch + epoch >= 0:
-                leader_epoch = replica.leader_epoch + epoch
-            self.feed(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes,
-                               max_wait_ms, leader_epoch))
+    @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-1, 3),
+          min_bytes=st.sampled_from([1, 1, 70, 200]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
+          max_bytes=st.sampled_from([1, 80, 1 << 20]), epoch=st.sampled_from([None, None, 0, -1, 1]))
+    def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes, epoch):
+        """epoch: the current leader epoch the client sends, relative to the broker's (None:
+        not sent, as old clients do)."""
+        broker = self.leader_or_any(p, to_leader, broker)
+        replica = self.model.state.partitions[p].replicas[broker]
+        hw = replica.hw if replica is not None else 0
+        offset = max(0, hw - back) if back >= 0 else hw + 1
+        leader_epoch = -1
+        if epoch is not None and replica is not None and replica.leader_epoch + epoch >= 0:
+            leader_epoch = replica.leader_epoch + epoch
+        self.feed(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes,
+                           max_wait_ms, leader_epoch))
 
-        @rule(p=partitions, to_leader=st.booleans(), broker=brokers, latest=st.booleans())
-        def list_offsets(self, p, to_leader, broker, latest):
-            broker = self.leader_or_any(p, to_leader, broker)
-            timestamp = ev.LATEST if latest else ev.EARLIEST
-            self.feed(ev.ListOffsets(self.request_id(), broker, p, timestamp))
+    @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans())
+    def list_offsets(self, p, to_leader, broker, latest):
+        broker = self.leader_or_any(p, to_leader, broker)
+        timestamp = ev.LATEST if latest else ev.EARLIEST
+        self.feed(ev.ListOffsets(self.request_id(), broker, p, timestamp))
 
-        @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
-                                    "stranger", "time", "commit"]),
-              broker=brokers, other=brokers, when=st.sampled_from([0, 12345, -3]))
-        def bad_input(self, kind, broker, other, when):
-            """Requests the model calls impossible get the same error code on both sides: an
-            unknown partition, an empty produce, invalid acks, a fetch from a broker that holds
-            no replica, an election of a non-replica or of a broker id outside the cluster, an
-            ISR commit for an unknown partition; and a ListOffsets by time (outside the
-            client alphabet: the model has no timestamps, docs/lockstep.md)."""
-            unknown = config.partitions
-            if kind == "stranger":
-                self.feed(ev.Elect(0, config.brokers + broker))
+    @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
+                                "stranger", "time", "commit"]),
+          broker=BROKERS, other=BROKERS, when=st.sampled_from([0, 12345, -3]))
+    def bad_input(self, kind, broker, other, when):
+        """Requests the model calls impossible get the same error code on both sides: an
+        unknown partition, an empty produce, invalid acks, a fetch from a broker that holds
+        no replica, an election of a non-replica or of a broker id outside the cluster, an
+        ISR commit for an unknown partition; and a ListOffsets by time (outside the
+        client alphabet: the model has no timestamps, docs/lockstep.md)."""
+        unknown = self.config.partitions
+        if kind == "stranger":
+            self.feed(ev.Elect(0, self.config.brokers + broker))
+            return
+        if kind == "time":
+            self.feed(ev.ListOffsets(self.request_id(), broker, 0, when))
+            return
+        if kind == "commit":
+            self.feed(ev.CommitIsrChange(unknown))
+            return
+        if kind == "produce":
+            self.feed(ev.Produce(self.request_id(), broker, unknown, (b"u",), 1))
+        elif kind == "fetch":
+            self.feed(ev.Fetch(self.request_id(), broker, unknown, 0))
+        elif kind == "list":
+            self.feed(ev.ListOffsets(self.request_id(), broker, unknown))
+        elif kind == "empty":
+            self.feed(ev.Produce(self.request_id(), broker, 0, (), 1))
+        elif kind == "acks":
+            self.feed(ev.Produce(self.request_id(), broker, 0, (b"a",), 2))
+        elif kind == "replica":
+            self.feed(ev.ReplicaFetch(broker, other, 0, 0, -1, -1) if other not in
+                      self.config.assignment(0) or broker == other else
+                      ev.ReplicaFetch(broker, other, unknown, 0, -1, -1))
+        else:
+            outsiders = [b for b in range(self.config.brokers) if b not in self.config.assignment(0)]
+            self.feed(ev.Elect(0, outsiders[0]) if outsiders else ev.Elect(unknown, broker))
+
+    # -- replication and time ---------------------------------------------------------
+
+    def fetchers(self) -> list[tuple[int, int]]:
+        state = self.model.state
+        return [(p, f) for p in range(self.config.partitions) for f in self.config.assignment(p)
+                if state.alive[f] and replica_fetch_for(state, f, p) is not None]
+
+    @precondition(lambda self: self.fetchers())
+    @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
+          max_bytes=st.sampled_from([1 << 20, 1 << 20, 1 << 20, 1, 150]),
+          lost=st.sampled_from([False, False, False, False, True]))
+    def replicate(self, pick, times, max_bytes, lost):
+        """max_bytes: replica.fetch.max.bytes (1: one batch); lost: the leader handled the
+        last fetch but its answer never reached the follower."""
+        pairs = self.fetchers()
+        p, follower = pairs[pick % len(pairs)]
+        for i in range(times):
+            event = replica_fetch_for(self.model.state, follower, p, max_bytes,
+                                      lost and i == times - 1)
+            if event is None or not self.model.state.alive[follower]:
                 return
-            if kind == "time":
-                self.feed(ev.ListOffsets(self.request_id(), broker, 0, when))
-                return
-            if kind == "commit":
-                self.feed(ev.CommitIsrChange(unknown))
-                return
-            if kind == "produce":
-                self.feed(ev.Produce(self.request_id(), broker, unknown, (b"u",), 1))
-            elif kind == "fetch":
-                self.feed(ev.Fetch(self.request_id(), broker, unknown, 0))
-            elif kind == "list":
-                self.feed(ev.ListOffsets(self.request_id(), broker, unknown))
-            elif kind == "empty":
-                self.feed(ev.Produce(self.request_id(), broker, 0, (), 1))
-            elif kind == "acks":
-                self.feed(ev.Produce(self.request_id(), broker, 0, (b"a",), 2))
-            elif kind == "replica":
-                self.feed(ev.ReplicaFetch(broker, other, 0, 0, -1, -1) if other not in
-                          config.assignment(0) or broker == other else
-                          ev.ReplicaFetch(broker, other, unknown, 0, -1, -1))
-            else:
-                outsiders = [b for b in range(config.brokers) if b not in config.assignment(0)]
-                self.feed(ev.Elect(0, outsiders[0]) if outsiders else ev.Elect(unknown, broker))
+            self.feed(event)
 
-        # -- replication and time ---------------------------------------------------------
+    @rule(ms=TICKS)
+    def tick(self, ms):
+        self.feed(ev.Tick(ms))
 
-        def fetchers(self) -> list[tuple[int, int]]:
-            state = self.model.state
-            return [(p, f) for p in range(config.partitions) for f in config.assignment(p)
-                    if state.alive[f] and replica_fetch_for(state, f, p) is not None]
+    def pending(self) -> list[int]:
+        state = self.model.state
+        return [p for p in range(self.config.partitions)
+                if (found := state.leader_replica(p)) is not None
+                and found[1].pending_isr is not None]
 
-        @precondition(lambda self: self.fetchers())
-        @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
-              max_bytes=st.sampled_from([1 << 20, 1 << 20, 1 << 20, 1, 150]),
-              lost=st.sampled_from([False, False, False, False, True]))
-        def replicate(self, pick, times, max_bytes, lost):
-            """max_bytes: replica.fetch.max.bytes (1: one batch); lost: the leader handled the
-            last fetch but its answer never reached the follower."""
-            pairs = self.fetchers()
-            p, follower = pairs[pick % len(pairs)]
-            for i in range(times):
-                event = replica_fetch_for(self.model.state, follower, p, max_bytes,
-                                          lost and i == times - 1)
-                if event is None or not self.model.state.alive[follower]:
-                    return
+    @precondition(lambda self: self.pending())
+    @rule(pick=st.integers(0, 8))
+    def commit_isr_change(self, pick):
+        pending = self.pending()
+        self.feed(ev.CommitIsrChange(pending[pick % len(pending)]))
+
+    @precondition(lambda self: self.pending())
+    @rule(pick=st.integers(0, 8), index=REPLICA_INDEXES,
+          unclean=st.booleans())
+    def elect_right_after_isr_change(self, pick, index, unclean):
+        pending = self.pending()
+        p = pending[pick % len(pending)]
+        self.feed(ev.CommitIsrChange(p))
+        self.feed(ev.Elect(p, self.config.assignment(p)[index],
+                           unclean and self.config.unclean_leader_election))
+
+    # -- shapes a uniform walk rarely reaches (each a sequence of ordinary events) -----
+    # A follower that has fallen out of the ISR while the hw moved past it, and the
+    # election of an in-sync replica that holds less than another live replica: where
+    # ISR expansion (M15) and truncation on a diverging epoch (M5, B1) have to be right.
+
+    def stallable(self) -> list[tuple[int, int]]:
+        """(partition, follower): a live ISR follower behind its live leader's leo, the
+        leader with no ISR change in flight."""
+        state = self.model.state
+        out = []
+        for p in range(self.config.partitions):
+            found = state.leader_replica(p)
+            if found is None or found[1].pending_isr is not None:
+                continue
+            leader, replica = found
+            out += [(p, f) for f in sorted(replica.isr - {leader})
+                    if state.alive[f] and state.partitions[p].replicas[f].leo < replica.leo]
+        return out
+
+    @precondition(lambda self: self.stallable())
+    @rule(pick=st.integers(0, 8))
+    def stall_follower(self, pick):
+        """One follower stops fetching: the others catch up to the leader's leo, time
+        passes beyond the lag time (2x: a fixed-rate check falls after it), the ISR shrink
+        is committed. With enough ISR left, the hw then moves past the stalled one."""
+        pairs = self.stallable()
+        p, stalled = pairs[pick % len(pairs)]
+        for other in self.config.assignment(p):
+            for _ in range(4):
+                event = replica_fetch_for(self.model.state, other, p)
+                if other == stalled or event is None or not self.model.state.alive[other]:
+                    break
                 self.feed(event)
-
-        @rule(ms=st.sampled_from([1, 40, 600, config.replica_lag_time_max_ms + 1,
-                                   2 * config.replica_lag_time_max_ms]))
-        def tick(self, ms):
-            self.feed(ev.Tick(ms))
-
-        def pending(self) -> list[int]:
-            state = self.model.state
-            return [p for p in range(config.partitions)
-                    if (found := state.leader_replica(p)) is not None
-                    and found[1].pending_isr is not None]
-
-        @precondition(lambda self: self.pending())
-        @rule(pick=st.integers(0, 8))
-        def commit_isr_change(self, pick):
-            pending = self.pending()
-            self.feed(ev.CommitIsrChange(pending[pick % len(pending)]))
-
-        @precondition(lambda self: self.pending())
-        @rule(pick=st.integers(0, 8), index=st.integers(0, config.replication_factor - 1),
-              unclean=st.booleans())
-        def elect_right_after_isr_change(self, pick, index, unclean):
-            pending = self.pending()
-            p = pending[pick % len(pending)]
+        self.feed(ev.Tick(2 * self.config.replica_lag_time_max_ms))
+        if p in self.pending():
             self.feed(ev.CommitIsrChange(p))
-            self.feed(ev.Elect(p, config.assignment(p)[index],
-                               unclean and config.unclean_leader_election))
 
-        # -- shapes a uniform walk rarely reaches (each a sequence of ordinary events) -----
-        # A follower that has fallen out of the ISR while the hw moved past it, and the
-        # election of an in-sync replica that holds less than another live replica: where
-        # ISR expansion (M15) and truncation on a diverging epoch (M5, B1) have to be right.
+    def below_hw(self) -> list[tuple[int, int]]:
+        """(partition, follower): a live follower outside its leader's ISR, below its hw."""
+        state = self.model.state
+        out = []
+        for p in range(self.config.partitions):
+            found = state.leader_replica(p)
+            if found is None:
+                continue
+            leader, replica = found
+            for f in self.config.assignment(p):
+                r = state.partitions[p].replicas[f]
+                if (f != leader and f not in replica.isr and state.alive[f] and r.leo < replica.hw
+                        and replica_fetch_for(state, f, p) is not None):
+                    out.append((p, f))
+        return out
 
-        def stallable(self) -> list[tuple[int, int]]:
-            """(partition, follower): a live ISR follower behind its live leader's leo, the
-            leader with no ISR change in flight."""
-            state = self.model.state
-            out = []
-            for p in range(config.partitions):
-                found = state.leader_replica(p)
-                if found is None or found[1].pending_isr is not None:
-                    continue
-                leader, replica = found
-                out += [(p, f) for f in sorted(replica.isr - {leader})
-                        if state.alive[f] and state.partitions[p].replicas[f].leo < replica.leo]
-            return out
+    @precondition(lambda self: self.below_hw())
+    @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
+          max_bytes=st.sampled_from([1 << 20, 1]))
+    def catch_up_below_hw(self, pick, times, max_bytes):
+        """A follower below the hw fetches: it may join the ISR only once it reaches the hw."""
+        pairs = self.below_hw()
+        p, follower = pairs[pick % len(pairs)]
+        for _ in range(times):
+            event = replica_fetch_for(self.model.state, follower, p, max_bytes)
+            if event is None:
+                return
+            self.feed(event)
 
-        @precondition(lambda self: self.stallable())
-        @rule(pick=st.integers(0, 8))
-        def stall_follower(self, pick):
-            """One follower stops fetching: the others catch up to the leader's leo, time
-            passes beyond the lag time (2x: a fixed-rate check falls after it), the ISR shrink
-            is committed. With enough ISR left, the hw then moves past the stalled one."""
-            pairs = self.stallable()
-            p, stalled = pairs[pick % len(pairs)]
-            for other in config.assignment(p):
-                for _ in range(4):
-                    event = replica_fetch_for(self.model.state, other, p)
-                    if other == stalled or event is None or not self.model.state.alive[other]:
-                        break
-                    self.feed(event)
-            self.feed(ev.Tick(2 * config.replica_lag_time_max_ms))
-            if p in self.pending():
-                self.feed(ev.CommitIsrChange(p))
+    def lagging_candidates(self) -> list[tuple[int, int]]:
+        """(partition, replica): a live ISR member, not the leader, holding fewer records
+        than another live replica that does not yet know they are committed (its hw is
+        below the candidate's leo: B1's shape, where truncating to the hw loses them)."""
+        state = self.model.state
+        out = []
+        for p, part in enumerate(state.partitions):
+            live = [(b, part.replicas[b]) for b in self.config.assignment(p) if state.alive[b]]
+            out += [(p, b) for b, r in live if b in part.control.isr
+                    and b != part.control.leader
+                    and any(o.leo > r.leo > o.hw for _, o in live)]
+        return out
 
-        def below_hw(self) -> list[tuple[int, int]]:
-            """(partition, follower): a live follower outside its leader's ISR, below its hw."""
-            state = self.model.state
-            out = []
-            for p in range(config.partitions):
-                found = state.leader_replica(p)
-                if found is None:
-                    continue
-                leader, replica = found
-                for f in config.assignment(p):
-                    r = state.partitions[p].replicas[f]
-                    if (f != leader and f not in replica.isr and state.alive[f] and r.leo < replica.hw
-                            and replica_fetch_for(state, f, p) is not None):
-                        out.append((p, f))
-            return out
+    @precondition(lambda self: self.lagging_candidates())
+    @rule(pick=st.integers(0, 8))
+    def elect_lagging_isr_member(self, pick):
+        """A clean election of an in-sync replica that is behind another: the replicas
+        ahead of it must truncate by leader epoch, to what the new leader holds."""
+        candidates = self.lagging_candidates()
+        p, leader = candidates[pick % len(candidates)]
+        self.feed(ev.Elect(p, leader))
 
-        @precondition(lambda self: self.below_hw())
-        @rule(pick=st.integers(0, 8), times=st.integers(1, 3),
-              max_bytes=st.sampled_from([1 << 20, 1]))
-        def catch_up_below_hw(self, pick, times, max_bytes):
-            """A follower below the hw fetches: it may join the ISR only once it reaches the hw."""
-            pairs = self.below_hw()
-            p, follower = pairs[pick % len(pairs)]
-            for _ in range(times):
-                event = replica_fetch_for(self.model.state, follower, p, max_bytes)
-                if event is None:
-                    return
-                self.feed(event)
+    # -- faults -----------------------------------------------------------------------
 
-        def lagging_candidates(self) -> list[tuple[int, int]]:
-            """(partition, replica): a live ISR member, not the leader, holding fewer records
-            than another live replica that does not yet know they are committed (its hw is
-            below the candidate's leo: B1's shape, where truncating to the hw loses them)."""
-            state = self.model.state
-            out = []
-            for p, part in enumerate(state.partitions):
-                live = [(b, part.replicas[b]) for b in config.assignment(p) if state.alive[b]]
-                out += [(p, b) for b, r in live if b in part.control.isr
-                        and b != part.control.leader
-                        and any(o.leo > r.leo > o.hw for _, o in live)]
-            return out
+    def up(self) -> list[int]:
+        return [b for b, alive in enumerate(self.model.state.alive) if alive]
 
-        @precondition(lambda self: self.lagging_candidates())
-        @rule(pick=st.integers(0, 8))
-        def elect_lagging_isr_member(self, pick):
-            """A clean election of an in-sync replica that is behind another: the replicas
-            ahead of it must truncate by leader epoch, to what the new leader holds."""
-            candidates = self.lagging_candidates()
-            p, leader = candidates[pick % len(candidates)]
-            self.feed(ev.Elect(p, leader))
+    def down(self) -> list[int]:
+        return [b for b, alive in enumerate(self.model.state.alive) if not alive]
 
-        # -- faults -----------------------------------------------------------------------
+    @precondition(lambda self: len(self.up()) > 1)
+    @rule(pick=st.integers(0, 8))
+    def crash(self, pick):
+        up = self.up()
+        self.feed(ev.CrashBroker(up[pick % len(up)]))
 
-        def up(self) -> list[int]:
-            return [b for b, alive in enumerate(self.model.state.alive) if alive]
+    @precondition(lambda self: self.down())
+    @rule(pick=st.integers(0, 8))
+    def restart(self, pick):
+        down = self.down()
+        self.feed(ev.RestartBroker(down[pick % len(down)]))
 
-        def down(self) -> list[int]:
-            return [b for b, alive in enumerate(self.model.state.alive) if not alive]
+    @rule(p=PARTITIONS, index=REPLICA_INDEXES, unclean=st.booleans())
+    def elect(self, p, index, unclean):
+        self.feed(ev.Elect(p, self.config.assignment(p)[index],
+                           unclean and self.config.unclean_leader_election))
 
-        @precondition(lambda self: len(self.up()) > 1)
-        @rule(pick=st.integers(0, 8))
-        def crash(self, pick):
-            up = self.up()
-            self.feed(ev.CrashBroker(up[pick % len(up)]))
+    @precondition(lambda self: self.up())
+    @rule(pick=st.integers(0, 8))
+    def flush(self, pick):
+        up = self.up()
+        self.feed(ev.Flush(up[pick % len(up)]))
 
-        @precondition(lambda self: self.down())
-        @rule(pick=st.integers(0, 8))
-        def restart(self, pick):
-            down = self.down()
-            self.feed(ev.RestartBroker(down[pick % len(down)]))
+    # -- invariants -------------------------------------------------------------------
 
-        @rule(p=partitions, index=st.integers(0, config.replication_factor - 1), unclean=st.booleans())
-        def elect(self, p, index, unclean):
-            self.feed(ev.Elect(p, config.assignment(p)[index],
-                               unclean and config.unclean_leader_election))
-
-        @precondition(lambda self: self.up())
-        @rule(pick=st.integers(0, 8))
-        def flush(self, pick):
-            up = self.up()
-            self.feed(ev.Flush(up[pick % len(up)]))
-
-        # -- invariants -------------------------------------------------------------------
-
-        @invariant()
-        def model_invariants_hold(self):
-            assert_model_invariants(self.model, check_spec_invariants)
-
-    ModelMachine.__name__ = ModelMachine.__qualname__ = "ModelMachine"
-    return ModelMachine
+    @invariant()
+    def model_invariants_hold(self):
+        assert_model_invariants(self.model, self.check_spec_invariants)
 
 
 def assert_model_invariants(model: ReferenceModel, check_spec_invariants: bool = True) -> None:
@@ -461,4 +445,4 @@ def run_walk(config: ClusterConfig, events: Sequence[ev.Event]) -> ReferenceMode
     return model
 
 
-__all__ = ["make_model_machine", "run_walk", "SystemUnderTest", "Compare"]
+__all__ = ["ModelMachine", "StateCheck", "run_walk", "SystemUnderTest", "Compare"]

@@ -186,13 +186,16 @@ THREADED_BUDGETS = {"smoke": (3, 20), "small": (3, 20), "ci": (6, 25), "deep": (
 
 def _threaded_lockstep(mutants: frozenset[Mutant], budget: Budget) -> Finding:
     """The model's threaded rule set against three in-process threaded brokers over sockets
-    (properties/lockstep_threaded.py): client answers, Metadata and hw compared at every settle
+    (properties/threaded_machine.py): client answers, Metadata and hw compared at every settle
     point. Not shrunk (a shrink replays threaded walks; the length is the walk's as found)."""
     from kafkaref.model.config import ClusterConfig
-    from kafkaref.properties.lockstep_threaded import ThreadedCluster, make_threaded_machine
+    from kafkaref.properties.stateful import bind
+    from kafkaref.properties.threaded_cluster import ThreadedCluster
+    from kafkaref.properties.threaded_machine import ThreadedMachine
 
     config = ClusterConfig(brokers=3, partitions=1, replication_factor=3, min_insync_replicas=2)
-    machine = make_threaded_machine(config, lambda c: ThreadedCluster(c, mutants=mutants))
+    machine = bind(ThreadedMachine, config=config,
+                   sut_factory=lambda c: ThreadedCluster(c, mutants=mutants))
     examples, steps = THREADED_BUDGETS.get(budget.name, THREADED_BUDGETS["ci"])
     return run_machine("lockstep (model/threaded)", machine,
                        Budget(budget.name, examples, steps, shrink=False), timing_dependent=True)
@@ -207,9 +210,10 @@ def _lockstep_available() -> bool:
 
 
 def _core_machine(mutants: frozenset[Mutant], budget: Budget) -> Finding:
-    from kafkaref.properties.core_machine import CoreCluster, make_core_machine
+    from kafkaref.properties.core_machine import CoreCluster, CoreMachine
+    from kafkaref.properties.stateful import bind
 
-    machine = make_core_machine(lambda: CoreCluster(
+    machine = bind(CoreMachine, factory=lambda: CoreCluster(
         brokers=3, partition_mutants=mutants, controller_mutants=mutants))
     return run_machine("core machine", machine, budget)
 
@@ -217,13 +221,15 @@ def _core_machine(mutants: frozenset[Mutant], budget: Budget) -> Finding:
 def _storage_machine(mutants: frozenset[Mutant], budget: Budget) -> Finding:
     from kafkaref.impl.storage.config import LogConfig
     from kafkaref.impl.storage.log import Log
-    from kafkaref.properties.storage_machine import make_storage_machine
+    from kafkaref.properties.stateful import bind
+    from kafkaref.properties.storage_machine import StorageMachine
 
     # tiny sizes: a short walk rolls by size, age and full index, indexes sparsely, retains
     config = LogConfig(segment_bytes=1_200, segment_ms=60, segment_index_bytes=40,
                        index_interval_bytes=150, retention_bytes=3_000, retention_ms=-1,
                        mutants=mutants)
-    return run_machine("storage machine", make_storage_machine(Log, config), budget)
+    return run_machine("storage machine", bind(StorageMachine, log_factory=Log, config=config),
+                       budget)
 
 
 def _broker_check(name: str, function: Callable[[frozenset[Mutant]], str | None]):

@@ -4,7 +4,7 @@ The system under test comes from a factory `log_factory(directory, config, clock
 impl/storage's Log interface, so any log implementation (or a Log with a mutant switched on) can
 be dropped in:
 
-    TestStorage = make_storage_machine(Log, LogConfig(...)).TestCase
+    TestStorage = bind(StorageMachine, log_factory=Log, config=LogConfig(...)).TestCase
 
 The twin (NaiveLog) is a list of stamped batches, a log start offset and the offset below which
 the log said everything is durable. Rules: leader and follower appends (with gaps), corrupt
@@ -116,254 +116,253 @@ def scratch_dir() -> str | None:
     return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
 
 
-def make_storage_machine(log_factory, config, *, check_epochs: bool = True):
-    """A RuleBasedStateMachine class driving log_factory's logs against NaiveLog."""
+class StorageMachine(RuleBasedStateMachine):
+    """log_factory(directory, config, clock_ms)'s logs driven against NaiveLog; check_epochs:
+    also compare the leader-epoch cache."""
 
-    class StorageMachine(RuleBasedStateMachine):
-        def __init__(self):
-            super().__init__()
-            self.directory = tempfile.mkdtemp(prefix="kafkaref-storage-", dir=scratch_dir())
-            self.now_ms = 0
-            self.epoch = 0
-            self.twin = NaiveLog()
-            self.log = self._open()
+    def __init__(self, log_factory, config, *, check_epochs: bool = True):
+        super().__init__()
+        self.log_factory, self.config, self.check_epochs = log_factory, config, check_epochs
+        self.directory = tempfile.mkdtemp(prefix="kafkaref-storage-", dir=scratch_dir())
+        self.now_ms = 0
+        self.epoch = 0
+        self.twin = NaiveLog()
+        self.log = self._open()
 
-        def _open(self):
-            return log_factory(self.directory, config, lambda: self.now_ms)
+    def _open(self):
+        return self.log_factory(self.directory, self.config, lambda: self.now_ms)
 
-        def teardown(self):
-            try:
-                self.log.close()
-            finally:
-                shutil.rmtree(self.directory, ignore_errors=True)
-
-        def _sync_durable(self):
-            self.twin.durable_offset = max(self.twin.durable_offset, self.log.flushed_offset)
-
-        def _build(self, counts: int, value_bytes: int, codec) -> bytes:
-            records = [(None if i % 3 == 2 else b"k%d" % i, b"v" * value_bytes, (("h", b"x"),),
-                        1_000 + self.now_ms) for i in range(counts)]
-            return build_batch(records, compression=codec)
-
-        # -- appends ------------------------------------------------------------------------
-        @rule(
-            counts=st.lists(st.integers(1, 4), min_size=1, max_size=2),
-            value_bytes=st.integers(0, 120),
-            codec=st.sampled_from([Compression.none, Compression.none, Compression.lz4]),
-            bump=st.booleans(),
-        )
-        def append_as_leader(self, counts, value_bytes, codec, bump):
-            self.epoch += bump
-            data = b"".join(self._build(n, value_bytes, codec) for n in counts)
-            leo = self.twin.leo
-            info = self.log.append_as_leader(data, self.epoch)
-            note(f"append_as_leader {counts} x {value_bytes}B epoch {self.epoch}: {info}")
-            assert info.error == ErrorCode.none, info
-            assert info.first_offset == leo
-            _, batches = split_batches(data)
-            for batch in batches:
-                header = parse_header(batch)
-                self.twin.append(stamped(batch, leo, self.epoch))
-                leo += header.last_offset_delta + 1
-            assert info.last_offset == leo - 1
-            self._sync_durable()
-
-        @rule(counts=st.integers(1, 3), value_bytes=st.integers(0, 120), gap=st.sampled_from([0, 0, 3]),
-              bump=st.booleans())
-        def append_as_follower(self, counts, value_bytes, gap, bump):
-            self.epoch += bump
-            base = self.twin.leo + gap
-            batch = stamped(self._build(counts, value_bytes, Compression.none), base, self.epoch)
-            info = self.log.append(bytes(batch))
-            note(f"append (follower) at {base} epoch {self.epoch}: {info}")
-            assert info.error == ErrorCode.none and info.first_offset == base, info
-            self.twin.append(batch)
-            self._sync_durable()
-
-        @rule(position=st.integers(8, 10_000), bit=st.integers(0, 7), leader=st.booleans())
-        def append_corrupt(self, position, bit, leader):
-            """A bit flip anywhere from Length on must be refused, with nothing written."""
-            batch = bytearray(self._build(2, 30, Compression.none))
-            if not leader:
-                batch = stamped(batch, self.twin.leo, self.epoch)
-            # Length (8-11) and Magic onwards (16-); BaseOffset and PartitionLeaderEpoch are
-            # outside the CRC by design.
-            covered = [*range(8, 12), *range(16, len(batch))]
-            position = covered[position % len(covered)]
-            batch[position] ^= 1 << bit
-            leo = self.log.log_end_offset
-            if leader:
-                info = self.log.append_as_leader(bytes(batch), self.epoch)
-            else:
-                info = self.log.append(bytes(batch))
-            note(f"corrupt append (flip byte {position} bit {bit}): {info.error!r}")
-            assert info.error != ErrorCode.none, "a corrupt batch was accepted"
-            assert self.log.log_end_offset == leo
-
-        # -- reads ----------------------------------------------------------------------------
-        @rule(where=st.integers(0, 1 << 20), max_bytes=st.integers(0, 900),
-              upper_where=st.integers(0, 1 << 20), min_one=st.booleans())
-        def read(self, where, max_bytes, upper_where, min_one):
-            start, leo = self.twin.log_start, self.twin.leo
-            offset = start + where % (leo - start + 1)
-            upper = offset + upper_where % (leo - offset + 1)
-            with self.log.read_slice(offset, max_bytes, upper, min_one) as fetched:
-                data = fetched.read_bytes()
-                next_offset = fetched.next_offset
-            error, got = split_batches(data)
-            got = [bytes(b) for b in got]
-            expected = self.twin.expected_read(offset, max_bytes, upper, min_one)
-            note(f"read({offset}, {max_bytes}, {upper}, {min_one}) -> {len(got)} batches, "
-                 f"at most {len(expected)}")
-            assert error == ErrorCode.none
-            assert all(check_batch(b) == ErrorCode.none for b in got), "read returned a bad batch"
-            assert got == expected[: len(got)], "read returned the wrong batches"
-            assert bool(got) == bool(expected), "read returned nothing though batches are there"
-            if got:  # next_offset: past the last batch, not past the next one (gaps allowed)
-                following = self.twin.expected_read(parse_header(got[-1]).next_offset, 1,
-                                                    self.twin.leo, True)
-                ceiling = parse_header(following[0]).base_offset if following else self.twin.leo
-                assert parse_header(got[-1]).next_offset <= next_offset <= max(
-                    ceiling, parse_header(got[-1]).next_offset)
-            if len(got) < len(expected):  # cut short: only at a segment end
-                assert self._segment_of(got[-1]) != self._segment_of(expected[len(got)])
-
-        def _segment_of(self, batch: bytes) -> int:
-            base_offset = parse_header(batch).base_offset
-            return max(b for b in self.log.segment_bases if b <= base_offset)
-
-        @rule()
-        def read_out_of_range(self):
-            with self.log.read_slice(self.twin.leo + 1, 1000) as fetched:
-                assert fetched.error == ErrorCode.offset_out_of_range
-            if self.twin.log_start > 0:
-                with self.log.read_slice(self.twin.log_start - 1, 1000) as fetched:
-                    assert fetched.error == ErrorCode.offset_out_of_range
-
-        # -- truncation, retention ------------------------------------------------------------
-        def _offset_in_log(self, where: int) -> int:
-            """An offset from the log start to the leo, both included, picked by `where`."""
-            start, leo = self.twin.log_start, self.twin.leo
-            return start + where % (leo - start + 1)
-
-        @precondition(lambda self: self.twin.leo > self.twin.log_start)
-        @rule(where=st.integers(0, 1 << 20))
-        def truncate(self, where):
-            offset = self._offset_in_log(where)
-            note(f"truncate_to({offset})")
-            self.log.truncate_to(offset)
-            self.twin.truncate_to(offset, empty_leo=self.log.log_end_offset)
-            assert self.log.log_end_offset <= offset
-
-        @precondition(lambda self: self.twin.leo > self.twin.log_start)
-        @rule(where=st.integers(0, 1 << 20))
-        def delete_records(self, where):
-            offset, leo = self._offset_in_log(where), self.twin.leo
-            note(f"increment_log_start_offset({offset})")
-            self.log.set_high_watermark(leo)
-            self.log.increment_log_start_offset(offset)
-            self.twin.log_start = offset
-
-        @rule()
-        def retention(self):
-            self.log.set_high_watermark(self.twin.leo)
-            before = self.log.log_start_offset
-            deleted = self.log.delete_old_segments()
-            note(f"retention deleted {deleted} segments, log start {self.log.log_start_offset}")
-            assert self.log.log_start_offset >= before
-            self.twin.log_start = self.log.log_start_offset
-
-        # -- durability and time -----------------------------------------------------------------
-        @rule()
-        def flush(self):
-            self.log.flush()
-            assert self.log.flushed_offset == self.twin.leo
-            self._sync_durable()
-
-        @rule(elapsed_ms=st.integers(1, 40))
-        def tick(self, elapsed_ms):
-            self.now_ms += elapsed_ms
-            self.log.maybe_flush()
-            self._sync_durable()
-
-        @rule()
-        def roll(self):
-            self.log.roll()
-            self._sync_durable()
-
-        @rule()
-        def restart_cleanly(self):
+    def teardown(self):
+        try:
             self.log.close()
-            self.log = self._open()
-            note(f"clean restart: {self.log.recovery}")
-            assert self.log.recovery.clean_shutdown
-            self.twin.durable_offset = self.twin.leo
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
-        @rule(power_loss=st.booleans(), cut_fractions=st.lists(st.floats(0, 1), min_size=4,
-                                                                max_size=4),
-              garbage=st.binary(max_size=24))
-        def crash_and_recover(self, power_loss, cut_fractions, garbage):
-            durable = self.log.crash()
-            for (path, durable_size), fraction in zip(sorted(durable.items()),
-                                                      cut_fractions * 8, strict=False):
-                size = os.path.getsize(path)
-                if power_loss and size > durable_size:
-                    cut = durable_size + int((size - durable_size) * fraction)
-                    os.truncate(path, cut)
-                    if garbage:
-                        with open(path, "ab") as file:
-                            file.write(garbage)
-            self.log = self._open()
-            note(f"crash (power loss {power_loss}): {self.log.recovery}")
-            leo = self.log.log_end_offset
-            kept = sum(1 for b in self.twin.batches if parse_header(b).next_offset <= leo)
-            must_keep = sum(
-                1 for b in self.twin.batches
-                if parse_header(b).next_offset <= self.twin.durable_offset
-            )
-            assert kept >= must_keep, (
-                f"recovery lost durable data: log ends at {leo}, durable up to "
-                f"{self.twin.durable_offset}")
-            if not power_loss:
-                assert kept == len(self.twin.batches), "a process crash lost written data"
-            log_start = self.twin.log_start
-            self.twin.keep_prefix(kept)
-            self.twin.log_start = min(log_start, self.twin.leo)
-            if not self.twin.visible():
-                # nothing readable survived; batches below the log start may be gone from disk
-                self.twin.batches.clear()
-                self.twin.empty_leo = leo
-                self.twin.log_start = min(log_start, leo)
-                # keep_prefix() counted the old empty leo as durable; nothing survives above
-                # the log's new end (as NaiveLog.truncate_to clamps it)
-                self.twin.durable_offset = min(self.twin.durable_offset, leo)
-            # contents_match then checks that what remains is exactly that prefix
+    def _sync_durable(self):
+        self.twin.durable_offset = max(self.twin.durable_offset, self.log.flushed_offset)
 
-        # -- invariants ---------------------------------------------------------------------------
-        @invariant()
-        def offsets_match(self):
-            assert self.log.log_end_offset == self.twin.leo, (
-                f"leo {self.log.log_end_offset} != twin {self.twin.leo}")
-            assert self.log.log_start_offset == self.twin.log_start
+    def _build(self, counts: int, value_bytes: int, codec) -> bytes:
+        records = [(None if i % 3 == 2 else b"k%d" % i, b"v" * value_bytes, (("h", b"x"),),
+                    1_000 + self.now_ms) for i in range(counts)]
+        return build_batch(records, compression=codec)
 
-        @invariant()
-        def files_are_whole(self):
-            problems = self.log.verify()
-            assert not problems, problems
+    # -- appends ------------------------------------------------------------------------
+    @rule(
+        counts=st.lists(st.integers(1, 4), min_size=1, max_size=2),
+        value_bytes=st.integers(0, 120),
+        codec=st.sampled_from([Compression.none, Compression.none, Compression.lz4]),
+        bump=st.booleans(),
+    )
+    def append_as_leader(self, counts, value_bytes, codec, bump):
+        self.epoch += bump
+        data = b"".join(self._build(n, value_bytes, codec) for n in counts)
+        leo = self.twin.leo
+        info = self.log.append_as_leader(data, self.epoch)
+        note(f"append_as_leader {counts} x {value_bytes}B epoch {self.epoch}: {info}")
+        assert info.error == ErrorCode.none, info
+        assert info.first_offset == leo
+        _, batches = split_batches(data)
+        for batch in batches:
+            header = parse_header(batch)
+            self.twin.append(stamped(batch, leo, self.epoch))
+            leo += header.last_offset_delta + 1
+        assert info.last_offset == leo - 1
+        self._sync_durable()
 
-        @invariant()
-        def contents_match(self):
-            stored = [bytes(b) for _, b in self.log.iter_batches(self.twin.log_start)]
-            assert stored == self.twin.visible(), "stored batches differ from the twin"
+    @rule(counts=st.integers(1, 3), value_bytes=st.integers(0, 120), gap=st.sampled_from([0, 0, 3]),
+          bump=st.booleans())
+    def append_as_follower(self, counts, value_bytes, gap, bump):
+        self.epoch += bump
+        base = self.twin.leo + gap
+        batch = stamped(self._build(counts, value_bytes, Compression.none), base, self.epoch)
+        info = self.log.append(bytes(batch))
+        note(f"append (follower) at {base} epoch {self.epoch}: {info}")
+        assert info.error == ErrorCode.none and info.first_offset == base, info
+        self.twin.append(batch)
+        self._sync_durable()
 
-        @invariant()
-        def epochs_match(self):
-            if check_epochs:
-                problem = self.twin.epoch_cache_problem(list(self.log.epochs.entries))
-                assert problem is None, problem
+    @rule(position=st.integers(8, 10_000), bit=st.integers(0, 7), leader=st.booleans())
+    def append_corrupt(self, position, bit, leader):
+        """A bit flip anywhere from Length on must be refused, with nothing written."""
+        batch = bytearray(self._build(2, 30, Compression.none))
+        if not leader:
+            batch = stamped(batch, self.twin.leo, self.epoch)
+        # Length (8-11) and Magic onwards (16-); BaseOffset and PartitionLeaderEpoch are
+        # outside the CRC by design.
+        covered = [*range(8, 12), *range(16, len(batch))]
+        position = covered[position % len(covered)]
+        batch[position] ^= 1 << bit
+        leo = self.log.log_end_offset
+        if leader:
+            info = self.log.append_as_leader(bytes(batch), self.epoch)
+        else:
+            info = self.log.append(bytes(batch))
+        note(f"corrupt append (flip byte {position} bit {bit}): {info.error!r}")
+        assert info.error != ErrorCode.none, "a corrupt batch was accepted"
+        assert self.log.log_end_offset == leo
 
-        @invariant()
-        def durable_within_log(self):
-            assert 0 <= self.log.flushed_offset <= self.log.log_end_offset
+    # -- reads ----------------------------------------------------------------------------
+    @rule(where=st.integers(0, 1 << 20), max_bytes=st.integers(0, 900),
+          upper_where=st.integers(0, 1 << 20), min_one=st.booleans())
+    def read(self, where, max_bytes, upper_where, min_one):
+        start, leo = self.twin.log_start, self.twin.leo
+        offset = start + where % (leo - start + 1)
+        upper = offset + upper_where % (leo - offset + 1)
+        with self.log.read_slice(offset, max_bytes, upper, min_one) as fetched:
+            data = fetched.read_bytes()
+            next_offset = fetched.next_offset
+        error, got = split_batches(data)
+        got = [bytes(b) for b in got]
+        expected = self.twin.expected_read(offset, max_bytes, upper, min_one)
+        note(f"read({offset}, {max_bytes}, {upper}, {min_one}) -> {len(got)} batches, "
+             f"at most {len(expected)}")
+        assert error == ErrorCode.none
+        assert all(check_batch(b) == ErrorCode.none for b in got), "read returned a bad batch"
+        assert got == expected[: len(got)], "read returned the wrong batches"
+        assert bool(got) == bool(expected), "read returned nothing though batches are there"
+        if got:  # next_offset: past the last batch, not past the next one (gaps allowed)
+            following = self.twin.expected_read(parse_header(got[-1]).next_offset, 1,
+                                                self.twin.leo, True)
+            ceiling = parse_header(following[0]).base_offset if following else self.twin.leo
+            assert parse_header(got[-1]).next_offset <= next_offset <= max(
+                ceiling, parse_header(got[-1]).next_offset)
+        if len(got) < len(expected):  # cut short: only at a segment end
+            assert self._segment_of(got[-1]) != self._segment_of(expected[len(got)])
 
-    return StorageMachine
+    def _segment_of(self, batch: bytes) -> int:
+        base_offset = parse_header(batch).base_offset
+        return max(b for b in self.log.segment_bases if b <= base_offset)
+
+    @rule()
+    def read_out_of_range(self):
+        with self.log.read_slice(self.twin.leo + 1, 1000) as fetched:
+            assert fetched.error == ErrorCode.offset_out_of_range
+        if self.twin.log_start > 0:
+            with self.log.read_slice(self.twin.log_start - 1, 1000) as fetched:
+                assert fetched.error == ErrorCode.offset_out_of_range
+
+    # -- truncation, retention ------------------------------------------------------------
+    def _offset_in_log(self, where: int) -> int:
+        """An offset from the log start to the leo, both included, picked by `where`."""
+        start, leo = self.twin.log_start, self.twin.leo
+        return start + where % (leo - start + 1)
+
+    @precondition(lambda self: self.twin.leo > self.twin.log_start)
+    @rule(where=st.integers(0, 1 << 20))
+    def truncate(self, where):
+        offset = self._offset_in_log(where)
+        note(f"truncate_to({offset})")
+        self.log.truncate_to(offset)
+        self.twin.truncate_to(offset, empty_leo=self.log.log_end_offset)
+        assert self.log.log_end_offset <= offset
+
+    @precondition(lambda self: self.twin.leo > self.twin.log_start)
+    @rule(where=st.integers(0, 1 << 20))
+    def delete_records(self, where):
+        offset, leo = self._offset_in_log(where), self.twin.leo
+        note(f"increment_log_start_offset({offset})")
+        self.log.set_high_watermark(leo)
+        self.log.increment_log_start_offset(offset)
+        self.twin.log_start = offset
+
+    @rule()
+    def retention(self):
+        self.log.set_high_watermark(self.twin.leo)
+        before = self.log.log_start_offset
+        deleted = self.log.delete_old_segments()
+        note(f"retention deleted {deleted} segments, log start {self.log.log_start_offset}")
+        assert self.log.log_start_offset >= before
+        self.twin.log_start = self.log.log_start_offset
+
+    # -- durability and time -----------------------------------------------------------------
+    @rule()
+    def flush(self):
+        self.log.flush()
+        assert self.log.flushed_offset == self.twin.leo
+        self._sync_durable()
+
+    @rule(elapsed_ms=st.integers(1, 40))
+    def tick(self, elapsed_ms):
+        self.now_ms += elapsed_ms
+        self.log.maybe_flush()
+        self._sync_durable()
+
+    @rule()
+    def roll(self):
+        self.log.roll()
+        self._sync_durable()
+
+    @rule()
+    def restart_cleanly(self):
+        self.log.close()
+        self.log = self._open()
+        note(f"clean restart: {self.log.recovery}")
+        assert self.log.recovery.clean_shutdown
+        self.twin.durable_offset = self.twin.leo
+
+    @rule(power_loss=st.booleans(), cut_fractions=st.lists(st.floats(0, 1), min_size=4,
+                                                            max_size=4),
+          garbage=st.binary(max_size=24))
+    def crash_and_recover(self, power_loss, cut_fractions, garbage):
+        durable = self.log.crash()
+        for (path, durable_size), fraction in zip(sorted(durable.items()),
+                                                  cut_fractions * 8, strict=False):
+            size = os.path.getsize(path)
+            if power_loss and size > durable_size:
+                cut = durable_size + int((size - durable_size) * fraction)
+                os.truncate(path, cut)
+                if garbage:
+                    with open(path, "ab") as file:
+                        file.write(garbage)
+        self.log = self._open()
+        note(f"crash (power loss {power_loss}): {self.log.recovery}")
+        leo = self.log.log_end_offset
+        kept = sum(1 for b in self.twin.batches if parse_header(b).next_offset <= leo)
+        must_keep = sum(
+            1 for b in self.twin.batches
+            if parse_header(b).next_offset <= self.twin.durable_offset
+        )
+        assert kept >= must_keep, (
+            f"recovery lost durable data: log ends at {leo}, durable up to "
+            f"{self.twin.durable_offset}")
+        if not power_loss:
+            assert kept == len(self.twin.batches), "a process crash lost written data"
+        log_start = self.twin.log_start
+        self.twin.keep_prefix(kept)
+        self.twin.log_start = min(log_start, self.twin.leo)
+        if not self.twin.visible():
+            # nothing readable survived; batches below the log start may be gone from disk
+            self.twin.batches.clear()
+            self.twin.empty_leo = leo
+            self.twin.log_start = min(log_start, leo)
+            # keep_prefix() counted the old empty leo as durable; nothing survives above
+            # the log's new end (as NaiveLog.truncate_to clamps it)
+            self.twin.durable_offset = min(self.twin.durable_offset, leo)
+        # contents_match then checks that what remains is exactly that prefix
+
+    # -- invariants ---------------------------------------------------------------------------
+    @invariant()
+    def offsets_match(self):
+        assert self.log.log_end_offset == self.twin.leo, (
+            f"leo {self.log.log_end_offset} != twin {self.twin.leo}")
+        assert self.log.log_start_offset == self.twin.log_start
+
+    @invariant()
+    def files_are_whole(self):
+        problems = self.log.verify()
+        assert not problems, problems
+
+    @invariant()
+    def contents_match(self):
+        stored = [bytes(b) for _, b in self.log.iter_batches(self.twin.log_start)]
+        assert stored == self.twin.visible(), "stored batches differ from the twin"
+
+    @invariant()
+    def epochs_match(self):
+        if self.check_epochs:
+            problem = self.twin.epoch_cache_problem(list(self.log.epochs.entries))
+            assert problem is None, problem
+
+    @invariant()
+    def durable_within_log(self):
+        assert 0 <= self.log.flushed_offset <= self.log.log_end_offset

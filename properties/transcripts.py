@@ -187,9 +187,9 @@ class CoreTarget:
         return "\n".join(lines)
 
     def violations(self) -> list[str]:
-        from kafkaref.properties.core_machine import make_core_machine
+        from kafkaref.properties.core_machine import CoreMachine
 
-        machine = make_core_machine(lambda: self.cluster)()
+        machine = CoreMachine(lambda: self.cluster)
         broken = []
         for check in (machine.spec_invariants_hold,
                       machine.client_properties_hold,

@@ -1,6 +1,7 @@
 """The reference model in lockstep with the threaded broker: three in-process brokers and a
 controller on 127.0.0.1 (ephemeral ports, a temporary directory), every client event a Kafka
-request over a socket, compared with the model after every step (properties/lockstep_threaded.py).
+request over a socket, compared with the model after every step (properties/threaded_machine.py
+over properties/threaded_cluster.py).
 
 A small walk in the default run; HYPOTHESIS_PROFILE=deep gives it a longer one."""
 
@@ -11,13 +12,14 @@ import os
 from hypothesis import settings
 
 from kafkaref.model.config import ClusterConfig
-from kafkaref.properties.lockstep_threaded import ThreadedCluster
-from kafkaref.properties.model_machine import make_model_machine
+from kafkaref.properties.stateful import bind
+from kafkaref.properties.threaded_cluster import ThreadedCluster
+from kafkaref.properties.threaded_machine import ThreadedMachine
 
 CONFIG = ClusterConfig(brokers=3, partitions=2, replication_factor=3, min_insync_replicas=2)
 DEEP = os.environ.get("HYPOTHESIS_PROFILE") == "deep"
 
-ThreadedLockstep = make_model_machine(CONFIG, sut_factory=ThreadedCluster, rules="threaded")
+ThreadedLockstep = bind(ThreadedMachine, config=CONFIG, sut_factory=ThreadedCluster)
 ThreadedLockstep.TestCase.settings = settings(
     settings(),  # the active profile (ci: derandomized, no database)
     max_examples=60 if DEEP else 6,
@@ -26,7 +28,7 @@ ThreadedLockstep.TestCase.settings = settings(
 TestThreadedLockstep = ThreadedLockstep.TestCase
 
 
-ModelAlone = make_model_machine(CONFIG, rules="threaded")
+ModelAlone = bind(ThreadedMachine, config=CONFIG)
 ModelAlone.TestCase.settings = settings(settings(), max_examples=20 if DEEP else 5,
                                         stateful_step_count=40)
 TestThreadedRulesOnTheModelAlone = ModelAlone.TestCase

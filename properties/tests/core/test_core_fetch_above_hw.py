@@ -1,7 +1,7 @@
 """A consumer fetch above the hw (and within the leo) with max_wait > 0 waits in purgatory for
 the hw to pass its offset, as in Kafka (DelayedFetch accumulates bytes only for a fetch offset
 below the hw; the read above it is empty, not an error). Found by the threaded lockstep
-(properties/lockstep_threaded.py): the broker answered at once, empty, while the model waited."""
+(properties/threaded_machine.py): the broker answered at once, empty, while the model waited."""
 
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog

@@ -9,11 +9,12 @@ import pytest
 from hypothesis import settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from kafkaref.properties.core_machine import CoreCluster, make_core_machine
+from kafkaref.properties.core_machine import CoreCluster, CoreMachine
 from kafkaref.properties.profiles import fit_deep_budget
+from kafkaref.properties.stateful import bind
 
 # 0.16 CPU-seconds per 300-step walk, measured (properties/profiles.py: deep's budget).
-TestCoreCluster = fit_deep_budget(make_core_machine(lambda: CoreCluster(brokers=3)).TestCase, 0.16)
+TestCoreCluster = fit_deep_budget(bind(CoreMachine, factory=lambda: CoreCluster(brokers=3)).TestCase, 0.16)
 
 
 @pytest.mark.parametrize("mutants", [
@@ -22,7 +23,7 @@ TestCoreCluster = fit_deep_budget(make_core_machine(lambda: CoreCluster(brokers=
     {"partition_mutants": {"M4"}},
 ])
 def test_mutant_is_caught(mutants):
-    machine = make_core_machine(lambda: CoreCluster(brokers=3, **mutants))
+    machine = bind(CoreMachine, factory=lambda: CoreCluster(brokers=3, **mutants))
     with pytest.raises((AssertionError, ExceptionGroup)) as caught:
         run_state_machine_as_test(machine, settings=settings(max_examples=300,
                                                              stateful_step_count=40))
@@ -33,7 +34,7 @@ def test_mutant_is_caught(mutants):
 
 def violations(cluster):
     """Names of the machine's invariants the cluster breaks now."""
-    machine = make_core_machine(lambda: cluster)()
+    machine = CoreMachine(lambda: cluster)
     broken = []
     for check in (machine.spec_invariants_hold,
                   machine.client_properties_hold):
@@ -147,7 +148,7 @@ def storage_cluster():
     return cluster
 
 
-class StorageCoreMachine(make_core_machine(storage_cluster)):
+class StorageCoreMachine(bind(CoreMachine, factory=storage_cluster)):
     """The core on impl/storage's segmented logs instead of MemoryLog."""
 
     def teardown(self):

@@ -1,7 +1,7 @@
 """An acks=all produce that expires answers REQUEST_TIMED_OUT with the base offset its records
 got, as Kafka does (DelayedProduce starts every waiting partition's answer as the append's
 PartitionResponse with error REQUEST_TIMED_OUT, and clears the error when the acks arrive); the
-broker answered -1. Found by the threaded lockstep (properties/lockstep_threaded.py)."""
+broker answered -1. Found by the threaded lockstep (properties/threaded_machine.py)."""
 
 from kio.schema.errors import ErrorCode
 

@@ -104,11 +104,12 @@ def test_random_walk_finds_the_bug_and_shrinks_it(bug):
     from hypothesis.stateful import run_state_machine_as_test
 
     from kafkaref.model.config import Bug, ClusterConfig
-    from kafkaref.properties.model_machine import make_model_machine
+    from kafkaref.properties.model_machine import ModelMachine
+    from kafkaref.properties.stateful import bind
 
     config = ClusterConfig(brokers=3, min_insync_replicas=1, replica_lag_time_max_ms=500,
                            bugs={Bug(bug)})
-    machine = make_model_machine(config, check_spec_invariants=False)
+    machine = bind(ModelMachine, config=config, check_spec_invariants=False)
     walk = settings(max_examples=2000, stateful_step_count=40, derandomize=True, database=None,
                     deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
     with pytest.raises(AssertionError, match="Survive"):

@@ -22,7 +22,8 @@ from kafkaref.model.properties import (
 )
 from kafkaref.model.render import diff_states, render_state
 from kafkaref.model.values import Entry, initial_state
-from kafkaref.properties.model_machine import make_model_machine
+from kafkaref.properties.model_machine import ModelMachine
+from kafkaref.properties.stateful import bind
 
 
 def acked_run() -> ReferenceModel:
@@ -98,8 +99,9 @@ class ModelAsSystem:
         return self.model.feed(event)
 
 
-TestLockstepAgainstASecondModel = make_model_machine(
-    ClusterConfig(brokers=3, replica_lag_time_max_ms=500), sut_factory=ModelAsSystem,
+TestLockstepAgainstASecondModel = bind(
+    ModelMachine, config=ClusterConfig(brokers=3, replica_lag_time_max_ms=500),
+    sut_factory=ModelAsSystem,
     check_spec_invariants=False,
 ).TestCase
 TestLockstepAgainstASecondModel.settings = settings(TestLockstepAgainstASecondModel.settings,
@@ -115,8 +117,8 @@ def test_lockstep_notices_a_diverging_system():
             effects = super().feed(event)
             return effects[1:] if isinstance(event, Produce) else effects
 
-    machine = make_model_machine(ClusterConfig(brokers=3), sut_factory=Forgetful,
-                                 check_spec_invariants=False)
+    machine = bind(ModelMachine, config=ClusterConfig(brokers=3), sut_factory=Forgetful,
+                   check_spec_invariants=False)
     with pytest.raises(AssertionError, match="model"):
         run_state_machine_as_test(machine, settings=settings(max_examples=20, database=None))
 

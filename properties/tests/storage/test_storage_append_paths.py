@@ -20,7 +20,8 @@ from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.storage_machine import make_storage_machine, scratch_dir
+from kafkaref.properties.stateful import bind
+from kafkaref.properties.storage_machine import StorageMachine, scratch_dir
 
 SMALL = LogConfig(segment_bytes=1_500, segment_ms=50, segment_index_bytes=24,
                   index_interval_bytes=100, retention_ms=-1)
@@ -152,7 +153,7 @@ def test_machine_catches_m7_with_frame_checks_only():
     config = attrs.evolve(SMALL, validate_records=False, mutants={"M7"})
     with pytest.raises((AssertionError, ExceptionGroup)):
         run_state_machine_as_test(
-            make_storage_machine(Log, config),
+            bind(StorageMachine, log_factory=Log, config=config),
             settings=settings(max_examples=60, stateful_step_count=40, derandomize=True,
                               database=None, deadline=None, print_blob=False,
                               phases=[Phase.generate], suppress_health_check=list(HealthCheck)),

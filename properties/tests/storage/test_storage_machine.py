@@ -8,7 +8,8 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from kafkaref.impl.storage import Log, LogConfig
 from kafkaref.properties.profiles import fit_deep_budget
-from kafkaref.properties.storage_machine import make_storage_machine
+from kafkaref.properties.stateful import bind
+from kafkaref.properties.storage_machine import StorageMachine
 
 # Tiny sizes so a short walk rolls by size, age and full index, indexes sparsely, and retains.
 SMALL = LogConfig(
@@ -30,12 +31,13 @@ TINY_INDEX = LogConfig(segment_bytes=5_000, segment_index_bytes=16, index_interv
                        retention_ms=-1, validate_records=False)
 
 # The numbers: CPU-seconds per 300-step walk, measured (properties/profiles.py: deep's budget).
-TestStorageMachine = fit_deep_budget(make_storage_machine(Log, SMALL).TestCase, 0.125)
+TestStorageMachine = fit_deep_budget(bind(StorageMachine, log_factory=Log, config=SMALL).TestCase, 0.125)
 # The same walk through append_as_leader's one-batch fast path (rolls by size, age, full index).
-TestStorageMachineFrameChecksOnly = fit_deep_budget(make_storage_machine(
-    Log, attrs.evolve(SMALL, validate_records=False)).TestCase, 0.125)
-TestStorageMachineTinyIndex = fit_deep_budget(make_storage_machine(Log, TINY_INDEX).TestCase, 0.175)
-TestStorageMachineWithFlushPolicy = make_storage_machine(Log, FLUSHING).TestCase
+TestStorageMachineFrameChecksOnly = fit_deep_budget(bind(
+    StorageMachine, log_factory=Log, config=attrs.evolve(SMALL, validate_records=False)
+).TestCase, 0.125)
+TestStorageMachineTinyIndex = fit_deep_budget(bind(StorageMachine, log_factory=Log, config=TINY_INDEX).TestCase, 0.175)
+TestStorageMachineWithFlushPolicy = bind(StorageMachine, log_factory=Log, config=FLUSHING).TestCase
 TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
 
 
@@ -43,7 +45,7 @@ TestStorageMachineWithFlushPolicy.settings = settings(max_examples=25)
 @pytest.mark.parametrize("config", [SMALL, TINY_INDEX, FLUSHING], ids=["small", "tiny", "flush"])
 def test_storage_machine_long_walks(config):
     run_state_machine_as_test(
-        make_storage_machine(Log, config),
+        bind(StorageMachine, log_factory=Log, config=config),
         settings=settings(max_examples=400, stateful_step_count=120, deadline=None,
                           suppress_health_check=list(HealthCheck)),
     )
@@ -51,7 +53,7 @@ def test_storage_machine_long_walks(config):
 
 @pytest.mark.parametrize("mutant", ["M6", "M7", "M8", "M13"])
 def test_machine_catches_mutant(mutant):
-    machine = make_storage_machine(Log, LogConfig(**{
+    machine = bind(StorageMachine, log_factory=Log, config=LogConfig(**{
         **{name: getattr(SMALL, name) for name in (
             "segment_bytes", "segment_ms", "segment_index_bytes", "index_interval_bytes",
             "retention_bytes", "retention_ms")},
@@ -76,7 +78,7 @@ def test_twin_durability_after_recovery_to_an_empty_segment(monkeypatch):
     from kafkaref.properties import storage_machine
 
     monkeypatch.setattr(storage_machine, "note", lambda text: None)  # run outside Hypothesis
-    machine = make_storage_machine(Log, TINY_INDEX)()
+    machine = StorageMachine(Log, TINY_INDEX)
     invariants = [machine.offsets_match, machine.files_are_whole, machine.contents_match,
                   machine.epochs_match, machine.durable_within_log]
     steps = [

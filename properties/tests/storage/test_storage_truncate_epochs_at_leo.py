@@ -1,7 +1,7 @@
 """Truncating at or beyond the log end still cuts the epoch cache at the leo, as Kafka's
 UnifiedLog.truncateTo does: a broker that led an epoch without appending keeps an entry at its
 leo, which a new leader's divergence answer must clear. Found by the threaded lockstep
-(properties/lockstep_threaded.py): the follower fetched with that epoch for ever."""
+(properties/threaded_machine.py): the follower fetched with that epoch for ever."""
 
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.storage.log import Log
