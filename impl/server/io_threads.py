@@ -13,16 +13,12 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING
 
 from kafkaref.impl.core.zero_copy import EncodedResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.network_thread import NetworkThread
 from kafkaref.impl.server.request_queue import QueuedRequest
 from kafkaref.impl.server.response_queue import CLOSE
-
-if TYPE_CHECKING:
-    from kafkaref.impl.server.server import KafkaServer
 
 log = logging.getLogger(__name__)
 # An idle I/O thread wakes this often to look at `stopping` (shutdown() also wakes it at once):
@@ -31,7 +27,7 @@ IO_IDLE_WAIT_S = 1.0
 
 
 class IoThread(threading.Thread):
-    def __init__(self, index: int, server: KafkaServer):
+    def __init__(self, index: int, server):  # server.py's KafkaServer, which imports this
         super().__init__(name=f"kafkaref-io-{index}", daemon=True)
         self.server = server
 
