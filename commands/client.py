@@ -2,7 +2,8 @@
 `kafkaref consume`.
 
 produce / consume behave like Kafka's console producer and consumer: one record per stdin line
-(optionally KEY<separator>VALUE), and one value per output line.
+(optionally KEY<separator>VALUE), and one value per output line. The requests are impl/client's
+(admin.py, producer.py, consumer.py, console.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import time
 import click
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.client import admin
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
+from kafkaref.impl.client.console import ready_lines, split_keys
 
 BOOTSTRAP = click.option("--bootstrap-server", "--bootstrap", "bootstrap", required=True,
                          metavar="HOST:PORT[,...]", help="Brokers to contact first.")
@@ -31,11 +34,25 @@ def _view(bootstrap: str) -> ClusterView:
         raise click.BadParameter(str(exc), param_hint="--bootstrap-server") from None
 
 
-def _any_connection(view: ClusterView):
-    view.refresh([])
-    if not view.brokers:
-        raise NoBrokerAvailable("no broker in metadata")
-    return view.connection(min(view.brokers))
+def _pairs(items: tuple[str, ...], flag: str) -> list[tuple[str, str]]:
+    """KEY=VALUE flags as (key, value) pairs, in order."""
+    pairs = []
+    for item in items:
+        if "=" not in item:
+            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint=flag)
+        pairs.append(tuple(item.split("=", 1)))
+    return pairs
+
+
+def _admin(request, bootstrap: str, *args):
+    """What one admin request (impl/client/admin.py) returns; exits 2 if refused or unreachable."""
+    _view(bootstrap).close()  # a bad address is a usage error, before anything is sent
+    try:
+        return request(bootstrap, *args)
+    except admin.AdminError as exc:
+        _fail(str(exc))
+    except (OSError, NoBrokerAvailable) as exc:
+        _fail(f"cannot reach the cluster: {exc}")
 
 
 @click.group()
@@ -55,24 +72,8 @@ def topics():
               help="Topic config, e.g. min.insync.replicas=2 (repeatable).")
 def create(bootstrap, topic, partitions, replication_factor, configs):
     """Create TOPIC."""
-    pairs = []
-    for item in configs:
-        if "=" not in item:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--config")
-        pairs.append(dict(zip(("name", "value"), item.split("=", 1), strict=True)))
-    view = _view(bootstrap)
-    try:
-        answer = _any_connection(view).send(19, 4, {"topics": [{
-            "name": topic, "num_partitions": partitions,
-            "replication_factor": replication_factor, "assignments": [], "configs": pairs}],
-            "timeout": 30_000, "validate_only": False})
-    except (OSError, NoBrokerAvailable) as exc:
-        _fail(f"cannot reach the cluster: {exc}")
-    finally:
-        view.close()
-    result = answer.topics[0]
-    if result.error_code != ErrorCode.none:
-        _fail(f"{ErrorCode(result.error_code).name}: {result.error_message or ''}".strip())
+    _admin(admin.create_topic, bootstrap, topic, partitions, replication_factor,
+           _pairs(configs, "--config"))
     click.echo(f"Created topic {topic}.")
 
 
@@ -111,30 +112,12 @@ def describe(bootstrap, topic):
                        f"Isr: {','.join(map(str, p.isr_nodes))}")
 
 
-def _admin_call(bootstrap, api_key: int, version: int, values: dict):
-    """One admin request to any broker (it forwards to the controller); exits 2 if unreachable."""
-    view = _view(bootstrap)
-    try:
-        return _any_connection(view).send(api_key, version, values)
-    except (OSError, NoBrokerAvailable) as exc:
-        _fail(f"cannot reach the cluster: {exc}")
-    finally:
-        view.close()
-
-
-def _check(result) -> None:
-    if result.error_code != ErrorCode.none:
-        message = getattr(result, "error_message", None) or ""
-        _fail(f"{ErrorCode(result.error_code).name}: {message}".strip())
-
-
 @topics.command("delete")
 @BOOTSTRAP
 @click.option("--topic", required=True)
 def delete(bootstrap, topic):
     """Delete TOPIC: every broker drops its partitions and their logs (DeleteTopics)."""
-    answer = _admin_call(bootstrap, 20, 3, {"topic_names": [topic], "timeout": 30_000})
-    _check(answer.responses[0])
+    _admin(admin.delete_topic, bootstrap, topic)
     click.echo(f"Deleted topic {topic}.")
 
 
@@ -146,10 +129,7 @@ def delete(bootstrap, topic):
                    "removed).")
 def add_partitions(bootstrap, topic, partitions):
     """Grow TOPIC to --partitions partitions (CreatePartitions)."""
-    answer = _admin_call(bootstrap, 37, 1, {"topics": [{
-        "name": topic, "count": partitions, "assignments": None}], "timeout": 30_000,
-        "validate_only": False})
-    _check(answer.results[0])
+    _admin(admin.add_partitions, bootstrap, topic, partitions)
     click.echo(f"Topic {topic} now has {partitions} partitions.")
 
 
@@ -163,28 +143,13 @@ def add_partitions(bootstrap, topic, partitions):
 def configs(bootstrap, topic, sets, deletes):
     """Show TOPIC's configs (value, and whether overridden), or change them with --set and
     --delete (IncrementalAlterConfigs), as kafka-configs does."""
-    ops = []
-    for item in sets:
-        if "=" not in item:
-            raise click.BadParameter(f"{item!r} is not KEY=VALUE", param_hint="--set")
-        name, value = item.split("=", 1)
-        ops.append({"name": name, "config_operation": 0, "value": value})
-    ops += [{"name": name, "config_operation": 1, "value": None} for name in deletes]
-    if ops:
-        answer = _admin_call(bootstrap, 44, 0, {"resources": [{
-            "resource_type": 2, "resource_name": topic, "configs": ops}],
-            "validate_only": False})
-        _check(answer.responses[0])
+    pairs = _pairs(sets, "--set")
+    if pairs or deletes:
+        _admin(admin.alter_configs, bootstrap, topic, pairs, list(deletes))
         click.echo(f"Updated the configs of topic {topic}.")
         return
-    answer = _admin_call(bootstrap, 32, 3, {"resources": [{
-        "resource_type": 2, "resource_name": topic, "configuration_keys": None}],
-        "include_synonyms": False, "include_documentation": False})
-    result = answer.results[0]
-    _check(result)
-    for entry in result.configs:
-        where = "override" if entry.config_source == 1 else "default"
-        click.echo(f"{entry.name}={entry.value}\t({where})")
+    for name, value, overridden in _admin(admin.describe_configs, bootstrap, topic):
+        click.echo(f"{name}={value}\t({'override' if overridden else 'default'})")
 
 
 @click.command()
@@ -214,8 +179,8 @@ def produce(bootstrap, topic, acks, compression, key_separator, batch_size, ling
     futures = []
     separator = key_separator.encode() if key_separator is not None else None
     try:
-        for lines in _ready_lines(sys.stdin.buffer):
-            values, keys = _split_keys(lines, separator)
+        for lines in ready_lines(sys.stdin.buffer):
+            values, keys = split_keys(lines, separator)
             futures.extend(producer.send_many(topic, values, keys=keys))
         producer.flush()
         for future in futures:
@@ -225,36 +190,6 @@ def produce(bootstrap, topic, acks, compression, key_separator, batch_size, ling
     finally:
         producer.cluster.close()
     click.echo(f"{len(futures)} records sent", err=True)
-
-
-def _ready_lines(stream, chunk_bytes: int = 1 << 20):
-    """Lists of the complete lines stdin has ready (one read1 each: a line typed at a terminal
-    goes out at once, a piped file in chunks of about chunk_bytes), without line endings; a
-    last line without a newline comes at EOF."""
-    tail = b""
-    while True:
-        chunk = stream.read1(chunk_bytes)
-        if not chunk:
-            break
-        lines = (tail + chunk).split(b"\n")
-        tail = lines.pop()
-        if lines:
-            yield [line.rstrip(b"\r") for line in lines]
-    if tail:
-        yield [tail.rstrip(b"\r")]
-
-
-def _split_keys(lines: list, separator: bytes | None):
-    """(values, keys) for lines; keys None when no separator is given (a line without the
-    separator has no key, as in kafka-console-producer with parse.key)."""
-    if separator is None:
-        return lines, None
-    values, keys = [], []
-    for line in lines:
-        key, sep, value = line.partition(separator)
-        keys.append(key if sep else None)
-        values.append(value if sep else line)
-    return values, keys
 
 
 @click.command()

@@ -6,7 +6,8 @@ import random
 
 import pytest
 
-from kafkaref.commands.client import _ready_lines, _split_keys
+from kafkaref.impl.client.console import ready_lines as _ready_lines
+from kafkaref.impl.client.console import split_keys as _split_keys
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner
 from kafkaref.impl.client.producer import Producer
