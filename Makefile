@@ -24,7 +24,7 @@ lint: venv
 	$(BIN)/ruff check .
 
 # The default test run: lint, then every test not marked slow or cluster, deterministic
-# (Hypothesis 'ci' profile). Deeper runs are tox environments; see README.md.
+# (Hypothesis 'ci' profile). Deeper runs are tox environments; see docs/contributing.md.
 test: lint
 	HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest
 

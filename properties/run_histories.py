@@ -1,7 +1,7 @@
 """A seeded simulated chaos run: a history shaped like a real one (latencies that vary and spike
 during faults, timeouts and errors while a broker is down, consumers falling behind, nemesis ops
 with start and end, final reads marking every partition), with an optional lost write. For the
-report's tests and the README screenshot, where `kafkaref synth` (constant latencies, no faults)
+report's tests and the screenshot in docs/chaos.md, where `kafkaref synth` (constant latencies, no faults)
 would draw flat plots. Not a model of Kafka: it only has to look like a history.
 """
 

@@ -5,5 +5,5 @@ probe.py      one check's connections to the broker under test (our own protocol
 checks_*.py   the checks, one module per group; fuzz.py the protocol fuzzer
 runner.py     runs a selection with a deadline per check
 report.py     terminal table, JUnit XML, HTML report card (several brokers side by side)
-cli.py        `kafkaref conform`
+(the command, `kafkaref conform`: commands/conform.py)
 """

@@ -1,28 +1,18 @@
 """The threaded shell around impl/core: acceptor, network threads, request queue, I/O threads,
 response queues.
 
-A request's path, file by file (docs/semantics.md "Network layer"; docs/architecture.md):
+The path of a request through these files is told once, in docs/architecture.md ("The path of
+a produce request", "The path of a fetch request"); docs/semantics.md "Network layer" has the
+rules it follows. The files:
 
     acceptor.py        Acceptor: accepts a socket, hands it to a network thread (round-robin)
-    network_thread.py  NetworkThread (selector; owns the Connection): reads one size-prefixed
-                       frame (<= socket_request_max_bytes, else the connection closes), decodes it
-                       with impl/protocol/wire (undecodable / unknown API or version: close that
-                       connection only; ApiVersions at an unknown version: UNSUPPORTED_VERSION
-                       with a v0 body), MUTES the connection, and puts it on
-    request_queue.py   the ONE bounded RequestQueue (queued_max_requests; a full queue blocks the
-                       network thread: backpressure)
-    io_threads.py      IoThread: under the single core lock, impl/core.Broker.handle(request,
-                       respond) (appends check CRCs, impl/protocol/crc.py, and records; acks=all
-                       and long-poll fetches wait in purgatory and are answered later from
-                       whichever thread completes them, or from the ticker on expiry)
-    response_queue.py  respond() encodes and puts the frame on the owning network thread's
-                       ResponseQueue; the NetworkThread writes it, then unmutes (acks=0: unmutes
-                       without writing), and only then reads the connection's next request:
-                       per-connection ordering, responses leave in request order.
+    network_thread.py  NetworkThread: reads, decodes and mutes; writes responses, then unmutes
+    request_queue.py   the ONE bounded RequestQueue between network and I/O threads
+    io_threads.py      IoThread: runs a request against the core under the single core lock
+    response_queue.py  a network thread's ResponseQueue (per-connection ordering)
     server.py          KafkaServer: wires the above around one Broker and its lock; the ticker
-                       (purgatory expiry, due checkpoints).
     local_cluster.py   LocalCluster: a controller and N broker processes (tests, benchmarks,
-                       `kafkaref cluster`).
+                       `kafkaref cluster`)
 
 Bounds (ServerConfig): request queue size, request size, max connections, idle time; each
 connection holds at most one request in the broker, so response queues are bounded by the

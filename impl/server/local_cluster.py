@@ -5,7 +5,7 @@ processes on 127.0.0.1, learns each broker's port from its registration, writes 
 (bootstrap, controller, each broker's pid, port and command line, so a killed broker can be
 restarted with the same identity), and stops the brokers (SIGTERM, then SIGKILL after a bound).
 Broker ports are kept in cluster.json, so restarting the cluster on the same DIR reuses them.
-A library class: the `kafkaref cluster` command (impl/cluster_cli.py), the tests and the
+A library class: the `kafkaref cluster` command (commands/cluster.py), the tests and the
 benchmarks (impl/server/bench.py) all use it from here.
 """
 

@@ -1,9 +1,7 @@
-"""KafkaServer: the threaded shell's wiring. One lock guards the deterministic core
-(impl/core.Broker); the acceptor (acceptor.py) hands connections to the network threads
-(network_thread.py), which put requests on the one request queue (request_queue.py); the I/O
-threads (io_threads.py) run them against the core under the lock; answers go back on each
-network thread's response queue (response_queue.py). The ticker (here) advances purgatory timers
-and writes due checkpoints. Everything stops by itself on `shutdown()` (bounded waits)."""
+"""KafkaServer: the threaded shell's wiring, around one deterministic core (impl/core.Broker) and
+the one lock that guards it; a request's way through it is told in docs/architecture.md ("The
+path of a produce request"). The ticker (here) advances purgatory timers and writes due
+checkpoints. Everything stops by itself on `shutdown()` (bounded waits)."""
 
 from __future__ import annotations
 
