@@ -15,7 +15,14 @@ import pytest
 
 from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.profiles import import_every_module, load_from_environment
-from kafkaref.properties.servers import BrokerSetup, ClusterSetup, running_broker, running_cluster
+from kafkaref.properties.servers import (
+    BrokerSetup,
+    ClusterSetup,
+    PeerSetup,
+    running_broker,
+    running_cluster,
+    running_peer,
+)
 
 PROFILE = load_from_environment()
 # Before any test: Hypothesis's pool of constants from imported modules must not depend on which
@@ -29,7 +36,7 @@ def pytest_report_header(config):
 
 
 def pytest_make_parametrize_id(config, val, argname):
-    if isinstance(val, (BrokerSetup, ClusterSetup)):
+    if isinstance(val, (BrokerSetup, ClusterSetup, PeerSetup)):
         return val.id
     return None
 
@@ -64,3 +71,17 @@ def cluster(cluster_setup, tmp_path_factory):
     """A started LocalCluster (broker processes), shared by the tests of one module."""
     with running_cluster(cluster_setup, str(tmp_path_factory.mktemp("cluster"))) as local:
         yield local
+
+
+@pytest.fixture(scope="module")
+def peer_setup():
+    """What the `peer` fixture starts; parametrize it with scope="module" to change it."""
+    return PeerSetup()
+
+
+@pytest.fixture(scope="module")
+def peer(peer_setup, tmp_path_factory):
+    """A started peer broker (chaos/peers/; by default one Apache Kafka node), shared by the
+    tests of one module."""
+    with running_peer(peer_setup, str(tmp_path_factory.mktemp("peer"))) as started:
+        yield started
