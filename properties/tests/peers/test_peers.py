@@ -13,8 +13,7 @@ import sys
 import psutil
 import pytest
 
-from kafkaref.chaos.peers import PeerError, load_peer, make_peer, start_peer
-from kafkaref.chaos.peers import apache_kafka, fetched
+from kafkaref.chaos.peers import PeerError, apache_kafka, fetched, load_peer, make_peer, start_peer
 from kafkaref.chaos.peers.peer import Node, Peer
 from kafkaref.chaos.peers.probing import brokers_seen
 from kafkaref.impl.client.connection import KafkaConnection
