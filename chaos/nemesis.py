@@ -41,7 +41,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shlex
 import signal
 import subprocess
 import threading
@@ -130,16 +129,50 @@ def hunting_schedule(time_limit_s: float, corrupt: bool = False,
         turn += 1
 
 
-@attrs.define
-class ExternalCommands:
-    """Process faults against a broker we did not start (--bootstrap): shell commands."""
+class ExternalFaults:
+    """Process faults against brokers we did not start as a ProxiedCluster (--bootstrap): kill
+    and restart, from the user's shell commands or from a peer (chaos/conform AimedFaults).
+    available: both are there; describe(): where they come from, for the history."""
+
+    available = False
+
+    def describe(self) -> str:
+        return "none"
+
+    def kill(self) -> None:
+        raise RuntimeError("no kill fault")
+
+    def restart(self) -> None:
+        raise RuntimeError("no restart fault")
+
+
+@attrs.frozen
+class ExternalCommands(ExternalFaults):
+    """--kill-cmd / --restart-cmd, each run with `sh -c` (so quotes, pipes and variables work)."""
 
     kill_cmd: str | None = None
     restart_cmd: str | None = None
 
-    def run(self, command: str) -> None:
-        subprocess.run(shlex.split(command), check=True, timeout=60,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    @property
+    def available(self) -> bool:
+        return bool(self.kill_cmd and self.restart_cmd)
+
+    def describe(self) -> str:
+        return f"--kill-cmd {self.kill_cmd!r}, --restart-cmd {self.restart_cmd!r}"
+
+    def kill(self) -> None:
+        self._run(self.kill_cmd)
+
+    def restart(self) -> None:
+        self._run(self.restart_cmd)
+
+    @staticmethod
+    def _run(command: str) -> None:
+        done = subprocess.run(["sh", "-c", command], timeout=60, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+        if done.returncode != 0:
+            stderr = done.stderr.decode(errors="replace").strip().replace("\n", " | ")
+            raise RuntimeError(f"`{command}` exited {done.returncode}: {stderr[-300:]}")
 
 
 class Nemesis:
@@ -147,7 +180,7 @@ class Nemesis:
 
     def __init__(self, recorder: Recorder, schedule: list[Step], topic: str, seed: int, *,
                  cluster: ProxiedCluster | None = None,
-                 external: ExternalCommands | None = None,
+                 external: ExternalFaults | None = None,
                  log: Callable[[str], None] = lambda _: None):
         self.recorder, self.schedule, self.topic = recorder, schedule, topic
         self.cluster, self.external, self.log = cluster, external, log
@@ -202,8 +235,7 @@ class Nemesis:
     def _unsupported(self, kind: str) -> str | None:
         if self.cluster is not None:
             return None
-        if kind == "kill" and self.external and self.external.kill_cmd and \
-                self.external.restart_cmd:
+        if kind == "kill" and self.external and self.external.available:
             return None
         if kind == "kill":
             return "a broker we did not start needs --kill-cmd and --restart-cmd"
@@ -230,11 +262,9 @@ class Nemesis:
     # -- faults -------------------------------------------------------------------------------
     def _kill(self, step: Step):
         if self.cluster is None:
-            target = {"role": step.target, "command": self.external.kill_cmd}
-            self.recorder.nemesis("kill", target, lambda: self.external.run(
-                self.external.kill_cmd))
-            return lambda: self.recorder.nemesis("restart", target, lambda: self.external.run(
-                self.external.restart_cmd))
+            target = {"role": step.target, "by": self.external.describe()}
+            self.recorder.nemesis("kill", target, self.external.kill)
+            return lambda: self.recorder.nemesis("restart", target, self.external.restart)
         if step.target == "controller":
             target = {"role": "controller"}
             self.recorder.nemesis("kill", target, self.cluster.stop_controller)
@@ -364,9 +394,8 @@ class Nemesis:
     def heal_all(self) -> None:
         """Every link up, every broker running: recorded as one heal op."""
         if self.cluster is None:
-            if self.external and self.external.restart_cmd and "kill" in self.injected:
-                self.recorder.nemesis("heal", {"command": self.external.restart_cmd},
-                                      lambda: None)
+            if self.external and self.external.available and "kill" in self.injected:
+                self.recorder.nemesis("heal", {"by": self.external.describe()}, lambda: None)
             return
 
         def heal():

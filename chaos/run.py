@@ -25,7 +25,7 @@ from pathlib import Path
 
 import attrs
 
-from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, Nemesis, draw_schedule
+from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalFaults, Nemesis, draw_schedule
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
 from kafkaref.history.store import HistoryWriter, WriterLimits
@@ -43,7 +43,7 @@ class RunOptions:
     workload: WorkloadConfig = WorkloadConfig()
     brokers: int = 3
     bootstrap: str | None = None  # run against this broker instead of an embedded cluster
-    external: ExternalCommands = ExternalCommands()
+    external: ExternalFaults = ExternalFaults()
     mutants: tuple[str, ...] = ()
     runs_dir: str = "runs"
     run_id: str | None = None

@@ -96,8 +96,9 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
         checks = runner.select(tuple(only), tuple(skip_))
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from exc
-    options = {"fuzz": fuzz, "seed": seed, "kill_cmd": kill_cmd, "restart_cmd": restart_cmd,
-               "tear_cmd": tear_cmd,
+    from kafkaref.chaos.conform.faults import ShellFaults
+
+    options = {"fuzz": fuzz, "seed": seed, "faults": ShellFaults(kill_cmd, restart_cmd, tear_cmd),
                "deadline_scale": deadline_scale, "chaos_seconds": chaos_seconds,
                "chaos_check": history_checker(chaos_checker), "runs_dir": runs_dir}
 

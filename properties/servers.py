@@ -101,6 +101,27 @@ def running_cluster(setup: ClusterSetup, directory: str):
         local.stop()
 
 
+@dataclasses.dataclass(frozen=True)
+class PeerSetup:
+    """A peer broker the project starts by name (chaos/peers/): Apache Kafka, kafkaref, Tansu."""
+
+    name: str = "apache-kafka"
+    nodes: int = 1
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}-{self.nodes}"
+
+
+@contextlib.contextmanager
+def running_peer(setup: PeerSetup, directory: str):
+    """Start the peer `setup` describes under `directory`; stop it (every process) after."""
+    from kafkaref.chaos.peers import start_peer
+
+    with start_peer(setup.name, setup.nodes, directory) as peer:
+        yield peer
+
+
 def tcp_server(handler: Callable[[socket.socket], None]) -> tuple[int, Callable[[], None]]:
     """A TCP server on 127.0.0.1 and an ephemeral port running handler(connection) in a thread
     per connection; returns (port, stop)."""

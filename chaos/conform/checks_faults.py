@@ -3,12 +3,20 @@ the chaos workload (chaos/workload.py) when it is installed."""
 
 from __future__ import annotations
 
-import shlex
 import tempfile
 import time
 
 from kafkaref.chaos.conform.catalogue import CheckFailed, CouldNotRun, Skip, check
-from kafkaref.chaos.conform.commands import run_command, wait_serving
+from kafkaref.chaos.conform.faults import (
+    KILL,
+    RESTART,
+    Target,
+    faults_of,
+    inflict,
+    replica_faults,
+    target_of,
+    wait_serving,
+)
 from kafkaref.chaos.conform.probe import Probe
 
 
@@ -18,19 +26,15 @@ def leader_failover(probe: Probe):
     """When the partition's leader is killed (--kill-cmd aimed at it), a new leader takes over
     with a higher leader epoch and every acks=all record is readable from it, in order; after
     --restart-cmd they are all still there."""
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    if not kill or not restart:
-        raise Skip("no --kill-cmd / --restart-cmd given")
-    if probe.broker_count() < 2:
-        raise Skip("single-node broker: no other replica to take over")
+    replica_faults(probe, "no other replica to take over", "to kill the leader")
     topic = probe.create_topic("failover", configs={"min.insync.replicas": str(
         min(2, probe.replication_factor()))})
     acked = [b"d%d" % i for i in range(50)]
     for i in range(0, 50, 5):
         probe.produce_ok(topic, _batch(acked[i:i + 5]))
     before = probe.wait_for_leaders(topic, 1).partitions[0]
-    target = (before.leader_id, *probe.broker_address(before.leader_id))
-    run_command(kill, "--kill-cmd", probe, target)
+    target = target_of(probe, before.leader_id)
+    inflict(probe, KILL, target)
     try:
         after = new_leader(probe, topic, before.leader_id)
         probe.soft(after.leader_epoch > before.leader_epoch,
@@ -41,7 +45,7 @@ def leader_failover(probe: Probe):
         probe.soft(values == acked, "acknowledged records lost in the failover",
                    response=str(values[:10]), expected="d0..d49")
     finally:
-        run_command(restart, "--restart-cmd", probe, target)
+        inflict(probe, RESTART, target)
         wait_serving(probe, target)
     probe.wait_for_leaders(topic, 1, timeout_s=60)
     values = [r.value for r in probe.read_all(topic, end=50)]
@@ -81,20 +85,18 @@ def chaos_workload(probe: Probe):
     anomaly the configuration disallows (judged by the Spark checks, or their twin: the
     options' chaos_check, which `kafkaref conform --chaos-checker` builds)."""
     from kafkaref.chaos import run as chaos_run  # imported here: the runner is heavy to import
-    from kafkaref.chaos.nemesis import ExternalCommands
+    from kafkaref.chaos.nemesis import ExternalFaults
+
     seconds = float(probe.options.get("chaos_seconds", 30))
     if seconds <= 0:
         raise Skip("--chaos-seconds 0")
     check = probe.options.get("chaos_check")  # history directory -> report (handed in)
     if check is None:
         raise Skip("no history checker given (options['chaos_check'])")
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    external, nemesis = ExternalCommands(), ()
-    if kill and restart:
-        brokers = sorted(b.node_id for b in probe.metadata([]).brokers)
-        victim = brokers[-1]
-        target = (victim, *probe.broker_address(victim))
-        external = ExternalCommands(_aimed(kill, target), _aimed(restart, target))
+    external, nemesis = ExternalFaults(), ()
+    if {KILL, RESTART} <= faults_of(probe).kinds:
+        victim = target_of(probe, max(b.node_id for b in probe.metadata([]).brokers))
+        external = AimedFaults(probe, victim)
         nemesis = ("kill",)
     runs_dir = probe.options.get("runs_dir") or tempfile.mkdtemp(prefix="conform-chaos-")
     options = chaos_run.RunOptions(
@@ -115,9 +117,19 @@ def chaos_workload(probe: Probe):
     return summary
 
 
-def _aimed(command: str, target) -> str:
-    """command with CONFORM_BROKER_ID / _HOST / _PORT set (the chaos nemesis runs commands
-    without an environment of its own)."""
-    return shlex.join(["env", f"CONFORM_BROKER_ID={target[0]}",
-                       f"CONFORM_BROKER_HOST={target[1]}",
-                       f"CONFORM_BROKER_PORT={target[2]}"]) + " " + command
+class AimedFaults:
+    """The run's kill and restart, aimed at one broker, as the chaos nemesis takes them."""
+
+    available = True
+
+    def __init__(self, probe: Probe, victim: Target):
+        self.faults, self.victim = faults_of(probe), victim
+
+    def describe(self) -> str:
+        return f"{self.faults.describe()} on broker {self.victim.broker_id}"
+
+    def kill(self) -> None:
+        self.faults.kill(self.victim)
+
+    def restart(self) -> None:
+        self.faults.restart(self.victim)

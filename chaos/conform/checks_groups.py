@@ -81,6 +81,108 @@ def consumer_group(probe: Probe):
     probe.expect_error(left.error_code, ErrorCode.none, "LeaveGroup", left)
 
 
+@check("sync_group_waits_for_leader", "groups", "protocol: SyncGroup ('the leader sends the "
+       "assignment; followers receive theirs in the response'); Kafka's GroupMetadataManager "
+       "holds a follower's SyncGroup until the leader's arrives; nisshi-io/nisshi#679")
+def sync_group_waits_for_leader(probe: Probe):
+    """In a rebalance of two members, a follower that sends SyncGroup before the leader gets,
+    once the leader has synced (4 s later, well within the rebalance timeout), exactly the
+    assignment the leader gave it: its SyncGroup is held until then, not answered early with an
+    empty assignment (what a client then fails to parse, or reads as owning nothing). The
+    rebalance also moves the group to a new generation."""
+    topic = probe.create_topic("sync", partitions=2)
+    group = probe.name("s")
+    first, second = coordinator(probe, group), coordinator(probe, group)
+    join = {"group_id": group, "session_timeout": 10_000, "rebalance_timeout": 10_000,
+            "group_instance_id": None, "protocol_type": "consumer",
+            "protocols": [{"name": "range", "metadata": _subscription(topic)}]}
+    one = _join(probe, first, join, "")
+    generation = one.generation_id
+    _sync(first, group, one, [(one.member_id, _assignment(topic, [0, 1]))])
+    # The second member's JoinGroup waits for the rebalance; the first learns of it from its
+    # heartbeat and joins again, which completes the rebalance for both.
+    two_id = _member_id(probe, second, join)
+    pending = second.send(11, {**join, "member_id": two_id})
+    _wait_rebalancing(probe, first, group, one)
+    one = _join(probe, first, join, one.member_id)
+    two = second.receive(11, pending)
+    probe.expect_error(two.error_code, ErrorCode.none, "the second member's JoinGroup", two)
+    answers = {one.member_id: (first, one), two.member_id: (second, two)}
+    leader_id = one.leader
+    probe.expect(leader_id in answers and two.leader == leader_id, "the two members were "
+                 "told of different leaders, or of neither", response=[one, two],
+                 expected="one leader, the same for both")
+    probe.soft(one.generation_id > generation, f"the rebalance kept generation {generation}",
+               response=one, expected=f"a generation above {generation}")
+    (follower_id,) = set(answers) - {leader_id}
+    given = {leader_id: _assignment(topic, [0]), follower_id: _assignment(topic, [1])}
+    follower_conn, follower_join = answers[follower_id]
+    held = _send_sync(follower_conn, group, follower_join, [])  # before the leader's
+    time.sleep(SLOW_LEADER_S)  # a leader slow to assign (a large group, a GC pause)
+    leader_conn, leader_join = answers[leader_id]
+    synced = _sync(leader_conn, group, leader_join, list(given.items()))
+    probe.expect_error(synced.error_code, ErrorCode.none, "the leader's SyncGroup", synced)
+    followed = follower_conn.receive(14, held)
+    probe.expect_error(followed.error_code, ErrorCode.none, "the follower's SyncGroup, sent "
+                       "before the leader's", followed)
+    probe.expect(bytes(followed.assignment) == given[follower_id], "the follower's SyncGroup "
+                 "did not return the assignment the leader gave it", response=followed,
+                 expected=f"{len(given[follower_id])} bytes: partition 1 of {topic}")
+    probe.expect(bytes(synced.assignment) == given[leader_id], "the leader's SyncGroup did "
+                 "not return its own assignment", response=synced, expected="partition 0")
+    return (f"generation {leader_join.generation_id}: the follower's SyncGroup, sent "
+            f"{SLOW_LEADER_S:.0f} s before the leader's, got its assignment")
+
+
+SLOW_LEADER_S = 4.0  # past the 3 s Nisshi waits before answering a follower (nisshi#680)
+
+
+def _member_id(probe: Probe, conn, join: dict) -> str:
+    """The member id the coordinator hands out (KIP-394: JoinGroup v4+ answers MEMBER_ID_
+    REQUIRED with it first); "" for brokers or versions that do not."""
+    answer = conn.call(11, {**join, "member_id": ""})
+    if answer.error_code == ErrorCode.member_id_required:
+        return answer.member_id
+    probe.expect_error(answer.error_code, ErrorCode.none, "JoinGroup", answer)
+    return answer.member_id
+
+
+def _join(probe: Probe, conn, join: dict, member_id: str):
+    answer = conn.call(11, {**join, "member_id": member_id})
+    if answer.error_code == ErrorCode.member_id_required:
+        answer = conn.call(11, {**join, "member_id": answer.member_id})
+    probe.expect_error(answer.error_code, ErrorCode.none, "JoinGroup", answer)
+    return answer
+
+
+def _send_sync(conn, group: str, joined, assignments) -> int:
+    return conn.send(14, {"group_id": group, "generation_id": joined.generation_id,
+                          "member_id": joined.member_id, "group_instance_id": None,
+                          "protocol_type": "consumer", "protocol_name": "range",
+                          "assignments": [{"member_id": m, "assignment": a}
+                                          for m, a in assignments]})
+
+
+def _sync(conn, group: str, joined, assignments):
+    return conn.receive(14, _send_sync(conn, group, joined, assignments))
+
+
+def _wait_rebalancing(probe: Probe, conn, group: str, joined, timeout_s: float = 10.0) -> None:
+    """Heartbeat until the coordinator answers REBALANCE_IN_PROGRESS (the other member joined)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        beat = conn.call(12, {"group_id": group, "generation_id": joined.generation_id,
+                              "member_id": joined.member_id, "group_instance_id": None})
+        if beat.error_code == ErrorCode.rebalance_in_progress:
+            return
+        probe.expect_error(beat.error_code, ErrorCode.none, "Heartbeat while a member joins",
+                           beat)
+        probe.expect(time.monotonic() < deadline, "no REBALANCE_IN_PROGRESS in heartbeats "
+                     f"{timeout_s:.0f} s after a second member joined", response=beat,
+                     expected="REBALANCE_IN_PROGRESS")
+        time.sleep(0.1)
+
+
 @check("offset_commit_fetch", "groups", "protocol: OffsetCommit / OffsetFetch (simple "
        "commits: generation -1); KIP-211")
 def offset_commit_fetch(probe: Probe):

@@ -10,7 +10,16 @@ import time
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import Skip, check
-from kafkaref.chaos.conform.commands import down, replica_faults, run_command, wait_serving
+from kafkaref.chaos.conform.faults import (
+    KILL,
+    RESTART,
+    Target,
+    down,
+    inflict,
+    replica_faults,
+    target_of,
+    wait_serving,
+)
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
@@ -142,28 +151,27 @@ def min_insync_replicas(probe: Probe):
     is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
     --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
     so a client alone cannot get the ISR below it)."""
-    kill, restart = replica_faults(probe, "min.insync.replicas needs a broker that replicates",
-                                   "to take a replica out of the ISR")
+    replica_faults(probe, "min.insync.replicas needs a broker that replicates",
+                   "to take a replica out of the ISR")
     rf = probe.replication_factor()
     topic = probe.create_topic("minisr", replication_factor=rf,
                                configs={"min.insync.replicas": str(rf)})
     probe.produce_ok(topic, values_batch(b"before", 1), acks=-1)
     target = follower(probe, topic)
-    run_command(kill, "--kill-cmd", probe, target)
+    inflict(probe, KILL, target)
     try:
         answers = refused_after_shrink(probe, topic)
         probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
     finally:
-        run_command(restart, "--restart-cmd", probe, target)
+        inflict(probe, RESTART, target)
         wait_serving(probe, target)
-    return f"acks=all answers after killing broker {target[0]}: {answers}"
+    return f"acks=all answers after killing broker {target.broker_id}: {answers}"
 
 
-def follower(probe: Probe, topic: str) -> tuple[int, str, int]:
-    """(id, host, port) of a replica of partition 0 that is not its leader."""
+def follower(probe: Probe, topic: str) -> Target:
+    """A replica of partition 0 that is not its leader."""
     meta = probe.wait_for_leaders(topic, 1).partitions[0]
-    chosen = next(r for r in meta.replica_nodes if r != meta.leader_id)
-    return (chosen, *probe.broker_address(chosen))
+    return target_of(probe, next(r for r in meta.replica_nodes if r != meta.leader_id))
 
 
 @check("hw_waits_for_isr", "log", "Kafka replication design / KIP-101: the high watermark is "
@@ -172,32 +180,31 @@ def hw_waits_for_isr(probe: Probe):
     """While a stopped follower is still in the ISR, the high watermark does not pass what that
     follower has: a record written after the stop (acks=1) is not readable before the ISR
     shrinks (needs --kill-cmd / --restart-cmd and a replicating broker)."""
-    kill, restart = replica_faults(probe, "no follower to stop",
-                                   "to stop a follower")
+    replica_faults(probe, "no follower to stop", "to stop a follower")
     topic = probe.create_topic("hwisr", replication_factor=probe.replication_factor())
     base = probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
     target = follower(probe, topic)
-    run_command(kill, "--kill-cmd", probe, target)
+    inflict(probe, KILL, target)
     try:
-        if not down(target[1:]):
-            raise Skip(f"--kill-cmd left broker {target[0]} serving (it must stop the broker "
+        if not down(target.address):
+            raise Skip(f"--kill-cmd left broker {target.broker_id} serving (it must stop the broker "
                        "named by CONFORM_BROKER_ID)")
         conn = probe.leader(topic)
         probe.produce_ok(topic, values_batch(b"after", 1), acks=1, conn=conn)
         answer = probe.fetch(topic, base + 1, max_wait_ms=1, conn=conn)
         visible = [r.offset for r in probe.records(answer) if r.offset > base]
         isr = probe.metadata([topic], conn=conn).topics[0].partitions[0].isr_nodes
-        if target[0] not in isr:
+        if target.broker_id not in isr:
             return (f"inconclusive: the ISR {list(isr)} had already dropped broker "
-                    f"{target[0]}")
+                    f"{target.broker_id}")
         probe.expect(not visible and answer.high_watermark <= base + 1,
                      f"offsets {visible} readable (hw {answer.high_watermark}) while stopped "
-                     f"broker {target[0]} is still in the ISR {list(isr)}", response=answer,
+                     f"broker {target.broker_id} is still in the ISR {list(isr)}", response=answer,
                      expected=f"hw stays at {base + 1} until the ISR shrinks")
     finally:
-        run_command(restart, "--restart-cmd", probe, target)
+        inflict(probe, RESTART, target)
         wait_serving(probe, target)
-    return f"hw held at {base + 1} while broker {target[0]} was stopped and in the ISR"
+    return f"hw held at {base + 1} while broker {target.broker_id} was stopped and in the ISR"
 
 
 def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
@@ -235,12 +242,11 @@ def acks_all_timeout(probe: Probe):
     """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
     answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
     --kill-cmd / --restart-cmd and a replicating broker)."""
-    kill, restart = replica_faults(probe, "every acks=all completes at once",
-                                   "to stop a follower")
+    replica_faults(probe, "every acks=all completes at once", "to stop a follower")
     topic = probe.create_topic("timeout", replication_factor=probe.replication_factor())
     probe.produce_ok(topic, values_batch(b"in", 1), acks=-1)
     target = follower(probe, topic)
-    run_command(kill, "--kill-cmd", probe, target)
+    inflict(probe, KILL, target)
     try:
         conn = probe.leader(topic)
         started = time.monotonic()
@@ -254,17 +260,17 @@ def acks_all_timeout(probe: Probe):
             probe.expect(elapsed < 0.4, f"acks=all answered NONE after {elapsed * 1000:.0f} ms, "
                          "past its 400 ms timeout", response=answer,
                          expected="REQUEST_TIMED_OUT at about 400 ms")
-            probe.expect(target[0] not in isr, f"acks=all completed while stopped broker "
-                         f"{target[0]} is in the ISR {list(isr)}", response=answer,
+            probe.expect(target.broker_id not in isr, f"acks=all completed while stopped broker "
+                         f"{target.broker_id} is in the ISR {list(isr)}", response=answer,
                          expected="REQUEST_TIMED_OUT")
-            return f"inconclusive: the ISR {list(isr)} dropped broker {target[0]} first"
+            return f"inconclusive: the ISR {list(isr)} dropped broker {target.broker_id} first"
         probe.expect_error(answer.error_code, ErrorCode.request_timed_out,
-                           f"acks=all (timeout 400 ms) with broker {target[0]} stopped, answered "
+                           f"acks=all (timeout 400 ms) with broker {target.broker_id} stopped, answered "
                            f"after {elapsed * 1000:.0f} ms", answer)
         probe.expect(elapsed < 0.4 + 2.0, f"REQUEST_TIMED_OUT after {elapsed:.2f} s",
                      expected="about 400 ms")
     finally:
-        run_command(restart, "--restart-cmd", probe, target)
+        inflict(probe, RESTART, target)
         wait_serving(probe, target)
     return f"REQUEST_TIMED_OUT after {elapsed * 1000:.0f} ms (timeout 400 ms)"
 

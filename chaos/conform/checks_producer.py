@@ -18,7 +18,7 @@ def idempotent_dedupe(probe: Probe):
     DUPLICATE_SEQUENCE_NUMBER), and a batch skipping sequence numbers is refused with
     OUT_OF_ORDER_SEQUENCE_NUMBER."""
     topic = probe.create_topic("idem")
-    init = probe.connect().call(22, {"transactional_id": None, "transaction_timeout": 60_000})
+    init = probe.init_producer_id()
     probe.expect_error(init.error_code, ErrorCode.none, "InitProducerId", init)
     pid, epoch = init.producer_id, init.producer_epoch
     probe.expect(pid >= 0, f"producer id {pid}", response=init, expected="a producer id >= 0")

@@ -33,21 +33,38 @@ def api_versions(probe: Probe):
     missing = [name for key, name in REQUIRED_APIS.items() if key not in listed]
     probe.expect(not missing, f"ApiVersions does not list {missing}", response=response,
                  expected="Produce, Fetch, ListOffsets, Metadata, ApiVersions")
-    # A version from the future: the broker answers with header v0 and a v0 body.
+    # A version from the future: the broker answers with header v0 and a v0 body. The request
+    # is framed as such a client frames it: ApiVersions is flexible from v3, so header v2 (its
+    # tagged fields after the client id) and a v3-shaped body. Apache Kafka parses the header
+    # by its version and closes the connection when it cannot (a header v1 here, say).
     sock = probe.raw_socket()
-    header = struct.pack(">hhih", 18, 127, 4242, 7) + b"conform"
-    sock.sendall(struct.pack(">i", len(header)) + header)
+    sock.sendall(FUTURE_API_VERSIONS)
     payload = _read_frame(sock)
     if payload is None:
         raise probe.fail("ApiVersions v127: the broker closed the connection",
                          request="ApiVersions v127 (correlation id 4242)",
                          expected="an UNSUPPORTED_VERSION answer with header and body v0")
-    correlation_id, body = wire.decode_response(18, 0, payload)
+    try:
+        correlation_id, body = wire.decode_response(18, 0, payload)
+    except Exception as error:  # noqa: BLE001 -- kio raises several kinds on bad bytes
+        raise probe.fail(f"ApiVersions v127 answered with something that is not header v0 + "
+                         f"an ApiVersions v0 body ({error!r})", response=payload.hex()[:200],
+                         request="ApiVersions v127 (correlation id 4242)",
+                         expected="header v0, then error_code and api_keys (v0)") from None
     probe.expect(correlation_id == 4242 and body.error_code == ErrorCode.unsupported_version
                  and len(body.api_keys) > 0,
                  "ApiVersions v127 not answered UNSUPPORTED_VERSION with the supported versions",
                  request="ApiVersions v127 (correlation id 4242)", response=body,
                  expected="correlation id 4242, UNSUPPORTED_VERSION, api_keys listed")
+
+
+def _future_api_versions_frame() -> bytes:
+    header = struct.pack(">hhih", 18, 127, 4242, 7) + b"conform" + b"\x00"  # no tagged fields
+    body = b"\x11kafkaref-conform" + b"\x021" + b"\x00"  # compact strings (length + 1), tags
+    return struct.pack(">i", len(header) + len(body)) + header + body
+
+
+FUTURE_API_VERSIONS = _future_api_versions_frame()
 
 
 def _read_frame(sock: socket.socket) -> bytes | None:
@@ -86,8 +103,9 @@ SIMPLE_REQUESTS = {
        "ApiVersions the versions it serves")
 def advertised_versions_answer(probe: Probe):
     """Every advertised version of ApiVersions, Metadata, FindCoordinator and InitProducerId
-    (requests that need no state) is answered without an error code (FindCoordinator asked
-    again while it answers the retriable COORDINATOR_NOT_AVAILABLE / LOAD_IN_PROGRESS)."""
+    (requests that need no state) is answered without an error code (FindCoordinator and
+    InitProducerId asked again while they answer the retriable COORDINATOR_NOT_AVAILABLE /
+    COORDINATOR_LOAD_IN_PROGRESS)."""
     wrong, tried = [], 0
     for api_key, values in SIMPLE_REQUESTS.items():
         if api_key not in probe.versions:
@@ -95,8 +113,9 @@ def advertised_versions_answer(probe: Probe):
         low, high = probe.versions[api_key]
         for version in range(low, high + 1):
             conn = probe.connect()
-            try:  # FindCoordinator: retriable until the offsets topic exists (Kafka too)
+            try:  # the coordinators' retriable answers are asked again (Kafka's clients do)
                 answer = (probe.find_coordinator(values, version) if api_key == 10
+                          else probe.init_producer_id(version) if api_key == 22
                           else conn.call(api_key, values, version=version))
             except (OSError, ValueError, KeyError) as exc:
                 wrong.append(f"{PREFERRED[api_key][0]} v{version}: {exc!r}")

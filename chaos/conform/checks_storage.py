@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import Skip, check
-from kafkaref.chaos.conform.commands import down, run_command, wait_serving
+from kafkaref.chaos.conform.catalogue import check
+from kafkaref.chaos.conform.faults import (
+    KILL,
+    RESTART,
+    TEAR,
+    down,
+    inflict,
+    needed_faults,
+    target_of,
+    wait_serving,
+)
 from kafkaref.chaos.conform.probe import EARLIEST, Probe
 from kafkaref.impl.protocol.records import build_batch
 
@@ -106,13 +115,9 @@ def torn_tail_recovery(probe: Probe):
     batch read from the log start passes its CRC, offsets are dense, and records acknowledged
     after the restart are read back at their offsets. Records lost to the tear itself are
     allowed (they were never fsynced); the records kept are a prefix of those acknowledged."""
-    kill, restart = probe.options.get("kill_cmd"), probe.options.get("restart_cmd")
-    tear = probe.options.get("tear_cmd")
-    if not tear:
-        raise Skip("no --tear-cmd given: a torn tail needs a power loss in the middle of a "
-                   "write, which a SIGKILL between requests does not leave")
-    if not kill or not restart:
-        raise Skip("--tear-cmd needs --kill-cmd and --restart-cmd")
+    needed_faults(probe, {KILL, RESTART, TEAR}, "to tear a stopped broker's last write (a "
+                  "power loss in the middle of a write, which a SIGKILL between requests "
+                  "does not leave)")
     topic = probe.create_topic("torn", replication_factor=1)
     acked = []
     for b in range(TORN_BATCHES):
@@ -120,15 +125,14 @@ def torn_tail_recovery(probe: Probe):
         probe.produce_ok(topic, build_batch([(None, v, (), None) for v in values]), acks=-1)
         acked.extend(values)
     leader = probe.wait_for_leaders(topic, 1).partitions[0].leader_id
-    target = (leader, *probe.broker_address(leader))
+    target = target_of(probe, leader)
     try:
-        run_command(kill, "--kill-cmd", probe, target)
-        probe.expect(down(target[1:]), f"broker {leader} still accepts connections after "
-                     "--kill-cmd", expected="the broker stopped")
-        run_command(tear, "--tear-cmd", probe, target,
-                    {"CONFORM_TOPIC": topic, "CONFORM_PARTITION": "0"})
+        inflict(probe, KILL, target)
+        probe.expect(down(target.address), f"broker {leader} still accepts connections after "
+                     "it was killed", expected="the broker stopped")
+        inflict(probe, TEAR, target, topic=topic, partition=0)
     finally:
-        run_command(restart, "--restart-cmd", probe, target)
+        inflict(probe, RESTART, target)
         wait_serving(probe, target)
     probe.wait_for_leaders(topic, 1, timeout_s=60)
     # The log end after recovery is where the first batch produced after the restart lands (a

@@ -17,7 +17,7 @@ from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import check
-from kafkaref.chaos.conform.commands import serves
+from kafkaref.chaos.conform.faults import serves
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build

@@ -249,16 +249,27 @@ class Probe:
         """FindCoordinator's answer, asked again while it is COORDINATOR_NOT_AVAILABLE or
         COORDINATOR_LOAD_IN_PROGRESS (retriable: Kafka answers so until __consumer_offsets
         exists and its partition has a leader that loaded it), up to timeout_s."""
+        return self.call_retrying_coordinator(10, values, version)
+
+    def init_producer_id(self, version: int | None = None):
+        """InitProducerId (idempotent: no transactional id), asked again while it answers
+        COORDINATOR_LOAD_IN_PROGRESS / COORDINATOR_NOT_AVAILABLE: Apache Kafka does so until
+        the broker has fetched its first block of producer ids from the controller (a few
+        hundred ms after start), and its clients retry."""
+        return self.call_retrying_coordinator(
+            22, {"transactional_id": None, "transaction_timeout": 60_000}, version)
+
+    def call_retrying_coordinator(self, api_key: int, values: dict, version: int | None):
         deadline = time.monotonic() + self.timeout_s
         while True:
             conn = self.connect()
             try:
-                answer = conn.call(10, values, version=version)
+                answer = conn.call(api_key, values, version=version)
             finally:
                 conn.close()
             retriable = (ErrorCode.coordinator_not_available,
                          ErrorCode.coordinator_load_in_progress)
-            # v4+ answers a list of coordinators and no top-level error code
+            # FindCoordinator v4+ answers a list of coordinators and no top-level error code
             codes = [getattr(c, "error_code", ErrorCode.none)
                      for c in [answer, *getattr(answer, "coordinators", ())]]
             if not any(c in retriable for c in codes) or time.monotonic() > deadline:

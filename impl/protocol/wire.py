@@ -35,6 +35,7 @@ from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 
 SIZE = struct.Struct(">i")
 API_VERSIONS = 18
+FLEXIBLE_API_VERSIONS = 3  # ApiVersions' first flexible version: request header v2 from here
 METADATA_API = 3
 # Kafka's parser ignores bytes after a request's body. librdkafka (2.12 to 2.16 at least,
 # confluentinc/librdkafka#5049) writes the null topic array of an all-topics Metadata v9+ as
@@ -124,7 +125,8 @@ def decode_request(payload: bytes) -> Request:
     api_key, api_version, correlation_id = peek_header(payload)
     if not is_supported(api_key, api_version):
         if api_key == API_VERSIONS and api_version >= 0:
-            return Request(api_key, api_version, correlation_id, None, None)
+            return Request(api_key, api_version, correlation_id,
+                           _future_api_versions_client_id(payload, api_version), None)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
     try:
@@ -140,6 +142,22 @@ def decode_request(payload: bytes) -> Request:
     if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
         raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)
+
+
+def _future_api_versions_client_id(payload: bytes, api_version: int) -> str | None:
+    """The client id of an ApiVersions request of a version we do not know. Its body is not
+    read (it is answered UNSUPPORTED_VERSION with the v0 layout), but its header is, by the
+    header version that version implies (v2, with tagged fields, from v3: ApiVersions is
+    flexible from there): a header that does not parse closes the connection, as Apache Kafka's
+    RequestHeader.parse does (seen on 4.3.1: a v127 request with a v1 header is closed)."""
+    header_cls = RequestHeaderV2 if api_version >= FLEXIBLE_API_VERSIONS else RequestHeaderV1
+    try:
+        header, _ = entity_reader(header_cls)(payload, 0)
+    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
+            IndexError) as exc:
+        raise MalformedRequest(f"cannot decode the header of ApiVersions v{api_version}: "
+                               f"{exc!r}") from exc
+    return header.client_id
 
 
 def _header_class(response_cls):

@@ -19,7 +19,14 @@ import pytest
 
 from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.profiles import load_from_environment
-from kafkaref.properties.servers import BrokerSetup, ClusterSetup, running_broker, running_cluster
+from kafkaref.properties.servers import (
+    BrokerSetup,
+    ClusterSetup,
+    PeerSetup,
+    running_broker,
+    running_cluster,
+    running_peer,
+)
 
 # The top-level folders, each a kafkaref.<folder> package (setup.py maps them).
 FOLDERS = sorted(p.parent.name for p in Path(__file__).resolve().parents[2].glob("*/__init__.py"))
@@ -49,7 +56,7 @@ def pytest_report_header(config):
 
 
 def pytest_make_parametrize_id(config, val, argname):
-    if isinstance(val, (BrokerSetup, ClusterSetup)):
+    if isinstance(val, (BrokerSetup, ClusterSetup, PeerSetup)):
         return val.id
     return None
 
@@ -84,3 +91,17 @@ def cluster(cluster_setup, tmp_path_factory):
     """A started LocalCluster (broker processes), shared by the tests of one module."""
     with running_cluster(cluster_setup, str(tmp_path_factory.mktemp("cluster"))) as local:
         yield local
+
+
+@pytest.fixture(scope="module")
+def peer_setup():
+    """What the `peer` fixture starts; parametrize it with scope="module" to change it."""
+    return PeerSetup()
+
+
+@pytest.fixture(scope="module")
+def peer(peer_setup, tmp_path_factory):
+    """A started peer broker (chaos/peers/; by default one Apache Kafka node), shared by the
+    tests of one module."""
+    with running_peer(peer_setup, str(tmp_path_factory.mktemp("peer"))) as started:
+        yield started

@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 from kafkaref.chaos.conform.catalogue import FAIL, PASS
+from kafkaref.chaos.conform.faults import ShellFaults
 from kafkaref.chaos.conform.runner import run, select
 from kafkaref.impl import mutants
 from kafkaref.properties.cluster_faults import fault_commands
@@ -54,7 +55,7 @@ def test_conform_names_the_check_that_catches_the_mutant(cluster_setup, cluster,
     (mutant,) = cluster_setup.mutants
     with fault_commands(cluster, str(tmp_path)) as (kill, restart, tear):
         result = run(cluster.bootstrap, select(only=(CAUGHT_BY[mutant.code], CONTROL)),
-                     options={"kill_cmd": kill, "restart_cmd": restart, "tear_cmd": tear})
+                     options={"faults": ShellFaults(kill, restart, tear)})
     verdicts = {o.name: o for o in result.outcomes}
     caught = verdicts[CAUGHT_BY[mutant.code]]
     assert caught.status == FAIL, (mutant.code, caught.status, caught.summary)

@@ -59,8 +59,9 @@ def test_api_versions(core_broker, version):
 
 
 def test_unknown_api_versions_version_answers_unsupported_with_v0_body(core_broker):
-    frame = bytearray(wire.encode_request(
-        9, "x", build(load_request_schema(18, 0), {})))
+    frame = bytearray(wire.encode_request(  # framed as flexible (header v2), as v99 is
+        9, "x", build(load_request_schema(18, 3), {"client_software_name": "x",
+                                                   "client_software_version": "1"})))
     frame[6:8] = (99).to_bytes(2, "big")
     decoded = wire.decode_request(bytes(frame[4:]))
     out = []

@@ -108,7 +108,7 @@ def test_malformed_frame_closes_only_that_connection(broker, garbage):
 def test_unknown_api_versions_version_gets_unsupported_version_v0(broker):
     sock = connect(broker)
     try:
-        frame = bytearray(api_versions_frame(3, version=0))
+        frame = bytearray(api_versions_frame(3, version=3))  # framed as flexible, as v77 is
         frame[6:8] = struct.pack(">h", 77)
         sock.sendall(frame)
         _, body = wire.decode_response(18, 0, recv_frame(sock))
@@ -116,6 +116,20 @@ def test_unknown_api_versions_version_gets_unsupported_version_v0(broker):
         assert {k.api_key for k in body.api_keys} == set(wire.SUPPORTED)
         sock.sendall(api_versions_frame(4))  # and the connection stays usable
         assert struct.unpack_from(">i", recv_frame(sock))[0] == 4
+    finally:
+        sock.close()
+
+
+@TWO_THREADS_SMALL_FRAMES
+def test_unknown_api_versions_version_with_a_header_of_the_wrong_shape_is_closed(broker):
+    """v77 implies request header v2 (ApiVersions is flexible from v3); a v1 header there does
+    not parse, and Apache Kafka 4.3.1 closes such a connection (RequestHeader.parse)."""
+    sock = connect(broker)
+    try:
+        frame = bytearray(api_versions_frame(3, version=0))  # header v1 and an empty v0 body
+        frame[6:8] = struct.pack(">h", 77)
+        sock.sendall(frame)
+        assert_closed(sock)
     finally:
         sock.close()
 

@@ -1,0 +1,214 @@
+"""The faults a check inflicts on the broker under test -- kill a broker, restart it, tear its last
+write while it is stopped -- and waiting for it to serve again afterwards.
+
+Two ways to have them, behind one interface (`Faults`):
+- a peer the project started itself (`kafkaref conform --peer apache-kafka`, or `--cluster-dir`
+  of a running `kafkaref peer start`): PeerFaults asks the peer (chaos/peers/);
+- commands the user gives (--kill-cmd, --restart-cmd, --tear-cmd): ShellFaults runs each through
+  `sh -c` with CONFORM_BROKER_ID / _HOST / _PORT naming the broker (and CONFORM_TOPIC /
+  CONFORM_PARTITION for a tear) in its environment.
+
+A fault that cannot be inflicted (a command exits non-zero or hangs, the peer refuses) makes the
+check "could not run", never "fail": the broker under test did nothing wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from typing import Protocol
+
+import attrs
+from kio.schema.errors import ErrorCode
+
+from kafkaref.chaos.conform.catalogue import CouldNotRun, Skip
+from kafkaref.chaos.conform.probe import Probe
+
+COMMAND_TIMEOUT_S = 60
+KILL, RESTART, TEAR = "kill", "restart", "tear"
+
+
+@attrs.frozen
+class Target:
+    """The broker a fault is aimed at, as the cluster's metadata names it."""
+
+    broker_id: int
+    host: str
+    port: int
+
+    @property
+    def address(self) -> tuple[str, int]:
+        return self.host, self.port
+
+
+class Faults(Protocol):
+    kinds: frozenset[str]  # of KILL, RESTART, TEAR
+
+    def describe(self) -> str:
+        """Where the faults come from, for the report."""
+
+    def kill(self, target: Target) -> None:
+        """SIGKILL the broker; returns once it is stopped (or raises CouldNotRun)."""
+
+    def restart(self, target: Target) -> None:
+        """Start the stopped broker again; it may return before the broker serves."""
+
+    def tear(self, target: Target, topic: str, partition: int) -> None:
+        """Tear the stopped broker's last write to topic-partition (a power loss mid-write)."""
+
+
+@attrs.frozen
+class NoFaults:
+    kinds: frozenset[str] = frozenset()
+
+    def describe(self) -> str:
+        return "none"
+
+
+@attrs.frozen
+class ShellFaults:
+    """The user's commands, each run with `sh -c` and the target in its environment."""
+
+    kill_cmd: str | None = None
+    restart_cmd: str | None = None
+    tear_cmd: str | None = None
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        given = {KILL: self.kill_cmd, RESTART: self.restart_cmd, TEAR: self.tear_cmd}
+        return frozenset(kind for kind, command in given.items() if command)
+
+    def describe(self) -> str:
+        return "commands: " + ", ".join(f"--{k}-cmd" for k in sorted(self.kinds))
+
+    def kill(self, target: Target) -> None:
+        self._run(self.kill_cmd, "--kill-cmd", target)
+
+    def restart(self, target: Target) -> None:
+        self._run(self.restart_cmd, "--restart-cmd", target)
+
+    def tear(self, target: Target, topic: str, partition: int) -> None:
+        self._run(self.tear_cmd, "--tear-cmd", target,
+                  {"CONFORM_TOPIC": topic, "CONFORM_PARTITION": str(partition)})
+
+    @staticmethod
+    def _run(command: str | None, what: str, target: Target,
+             extra_env: dict[str, str] | None = None) -> None:
+        if not command:
+            raise CouldNotRun(f"no {what} given")
+        env = {**os.environ, "CONFORM_BROKER_ID": str(target.broker_id),
+               "CONFORM_BROKER_HOST": target.host, "CONFORM_BROKER_PORT": str(target.port),
+               **(extra_env or {})}
+        try:
+            done = subprocess.run(["sh", "-c", command], capture_output=True, env=env,
+                                  timeout=COMMAND_TIMEOUT_S, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise CouldNotRun(f"{what} `{command}` did not finish in {COMMAND_TIMEOUT_S} s") \
+                from None
+        if done.returncode != 0:
+            stderr = done.stderr.decode(errors="replace").strip().replace("\n", " | ")
+            raise CouldNotRun(f"{what} `{command}` exited {done.returncode} for broker "
+                              f"{target.broker_id}: {stderr[-300:] or 'no stderr'}")
+
+
+@attrs.frozen
+class PeerFaults:
+    """A peer the project started (chaos/peers/), found by the port the metadata gives."""
+
+    peer: object  # kafkaref.chaos.peers.Peer
+
+    @property
+    def kinds(self) -> frozenset[str]:
+        kinds = {KILL: "kill", RESTART: "restart", TEAR: "tear"}
+        return frozenset(k for k, needs in kinds.items() if needs in self.peer.supports)
+
+    def describe(self) -> str:
+        return f"peer {self.peer.name} {self.peer.version}"
+
+    def kill(self, target: Target) -> None:
+        self._do(lambda node: self.peer.kill(node), "kill", target)
+
+    def restart(self, target: Target) -> None:
+        self._do(lambda node: self.peer.restart(node), "restart", target)
+
+    def tear(self, target: Target, topic: str, partition: int) -> None:
+        self._do(lambda node: self.peer.tear(node, topic, partition), "tear", target)
+
+    def _do(self, action, what: str, target: Target) -> None:
+        from kafkaref.chaos.peers import PeerError
+
+        try:
+            action(self.peer.node_by_port(target.port).node_id)
+        except PeerError as error:
+            raise CouldNotRun(f"{what} of broker {target.broker_id} failed: {error}") from None
+
+
+def faults_of(probe: Probe) -> Faults:
+    return probe.options.get("faults") or NoFaults()
+
+
+def target_of(probe: Probe, broker_id: int) -> Target:
+    return Target(broker_id, *probe.broker_address(broker_id))
+
+
+def needed_faults(probe: Probe, kinds: set[str], needs: str) -> Faults:
+    """The run's faults if they include kinds; Skip saying what the check needs them for."""
+    faults = faults_of(probe)
+    missing = sorted(set(kinds) - faults.kinds)
+    if missing and isinstance(faults, PeerFaults):
+        raise Skip(f"{faults.describe()} cannot {' or '.join(missing)} a broker ({needs})")
+    if missing:
+        flags = ", ".join(f"--{k}-cmd" for k in missing)
+        raise Skip(f"needs {flags} (or --peer / --cluster-dir) {needs}")
+    return faults
+
+
+def replica_faults(probe: Probe, single_node: str, needs: str) -> Faults:
+    """The faults for a check that stops a replica; Skip when the broker does not replicate
+    (single_node: what that rules out) or there are no kill/restart faults."""
+    if probe.broker_count() < 2:
+        raise Skip(f"single-node broker: {single_node}")
+    return needed_faults(probe, {KILL, RESTART}, needs)
+
+
+def inflict(probe: Probe, kind: str, target: Target, **arguments) -> None:
+    """faults.kind(target, **arguments) with the run's faults; afterwards the probe forgets
+    where leaders were (they moved)."""
+    getattr(faults_of(probe), kind)(target, **arguments)
+    probe.forget_leaders()
+
+
+def serves(probe: Probe, address: tuple[str, int] | None = None) -> bool:
+    """A fresh connection (to address, or the bootstrap) is answered ApiVersions NONE."""
+    try:
+        conn = probe.connect(address)
+        answer = conn.call(18, {"client_software_name": "c", "client_software_version": "1"})
+        conn.close()
+        return answer.error_code == ErrorCode.none
+    except (OSError, ValueError):
+        return False
+
+
+def wait_serving(probe: Probe, target: Target | None = None, timeout_s: float = 60.0) -> None:
+    """Until the bootstrap -- and the restarted broker target, if given -- answer ApiVersions."""
+    deadline = time.monotonic() + timeout_s
+    while not serves(probe) or (target is not None and not serves(probe, target.address)):
+        probe.expect(time.monotonic() < deadline, f"the broker does not serve {timeout_s:.0f} s "
+                     "after its restart", expected="ApiVersions answered")
+        time.sleep(0.5)
+
+
+def down(address: tuple[str, int], timeout_s: float = 10.0) -> bool:
+    """Nothing accepts connections at address within timeout_s (the broker stopped: a killed
+    process keeps its listening socket until it has exited)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(address, timeout=1).close()
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
