@@ -192,10 +192,22 @@ def serves(probe: Probe, address: tuple[str, int] | None = None) -> bool:
         return False
 
 
+def rejoined(probe: Probe, target: Target) -> bool:
+    """The cluster's metadata lists the broker again: its controller has it registered, so it can
+    take replicas. A restarted broker answers ApiVersions before that: a check right after a
+    restart met "replication factor 3 with 2 live brokers" on a loaded machine."""
+    try:
+        return target.broker_id in {b.node_id for b in probe.metadata([]).brokers}
+    except (OSError, ValueError):
+        return False
+
+
 def wait_serving(probe: Probe, target: Target | None = None, timeout_s: float = 60.0) -> None:
-    """Until the bootstrap -- and the restarted broker target, if given -- answer ApiVersions."""
+    """Until the bootstrap -- and the restarted broker target, if given -- answer ApiVersions,
+    and the target is back in the cluster's metadata."""
     deadline = time.monotonic() + timeout_s
-    while not serves(probe) or (target is not None and not serves(probe, target.address)):
+    while not serves(probe) or (target is not None and not (
+            serves(probe, target.address) and rejoined(probe, target))):
         probe.expect(time.monotonic() < deadline, f"the broker does not serve {timeout_s:.0f} s "
                      "after its restart", expected="ApiVersions answered")
         time.sleep(0.5)
