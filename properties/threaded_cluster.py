@@ -38,7 +38,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 from kio.schema.errors import ErrorCode
@@ -159,6 +159,36 @@ class Settle:
     """Wait until the broker shows `expected` (or the bound passes); answer what it shows."""
 
     expected: Observation
+
+
+# -- the client's view of an effect (both sides go through it) ----------------------------------
+
+CLIENT_RESPONSES = (ProduceResponse, FetchResponse, ListOffsetsResponse, Disconnected)
+
+
+def client_view(effect: Effect) -> tuple:
+    """What a client can see of a response: no `via`, no record ids, no batch epochs."""
+    if isinstance(effect, ProduceResponse):
+        # After an append, Kafka answers every error (timeout, lost leadership, ISR below the
+        # minimum) with the base offset the records got; the model states it only with
+        # NOT_ENOUGH_REPLICAS_AFTER_APPEND (-1 otherwise), so elsewhere it is not compared.
+        shown = effect.error in (ErrorCode.none, ErrorCode.not_enough_replicas_after_append)
+        return ("produce", effect.request_id, effect.error, effect.base_offset if shown else None)
+    if isinstance(effect, FetchResponse):
+        first = effect.first_offset if effect.records else -1
+        records = tuple((first + i, e.value, e.base) for i, e in enumerate(effect.records))
+        return ("fetch", effect.request_id, effect.error, effect.high_watermark, records)
+    if isinstance(effect, ListOffsetsResponse):
+        return ("list_offsets", effect.request_id, effect.error, effect.offset)
+    if isinstance(effect, Disconnected):
+        return ("disconnected", effect.request_id)
+    if isinstance(effect, ElectionResult):
+        return ("elect", effect.partition, effect.leader, effect.error)
+    raise TypeError(f"not a client-visible effect: {effect!r}")
+
+
+def client_views(effects: Iterable[Effect]) -> list[tuple]:
+    return sorted((client_view(e) for e in effects), key=repr)
 
 
 # -- the broker side ------------------------------------------------------------------------------

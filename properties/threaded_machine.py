@@ -44,35 +44,15 @@ would happen at resume, not at the tick), client requests to a paused broker (th
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
-from kio.schema.errors import ErrorCode
 
+from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.effects import (
-    Disconnected,
-    Effect,
-    ElectionResult,
-    FetchResponse,
-    ListOffsetsResponse,
-    ProduceResponse,
-)
-from kafkaref.model.events import (
-    EARLIEST,
-    LATEST,
-    CommitIsrChange,
-    CrashBroker,
-    Elect,
-    Fetch,
-    Flush,
-    ListOffsets,
-    Produce,
-    RestartBroker,
-    Tick,
-)
+from kafkaref.model.effects import Effect, ElectionResult
 from kafkaref.model.render import render_state
 from kafkaref.model.values import ModelState
 from kafkaref.properties.model_machine import (
@@ -83,6 +63,7 @@ from kafkaref.properties.model_machine import (
 )
 from kafkaref.properties.stateful import note, per_machine
 from kafkaref.properties.threaded_cluster import (
+    CLIENT_RESPONSES,
     Awaiting,
     Heal,
     Isolate,
@@ -92,37 +73,10 @@ from kafkaref.properties.threaded_cluster import (
     Pipelined,
     Resume,
     Settle,
+    client_views,
 )
 
-CLIENT_RESPONSES = (ProduceResponse, FetchResponse, ListOffsetsResponse, Disconnected)
-
-
-# -- the client's view of an effect (both sides go through it) ----------------------------------
-
-def client_view(effect: Effect) -> tuple:
-    """What a client can see of a response: no `via`, no record ids, no batch epochs."""
-    if isinstance(effect, ProduceResponse):
-        # After an append, Kafka answers every error (timeout, lost leadership, ISR below the
-        # minimum) with the base offset the records got; the model states it only with
-        # NOT_ENOUGH_REPLICAS_AFTER_APPEND (-1 otherwise), so elsewhere it is not compared.
-        shown = effect.error in (ErrorCode.none, ErrorCode.not_enough_replicas_after_append)
-        return ("produce", effect.request_id, effect.error, effect.base_offset if shown else None)
-    if isinstance(effect, FetchResponse):
-        first = effect.first_offset if effect.records else -1
-        records = tuple((first + i, e.value, e.base) for i, e in enumerate(effect.records))
-        return ("fetch", effect.request_id, effect.error, effect.high_watermark, records)
-    if isinstance(effect, ListOffsetsResponse):
-        return ("list_offsets", effect.request_id, effect.error, effect.offset)
-    if isinstance(effect, Disconnected):
-        return ("disconnected", effect.request_id)
-    if isinstance(effect, ElectionResult):
-        return ("elect", effect.partition, effect.leader, effect.error)
-    raise TypeError(f"not a client-visible effect: {effect!r}")
-
-
-def client_views(effects: Iterable[Effect]) -> list[tuple]:
-    return sorted((client_view(e) for e in effects), key=repr)
-
+# -- the model's side of a settle point ---------------------------------------------------------
 
 def observe_model(state: ModelState, hidden: frozenset[int] = frozenset()) -> Observation:
     """The model's state as the broker's settle point shows it (`hidden`: paused brokers)."""
@@ -174,7 +128,7 @@ class ThreadedMachine(RuleBasedStateMachine):
         self.next_request_id = 0
         self.sut = sut_factory(config) if sut_factory is not None else None
         for p in range(config.partitions):
-            self.model.feed(Elect(p, config.assignment(p)[0]))
+            self.model.feed(ev.Elect(p, config.assignment(p)[0]))
         self.step(None)
 
     def teardown(self) -> None:
@@ -194,7 +148,7 @@ class ThreadedMachine(RuleBasedStateMachine):
             expected = list(self.model.feed(event))
         expected.extend(self.settle_model())
         answers = [e for e in expected if isinstance(e, CLIENT_RESPONSES)]
-        if isinstance(event, Elect):
+        if isinstance(event, ev.Elect):
             answers += [e for e in expected if isinstance(e, ElectionResult)]
         note(f"{event!r} -> {client_views(answers)!r}")
         if self.sut is None:
@@ -232,7 +186,7 @@ class ThreadedMachine(RuleBasedStateMachine):
                         and self.model.state.alive[leader]
                         and self.model.state.partitions[p].replicas[leader].pending_isr
                         is not None):
-                    out.extend(self.model.feed(CommitIsrChange(p)))
+                    out.extend(self.model.feed(ev.CommitIsrChange(p)))
             if self.model.state == before:
                 return out
         raise AssertionError("the model's replication did not settle")
@@ -261,7 +215,7 @@ class ThreadedMachine(RuleBasedStateMachine):
     def produce(self, p, to_leader, broker, acks, count, timeout_ms):
         broker = self.target(p, to_leader, broker)
         values = tuple(b"v%d" % (self.next_request_id * 4 + i) for i in range(count))
-        self.step(Produce(self.request_id(), broker, p, values, acks, timeout_ms))
+        self.step(ev.Produce(self.request_id(), broker, p, values, acks, timeout_ms))
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-1, 3),
           max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
@@ -271,7 +225,7 @@ class ThreadedMachine(RuleBasedStateMachine):
         replica = self.model.state.partitions[p].replicas[broker]
         hw = replica.hw if replica is not None else 0
         offset = max(0, hw - back) if back >= 0 else hw + 1
-        self.step(Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
+        self.step(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans(),
           pipelined=st.sampled_from([False, False, True]))
@@ -280,10 +234,10 @@ class ThreadedMachine(RuleBasedStateMachine):
         before the first is answered (per-connection ordering, M9)."""
         broker = self.target(p, to_leader, broker)
         if not pipelined:
-            self.step(ListOffsets(self.request_id(), broker, p, LATEST if latest else EARLIEST))
+            self.step(ev.ListOffsets(self.request_id(), broker, p, ev.LATEST if latest else ev.EARLIEST))
             return
-        events = tuple(ListOffsets(self.request_id(), broker, p, t)
-                       for t in (EARLIEST, LATEST) * PIPELINED_PAIRS)
+        events = tuple(ev.ListOffsets(self.request_id(), broker, p, t)
+                       for t in (ev.EARLIEST, ev.LATEST) * PIPELINED_PAIRS)
         fed = [effect for event in events for effect in self.model.feed(event)]
         self.step(Pipelined(events), fed=fed)
 
@@ -291,7 +245,7 @@ class ThreadedMachine(RuleBasedStateMachine):
     @precondition(lambda self: not self.paused)
     @rule(ms=TICKS)
     def tick(self, ms):
-        self.step(Tick(ms))
+        self.step(ev.Tick(ms))
 
     # -- faults ---------------------------------------------------------------------------
     def crashable(self) -> list[int]:
@@ -324,32 +278,32 @@ class ThreadedMachine(RuleBasedStateMachine):
         candidates = self.crashable()
         broker = candidates[broker % len(candidates)]
         model = self.model
-        expected = list(model.feed(CrashBroker(broker)))
+        expected = list(model.feed(ev.CrashBroker(broker)))
         for p in range(self.config.partitions):  # the controller's election, mirrored
             control = model.state.partitions[p].control
             if control.leader is None:
                 candidate = next(r for r in self.config.assignment(p)
                                  if r in control.isr and model.state.alive[r])
-                model.feed(Elect(p, candidate))
+                model.feed(ev.Elect(p, candidate))
         self.isolated.discard(broker)
-        self.step(CrashBroker(broker), fed=expected)
+        self.step(ev.CrashBroker(broker), fed=expected)
 
     @precondition(lambda self: not all(self.model.state.alive))
     @rule(broker=BROKERS)
     def restart(self, broker):
         dead = [b for b in range(self.config.brokers) if not self.model.state.alive[b]]
-        self.step(RestartBroker(dead[broker % len(dead)]))
+        self.step(ev.RestartBroker(dead[broker % len(dead)]))
 
     @precondition(lambda self: bool(self.running()))
     @rule(broker=BROKERS)
     def flush(self, broker):
         running = self.running()
-        self.step(Flush(running[broker % len(running)]))
+        self.step(ev.Flush(running[broker % len(running)]))
 
     @precondition(lambda self: not self.paused)
     @rule(p=PARTITIONS, index=REPLICA_INDEXES)
     def elect(self, p, index):
-        self.step(Elect(p, self.config.assignment(p)[index]))
+        self.step(ev.Elect(p, self.config.assignment(p)[index]))
 
     @rule(broker=BROKERS)
     def isolate(self, broker):
