@@ -268,7 +268,7 @@ class Partition:
     def _append_stamped_by_log(self, data, headers) -> AppendResult:
         base = self.log.log_end_offset
         # One batch, validated just now: its frame (CRC included) is not checked again.
-        checked = headers[0] if len(headers) == 1 else None
+        checked = headers if len(headers) == 1 else None
         info = self.log.append_as_leader(data, self.leader_epoch, checked=checked)
         if info.error != ErrorCode.none:
             return AppendResult(info.error, error_message="the log refused the batch")
