@@ -65,13 +65,10 @@ class ReplicaManager:
         same name (deleted while this broker was down: its directory records another id) is
         stray: deleted, and the partition starts empty (Kafka's stray log detection)."""
         log = self.log_factory(key)
-        recorded = getattr(log, "topic_id", None)
-        if recorded is not None and recorded != topic_id:
+        if log.topic_id is not None and log.topic_id != topic_id:
             log.delete()
             log = self.log_factory(key)
-        record = getattr(log, "record_topic_id", None)
-        if record is not None:
-            record(topic_id)
+        log.record_topic_id(topic_id)
         return self.ensure_partition(key, config, log)
 
     def ensure_partition(self, key: Key, config: PartitionConfig, log=None) -> Partition:
@@ -146,9 +143,7 @@ class ReplicaManager:
             return
         self.produce_purgatory.check_and_complete(key)
         self.fetch_purgatory.check_and_complete(key)
-        delete = getattr(partition.log, "delete", None)
-        if delete is not None:
-            delete()
+        partition.log.delete()
 
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
@@ -160,9 +155,10 @@ class ReplicaManager:
                        respond: Callable[[dict[Key, AppendResult]], None]) -> None:
         # Kafka's order: unknown partitions and malformed record sets are refused first
         # (KafkaApis), then the acks, then each partition's leader (ReplicaManager, Partition)
-        results = {}
+        results, splits = {}, {}
         for key, data in entries.items():
-            error = self._request_error(key, data)
+            splits[key] = records.split_batches(data)  # once: the partition takes it as it is
+            error = self._request_error(key, splits[key])
             if error != ErrorCode.none:
                 results[key] = AppendResult(error, error_message="refused before the append")
         if required_acks not in (-1, 0, 1):
@@ -178,7 +174,7 @@ class ReplicaManager:
                 results[key] = AppendResult(self.missing(key))
                 continue
             before = partition.high_watermark
-            results[key] = partition.append_as_leader(data, required_acks)
+            results[key] = partition.append_as_leader(data, required_acks, splits[key])
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
         waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
@@ -192,12 +188,13 @@ class ReplicaManager:
         else:
             respond(results)
 
-    def _request_error(self, key: Key, data) -> ErrorCode:
+    def _request_error(self, key: Key, split: tuple[ErrorCode, list]) -> ErrorCode:
         """UNKNOWN_TOPIC_OR_PARTITION for a partition nobody knows; INVALID_RECORD unless the
-        records are exactly one batch (Kafka's ProduceRequest.validateRecords, v3+)."""
+        records (split: records.split_batches of them) are exactly one batch (Kafka's
+        ProduceRequest.validateRecords, v3+)."""
         if key not in self.partitions and not self.known_partition(key):
             return ErrorCode.unknown_topic_or_partition
-        error, views = records.split_batches(data)
+        error, views = split
         if error == ErrorCode.none and len(views) != 1:
             return ErrorCode.invalid_record
         return ErrorCode.none
