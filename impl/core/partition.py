@@ -27,10 +27,9 @@ from kafkaref.impl.core.batches import last_sequence
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
 from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
-from kafkaref.impl.core.zero_copy import SliceRecords
 from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
-from kafkaref.impl.storage.partition_log import PartitionLog
+from kafkaref.impl.storage.partition_log import PartitionLog, RecordsSlice
 
 
 @attrs.frozen
@@ -74,7 +73,7 @@ class FetchResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
-    records: bytes | SliceRecords = b""  # a file range on the zero-copy path
+    records: bytes | RecordsSlice = b""  # a file range on the zero-copy path
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
 
 
@@ -339,7 +338,7 @@ class Partition:
         if zero_copy:
             fetched = self.log.read_slice(fetch_offset, max_bytes, max_offset, min_one)
             if fetched.size > 0:
-                return SliceRecords(fetched)
+                return fetched
             fetched.close()
             return b""
         return self.log.read(fetch_offset, max_bytes, max_offset, min_one)

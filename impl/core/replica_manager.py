@@ -17,7 +17,6 @@ from kafkaref.impl.core.batches import positioned_headers
 from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
-from kafkaref.impl.core.zero_copy import close_records
 from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
 
@@ -209,7 +208,7 @@ class ReplicaManager:
               fetches: dict[Key, FetchPartition],
               respond: Callable[[dict[Key, FetchResult]], None], zero_copy: bool = False) -> None:
         """Answer now or park in fetch purgatory. zero_copy: records may come back as
-        SliceRecords (file ranges) that the caller must send or close."""
+        RecordsSlices (file ranges, impl/storage/partition_log.py) the caller sends or closes."""
         def read() -> dict[Key, FetchResult]:
             return self._read(replica_id, max_bytes, fetches, zero_copy)
 
@@ -338,3 +337,10 @@ class ReplicaManager:
             partition.maybe_shrink_isr(now)
             if partition.high_watermark != before or partition.pending_isr is None:
                 self._wake(key, hw_changed=partition.high_watermark != before)
+
+
+def close_records(results: dict[Key, FetchResult]) -> None:
+    """Release the file ranges of fetch results that will not be sent."""
+    for result in results.values():
+        if not isinstance(result.records, bytes | bytearray | memoryview):
+            result.records.close()

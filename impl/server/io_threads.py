@@ -3,8 +3,8 @@
 num_io_threads of them share the one RequestQueue (request_queue.py). Each request runs under
 the single core lock (KafkaServer.lock) through impl/core.Broker.handle(request, respond); the
 core is deterministic and single-threaded, the lock is what makes that true here. `respond`
-encodes the answer (unless the core already encoded it: zero-copy fetches) and puts it on the
-response queue of the network thread that owns the connection (response_queue.py). It may run
+encodes the answer (the core answers with values; every response is encoded here) and puts it
+on the response queue of the network thread that owns the connection (response_queue.py). It may run
 later, from another thread: acks=all produces and long-poll fetches wait in purgatory and are
 answered by whichever thread completes them, or by the ticker when they expire.
 """
@@ -15,11 +15,11 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from kafkaref.impl.core.zero_copy import EncodedResponse
 from kafkaref.impl.protocol import wire
+from kafkaref.impl.protocol.fetch_response import FetchAnswer
 from kafkaref.impl.server.network_thread import NetworkThread
 from kafkaref.impl.server.request_queue import QueuedRequest
-from kafkaref.impl.server.response_queue import CLOSE
+from kafkaref.impl.server.response_queue import CLOSE, discard
 
 if TYPE_CHECKING:
     from kafkaref.impl.server.server import KafkaServer
@@ -57,20 +57,21 @@ class IoThread(threading.Thread):
 
 
 def responder(network: NetworkThread, item: QueuedRequest):
-    """The `respond` callback the core answers one request with (from any thread)."""
+    """The `respond` callback the core answers one request with (from any thread): the core's
+    answer is a value, encoded here (impl/protocol/wire.encode_response_parts), the one place
+    responses are encoded."""
     request = item.request
 
     def respond(response) -> None:
         if response is None:
             network.send_response(item.connection_id, None)
             return
-        if isinstance(response, EncodedResponse):  # the core encoded it (fetch)
-            network.send_response(item.connection_id, response.parts)
-            return
         try:
-            frame = wire.encode_response(request.correlation_id, response)
+            frame = wire.encode_response_parts(request.correlation_id, response)
         except Exception:  # noqa: BLE001 -- a bug in one response closes one connection
             log.exception("encoding %s v%s", request.name, request.api_version)
+            if isinstance(response, FetchAnswer):  # its file ranges hold file descriptors
+                discard([p.records for _, partitions in response.topics for p in partitions])
             frame = CLOSE
         network.send_response(item.connection_id, frame)
 
