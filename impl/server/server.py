@@ -70,7 +70,8 @@ class KafkaServer:
                                 for i in range(server_config.num_network_threads)]
         self.acceptor = Acceptor(server_config, self.network_threads, self.stopping)
         self.port = self.acceptor.port
-        self.io_threads = [IoThread(i, self) for i in range(server_config.num_io_threads)]
+        self.io_threads = [IoThread(i, self.requests, self.network_threads, self.broker, self.lock,
+                                    self.stopping) for i in range(server_config.num_io_threads)]
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
         self._tick_wake = threading.Event()
@@ -80,8 +81,12 @@ class KafkaServer:
         replicas = self.broker.replica_manager
         for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory):
             purgatory.timer.on_earlier = self._wake_ticker
-        self.handled = 0
         self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
+
+    @property
+    def handled(self) -> int:
+        """Requests the I/O threads have run against the core so far."""
+        return sum(thread.handled for thread in self.io_threads)
 
     @property
     def address(self) -> str:
