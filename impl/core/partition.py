@@ -370,7 +370,9 @@ class Partition:
         return state.log_end_offset if state is not None else -1
 
     def maybe_increment_hw(self) -> bool:
-        """Raise hw to the minimum leo over the maximal ISR; True if it moved."""
+        """Raise hw to the minimum leo over the maximal ISR; True if it moved. impl/core's one
+        statement of the hw rule (docs/semantics.md; test_core_hw_fast_paths holds it to the
+        model's, model/helpers.high_watermark)."""
         if not self.is_leader:
             return False
         minimum = self.config.minimum_isr(len(self.replicas))
