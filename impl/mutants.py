@@ -13,9 +13,12 @@ How a mutant is switched on -- and the only ways:
 Nothing a client sends (CreateTopics configs, AlterConfigs, ...) reaches these sets: topic
 configs under the reserved `kafkaref.` prefix are refused with INVALID_CONFIG.
 
-`parse_mutants` is the one validation (every config field uses it as its converter). Hot paths
-never look a mutant up in a set: each config carries `on`, a `Switches` of plain bools computed
-once per set (`if self.config.on.M4:`), so a broker without mutants pays one attribute test.
+`parse_mutants` is the one validation (every config field uses it as its converter). A mutant
+never branches inside the rule it breaks: each layer states those rules as functions and puts
+the fault in the rule's place when its config is built (impl/core/rules.py, impl/storage/
+rules.py, ServerConfig.mutes, impl/replication/apply.truncation_rule, ControllerState's epoch
+bump), so the rule's body reads as the correct protocol. Configs also carry `on`, a `Switches`
+of plain bools computed once per set, for tests and reports.
 
 client_observable: the fault changes what a client is told (an error code, an offset, the
 records, the order or timing of answers, the leader epoch in Metadata), as opposed to only
@@ -132,6 +135,16 @@ def parse_mutants(values: Iterable[str | Mutant] | str | None) -> frozenset[Muta
     if Mutant.M12 in out:
         raise ValueError(M12_ABSENT)
     return frozenset(out)
+
+
+def replacements(faults: dict[Mutant, dict[str, object]], mutants) -> dict[str, object]:
+    """{rule name: the faulty function in its place} for the mutants of `mutants` a layer's
+    `faults` table knows (impl/core/rules.py, impl/storage/rules.py): what a layer's rules
+    table is built with, so a mutant replaces a rule rather than branching inside it."""
+    replaced: dict[str, object] = {}
+    for mutant in mutants:
+        replaced.update(faults.get(mutant, {}))
+    return replaced
 
 
 def of_layer(layer: str) -> tuple[Mutant, ...]:

@@ -26,6 +26,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.batches import last_sequence
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+from kafkaref.impl.core.rules import CoreRules, rules_for
 from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
 from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
@@ -47,10 +48,13 @@ class PartitionConfig:
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
-    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
-    # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
+    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only): the
+    # core's (M1 M3 M4 M7 M15 here, M2 M10 M11 in the replica manager) take the place of the
+    # rules they break in `rules` (impl/core/rules.py); impl/replication/apply.py acts on M5.
     mutants: frozenset[Mutant] = mutants_field()
-    on: Switches = switches_field()  # what hot paths test
+    on: Switches = switches_field()
+    rules: CoreRules = attrs.field(init=False, eq=False, repr=False, default=attrs.Factory(
+        lambda config: rules_for(config.mutants), takes_self=True))
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
@@ -186,8 +190,8 @@ class Partition:
         manager does, to check a request carries one batch): a record set is split once."""
         if not self.is_leader:
             return AppendResult(ErrorCode.not_leader_or_follower)
-        if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)) and (
-                not self.config.on.M3):
+        rules = self.config.rules
+        if required_acks == -1 and rules.isr_below_minimum(self):
             return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
         error, views = split if split is not None else records.split_batches(data)
         if error == ErrorCode.none and not views:
@@ -196,9 +200,7 @@ class Partition:
             return AppendResult(ErrorCode.message_too_large, error_message=(
                 f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
         for view in views if error == ErrorCode.none else ():
-            error = records.validate_batch(view, from_client=True)
-            if error == ErrorCode.corrupt_message and self.config.on.M7:
-                error = ErrorCode.none  # mutant M7: a bad CRC let through
+            error = rules.check_producer_batch(view)
             if error != ErrorCode.none:
                 break
         if error != ErrorCode.none:
@@ -263,9 +265,7 @@ class Partition:
         error, views = records.split_batches(data)
         headers = []
         for view in views if error == ErrorCode.none else ():
-            error = records.check_batch(view)
-            if error == ErrorCode.corrupt_message and self.config.on.M7:
-                error = ErrorCode.none  # mutant M7: a bad CRC let through
+            error = self.config.rules.check_copied_batch(view)
             if error != ErrorCode.none:
                 break
             headers.append(records.parse_header(view))
@@ -324,7 +324,7 @@ class Partition:
                                    diverging_epoch=(epoch, end))
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
-        max_offset = leo if is_follower or self.config.on.M4 else self.high_watermark
+        max_offset = leo if is_follower else self.config.rules.consumer_fetch_limit(self)
         records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
             fetch_offset < max_offset) else b""
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
@@ -375,12 +375,10 @@ class Partition:
         model's, model/helpers.high_watermark)."""
         if not self.is_leader:
             return False
-        minimum = self.config.minimum_isr(len(self.replicas))
-        on = self.config.on
-        if self.config.hw_requires_min_isr and len(self.isr) < minimum and not on.M3:
+        rules = self.config.rules
+        if self.config.hw_requires_min_isr and rules.isr_below_minimum(self):
             return False
-        members = {self.broker_id} if on.M1 else self.maximal_isr | {self.broker_id}
-        candidate = min(self.replica_leo(r) for r in members)
+        candidate = min(self.replica_leo(r) for r in rules.hw_members(self))
         if candidate > self.high_watermark:
             self._set_hw(candidate)
             return True
@@ -397,8 +395,7 @@ class Partition:
             return
         leo = self.replica_leo(replica_id)
         epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
-        below_hw = leo < self.high_watermark and not self.config.on.M15
-        if epoch_start is None or below_hw or leo < epoch_start:
+        if epoch_start is None or not self.config.rules.reached_hw(self, leo) or leo < epoch_start:
             return
         self._propose(self.isr | {replica_id})
 

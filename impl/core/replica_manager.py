@@ -17,6 +17,7 @@ from kafkaref.impl.core.batches import positioned_headers
 from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
+from kafkaref.impl.core.rules import RULES, rules_for
 from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
 
@@ -46,9 +47,11 @@ class ReplicaManager:
         self.fetch_purgatory = Purgatory("fetch", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
-        # True once any partition has a deliberate fault on: the per-request mutant checks
-        # below are skipped entirely otherwise (zero cost when off).
-        self._mutants_on = False
+        # The rules of impl/core/rules.py this manager applies (acks=all waiting, produce
+        # expiry, fetch min_bytes), with the deliberate faults of every partition it hosts in
+        # place (a broker gives all its partitions the same ones).
+        self.rules = RULES
+        self._mutants: frozenset[Mutant] = frozenset()
 
     # -- partitions -------------------------------------------------------------------------
     def partition(self, key: Key) -> Partition | None:
@@ -79,7 +82,9 @@ class ReplicaManager:
             self.partitions[key] = partition
         else:
             partition.reconfigure(config)
-        self._mutants_on = self._mutants_on or config.on.any
+        if not config.mutants <= self._mutants:
+            self._mutants |= config.mutants
+            self.rules = rules_for(self._mutants)
         return partition
 
     def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
@@ -176,13 +181,9 @@ class ReplicaManager:
             results[key] = partition.append_as_leader(data, required_acks, splits[key])
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
-        waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
-        if waiting and self._mutants_on and self._any_on(results, Mutant.M2):
-            waiting = False  # mutant M2: acks=all answered at append
-        if waiting:
-            if self._mutants_on and self._any_on(results, Mutant.M10):
-                timeout_ms = 2**62  # mutant M10: produce purgatory never expires
-            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond, self.missing)
+        if self.rules.waits_for_acks(required_acks, results):
+            op = DelayedProduce(self.rules.produce_timeout_ms(timeout_ms), results,
+                                self.partitions.get, respond, self.missing)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)
@@ -198,11 +199,6 @@ class ReplicaManager:
             return ErrorCode.invalid_record
         return ErrorCode.none
 
-    def _any_on(self, keys, mutant: Mutant) -> bool:
-        """Is `mutant` on for any of these partitions (only asked when some mutant is)?"""
-        return any(getattr(p.config.on, mutant.code) for k in keys
-                   if (p := self.partitions.get(k)) is not None)
-
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
               fetches: dict[Key, FetchPartition],
@@ -215,9 +211,8 @@ class ReplicaManager:
         results = read()
         readable = sum(len(r.records) for r in results.values())
         errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
-        ignore_min_bytes = self._mutants_on and self._any_on(fetches, Mutant.M11)
-        if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors or (
-                ignore_min_bytes):
+        if max_wait_ms <= 0 or not fetches or errors or self.rules.enough_to_answer(
+                readable, min_bytes):
             respond(results)
             return
         close_records(results)  # parked: the answer is read again when it completes

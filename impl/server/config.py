@@ -1,8 +1,11 @@
 """Every bound of the server in one frozen value (Kafka's names, units last)."""
 
+from collections.abc import Callable
+
 import attrs
 
 from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
+from kafkaref.impl.server.response_queue import mute_until_answered, never_mute
 
 
 @attrs.frozen
@@ -30,4 +33,8 @@ class ServerConfig:
     # Deliberate faults (impl/mutants.py). Used here: M9, connections are not muted, so one
     # client's requests run concurrently and responses can leave out of order.
     mutants: frozenset[Mutant] = mutants_field()
-    on: Switches = switches_field()  # what hot paths test
+    on: Switches = switches_field()
+    # Whether a read request mutes its connection until answered: the rule, or M9 in its place
+    mutes: Callable[[], bool] = attrs.field(init=False, eq=False, repr=False, default=attrs.Factory(
+        lambda config: never_mute if Mutant.M9 in config.mutants else mute_until_answered,
+        takes_self=True))

@@ -28,7 +28,6 @@ from kafkaref.impl.server.response_queue import (
     CLOSE,
     ResponseQueue,
     discard,
-    mutes_until_answered,
     queue_parts,
     release_unsent,
     write_pending,
@@ -263,7 +262,7 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = mutes_until_answered(self.config.on)
+        connection.muted = self.config.mutes()
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
         self.requests.put(item, self.stopping)  # blocks when full: backpressure, bounded by stop

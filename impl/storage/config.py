@@ -4,6 +4,7 @@ import attrs
 
 from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol.records import DECOMPRESSED_BYTES_MAX, HEADER_SIZE, INT32_MAX
+from kafkaref.impl.storage.rules import StorageRules, rules_for
 
 DAY_MS = 24 * 60 * 60 * 1000
 
@@ -18,9 +19,10 @@ class LogConfig:
     """Kafka's topic-level log settings, with Kafka's defaults; None / -1 mean "no limit".
 
     mutants: deliberate faults (impl/mutants.py) to switch on, so tests can show that the checks
-    catch them. Used here: M6 index lookup one entry too far, M7 no CRC check on append, M8
-    recovery keeps a torn tail, M13 the batch that triggers a roll is dropped; the others are
-    ignored (a broker passes its whole set to every layer).
+    catch them. Used here, each in the place of the rule it breaks (impl/storage/rules.py): M6
+    index lookup one entry too far, M7 no CRC check on append, M8 recovery keeps a torn tail,
+    M13 the batch that triggers a roll is dropped; the others are ignored (a broker passes its
+    whole set to every layer).
     """
 
     segment_bytes: int = attrs.field(default=1024 * 1024 * 1024, validator=_positive)
@@ -42,7 +44,10 @@ class LogConfig:
     # first cuts every segment back to that size (none recorded: 0). A clean close fsyncs all.
     lose_unflushed_on_crash: bool = False
     mutants: frozenset[Mutant] = mutants_field()
-    on: Switches = switches_field()  # what hot paths test
+    on: Switches = switches_field()
+    # the rules the log follows where a fault can act, the faults of `mutants` in their place
+    rules: StorageRules = attrs.field(init=False, eq=False, repr=False, default=attrs.Factory(
+        lambda config: rules_for(config.mutants), takes_self=True))
 
     def __attrs_post_init__(self):
         if not HEADER_SIZE <= self.segment_bytes <= INT32_MAX:

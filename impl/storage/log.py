@@ -34,12 +34,9 @@ from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.protocol.records import (
     LOG_OVERHEAD,
     BatchHeader,
-    base_offset_of,
     check_batch,
-    checked_header,
     parse_header,
     split_batches,
-    validate_batch,
 )
 from kafkaref.impl.storage import checkpoint
 from kafkaref.impl.storage.config import LogConfig
@@ -101,13 +98,8 @@ class Log:
         self._deleted = False
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
-        # append_as_leader's one-batch writev path, unless M13 (drops a rolling batch) is on:
-        # only the general path has that fault
-        self._one_batch_writev = not config.on.M13
-        # ... and for unchecked bytes, when it checks frames only (and M7, which skips the CRC,
-        # is off: only the general path has that fault)
-        self._frame_only_leader = self._one_batch_writev and not config.validate_records and not (
-            config.on.M7)
+        # append_as_leader's one-batch writev path takes unchecked bytes when it checks frames only
+        self._frame_only_leader = not config.validate_records
         os.makedirs(directory, exist_ok=True)
         self.recovery = self._open(recover_from_start)
 
@@ -174,7 +166,7 @@ class Log:
         expected = self._leo
         for index, batch in enumerate(batches):
             if checked is None:
-                error = self._check_frame(batch)
+                error = self.config.rules.check_frame(batch)
                 if error != ErrorCode.none:
                     return AppendInfo(error, log_start_offset=self.log_start_offset)
                 headers.append(parse_header(batch))
@@ -196,7 +188,7 @@ class Log:
         record if config.validate_records (a tool or a test handing it unchecked bytes)."""
         if checked is not None:
             self._check_open()
-            if len(checked) == 1 and self._one_batch_writev:
+            if len(checked) == 1:
                 return self._append_one_stamped(data, checked[0], leader_epoch)
             return self._stamp_and_append(_batches_of(data, checked), checked, leader_epoch)
         if self._frame_only_leader and not self._closed:
@@ -204,7 +196,7 @@ class Log:
             # Length against len(data) (so this is one whole batch), magic and the CRC-32C;
             # anything it refuses, and any base offset but 0, takes the general path below,
             # which finds the same error (or splits several batches).
-            error, header = checked_header(data)
+            error, header = self.config.rules.checked_header(data)
             if error is _NO_ERROR and header[0] == 0:
                 return self._append_one_stamped(data, header, leader_epoch)
         self._check_open()
@@ -214,7 +206,7 @@ class Log:
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
         for batch in batches:
-            error = self._validate_producer_batch(batch)
+            error = self.config.rules.check_producer_batch(batch, self.config)
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
         return self._stamp_and_append(batches, [parse_header(b) for b in batches], leader_epoch)
@@ -263,23 +255,6 @@ class Log:
         return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size,
                                        self.log_start_offset))
 
-    def _validate_producer_batch(self, batch) -> ErrorCode:
-        if self.config.on.M7:
-            return ErrorCode.none
-        if self.config.validate_records:
-            return validate_batch(
-                batch, decompressed_bytes_max=self.config.decompressed_bytes_max
-            )
-        error = check_batch(batch)
-        if error == ErrorCode.none and base_offset_of(batch) != 0:
-            return ErrorCode.invalid_record
-        return error
-
-    def _check_frame(self, batch) -> ErrorCode:
-        if self.config.on.M7:
-            return ErrorCode.none if parse_header(batch) is not None else ErrorCode.corrupt_message
-        return check_batch(batch)
-
     def _append_checked(self, batches, headers: list[BatchHeader]) -> AppendInfo:
         if not batches:
             return AppendInfo(ErrorCode.none, log_start_offset=self.log_start_offset)
@@ -291,9 +266,6 @@ class Log:
             segment = self.segments[-1]
             if segment.needs_roll(header, size, now_ms):
                 segment = self._roll(header.base_offset)
-                if self.config.on.M13:  # deliberate fault: the rolling batch is lost
-                    self._leo = header.next_offset
-                    continue
             segment.append(batch, header)
             self._leo = header.next_offset
             self.epochs.assign(header.partition_leader_epoch, header.base_offset)
@@ -330,7 +302,7 @@ class Log:
         if self.recovery_point >= old.base_offset or old.size == 0:
             self.recovery_point = max(self.recovery_point, base_offset)
             self.write_checkpoint()
-        return segment
+        return self.config.rules.rolled(segment)  # where the triggering batch goes (M13: lost)
 
     def roll(self) -> None:
         """Roll now (if the active segment holds anything): a new segment starts at the leo."""
