@@ -7,6 +7,7 @@ exploration or a lockstep run states its whole setup in one place.
 from __future__ import annotations
 
 import enum
+from types import SimpleNamespace
 
 import attrs
 
@@ -35,12 +36,12 @@ BUG_RULES: dict[Bug, dict[str, object]] = {
 }
 
 
-def rules_for(bugs: frozenset[Bug]) -> rules.ModelRules:
+def rules_for(bugs: frozenset[Bug]) -> SimpleNamespace:
     """The model's rules with these bugs in their place."""
     replaced: dict[str, object] = {}
     for bug in bugs:
         replaced.update(BUG_RULES[bug])
-    return rules.ModelRules(**replaced)
+    return rules.rules_with(replaced)
 
 
 def _positive(instance, attribute, value) -> None:
@@ -69,7 +70,7 @@ class ClusterConfig:
     # Derived, computed once: the replica assignment of every partition, and the rules the
     # model follows where a bug acts (model/rules.py), the bugs in their place.
     _assignments: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
-    rules: rules.ModelRules = attrs.field(init=False, repr=False, eq=False)
+    rules: SimpleNamespace = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         if self.replication_factor > self.brokers:

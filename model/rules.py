@@ -9,8 +9,7 @@ without bugs every entry is the rule itself.
 from __future__ import annotations
 
 from collections.abc import Callable
-
-import attrs
+from types import SimpleNamespace
 
 
 # -- the rules ----------------------------------------------------------------------------------
@@ -58,11 +57,10 @@ def own_hw(replica, leader: int | None) -> int | None:
     return replica.hw if leader is not None else None
 
 
-@attrs.frozen
-class ModelRules:
-    """What model/step.py calls for each rule a bug can replace (module docstring)."""
-
-    hw_members: Callable = hw_members
-    hw_gated: Callable = hw_gated
-    consumer_end: Callable = consumer_end
-    truncation_on_becoming_follower: Callable = truncation_on_becoming_follower
+def rules_with(replaced: dict[str, Callable]) -> SimpleNamespace:
+    """The table model/step.py calls (ClusterConfig.rules): every rule above by its name,
+    the functions in `replaced` (a bug's, model/config.py BUG_RULES) in their place."""
+    rules = dict(hw_members=hw_members, hw_gated=hw_gated, consumer_end=consumer_end,
+                 truncation_on_becoming_follower=truncation_on_becoming_follower)
+    rules.update(replaced)
+    return SimpleNamespace(**rules)

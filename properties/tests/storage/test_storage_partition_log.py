@@ -107,15 +107,17 @@ def test_checked_headers_give_the_same_append(kind, tmp_path):
 
 @KINDS
 def test_unchecked_producer_bytes_are_checked_and_nothing_is_written_on_error(kind, tmp_path):
-    log = open_log(kind, tmp_path)
-    good = batch(2)
+    log, good = open_log(kind, tmp_path), batch(2)
     flipped = bytearray(good)
     flipped[-1] ^= 1
-    assert log.append_as_leader(bytes(flipped), 0).error == ErrorCode.corrupt_message
-    assert log.append_as_leader(bytes(stamped(good, 5, 0)), 0).error == ErrorCode.invalid_record
-    assert log.append_as_leader(good[:-1], 0).error == ErrorCode.corrupt_message
-    assert log.append_as_leader(b"", 0).error == ErrorCode.invalid_record
-    assert log.append_as_leader(good + bytes(flipped), 0).error == ErrorCode.corrupt_message
+    refused = {  # what a producer might send, and the answer
+        "a bit flipped under the CRC": (bytes(flipped), ErrorCode.corrupt_message),
+        "a base offset other than 0": (bytes(stamped(good, 5, 0)), ErrorCode.invalid_record),
+        "a batch cut short": (good[:-1], ErrorCode.corrupt_message),
+        "no batch at all": (b"", ErrorCode.invalid_record),
+        "a good batch, then a bad one": (good + bytes(flipped), ErrorCode.corrupt_message)}
+    for what, (data, error) in refused.items():
+        assert log.append_as_leader(data, 0).error == error, what
     assert log.log_end_offset == 0 and list(log.iter_batches()) == []
 
 
