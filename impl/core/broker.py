@@ -19,43 +19,17 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core import offsets_topic
 from kafkaref.impl.core.admin import AdminApis
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
+from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
-from kafkaref.impl.core.groups import (
-    MAX_SESSION_TIMEOUT_MS,
-    MIN_SESSION_TIMEOUT_MS,
-    GroupCoordinator,
-)
+from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
-from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
-from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
 from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, PartitionAnswer
 from kafkaref.impl.protocol.messages import build, millis
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
-
-
-@attrs.frozen
-class BrokerConfig:
-    broker_id: int = 0
-    auto_create_topics: bool = True
-    default_partitions: int = 1
-    default_replication_factor: int = 1
-    replica_lag_time_max_ms: int = 30_000
-    # __consumer_offsets, created when a group first needs a coordinator (Kafka's defaults;
-    # the replication factor is capped by the live brokers at creation)
-    offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 3
-    offsets_commit_timeout_ms: int = 5_000  # an OffsetCommit waits this long for acks=all
-    offset_metadata_max_bytes: int = 4096
-    group_min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS
-    group_max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS
-    group_initial_rebalance_delay_ms: int = 0  # see impl/core/groups.py for why 0
-    # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
-    # every partition of this broker gets them (core and replication ones act there).
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
 
 
 class Broker:

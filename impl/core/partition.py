@@ -24,40 +24,11 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.batches import last_sequence
+from kafkaref.impl.core.config import PartitionConfig
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
-from kafkaref.impl.core.rules import CoreRules, rules_for
-from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
-from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
 from kafkaref.impl.storage.partition_log import PartitionLog, RecordsSlice
-
-
-@attrs.frozen
-class PartitionConfig:
-    min_insync_replicas: int = 1
-    replica_lag_time_max_ms: int = 30_000
-    # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
-    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
-    # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
-    # LogValidator.validateKey). kafkaref never compacts the log itself.
-    compacted: bool = False
-    # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
-    # handed to the log (set_segment_bytes), which rolls at it from its next append on.
-    segment_bytes: int | None = None
-    # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
-    # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
-    hw_requires_min_isr: bool = True
-    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only): the
-    # core's (M1 M3 M4 M7 M15 here, M2 M10 M11 in the replica manager) take the place of the
-    # rules they break in `rules` (impl/core/rules.py); impl/replication/apply.py acts on M5.
-    mutants: frozenset[Mutant] = mutants_field()
-    on: Switches = switches_field()
-    rules: CoreRules = attrs.field(init=False, eq=False, repr=False, default=attrs.Factory(
-        lambda config: rules_for(config.mutants), takes_self=True))
-
-    def minimum_isr(self, replication_factor: int) -> int:
-        return min(self.min_insync_replicas, replication_factor)
 
 
 @attrs.frozen

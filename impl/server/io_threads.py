@@ -16,14 +16,12 @@ import threading
 
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import FetchAnswer
+from kafkaref.impl.server.config import IO_IDLE_WAIT_S
 from kafkaref.impl.server.network_thread import NetworkThread
 from kafkaref.impl.server.request_queue import QueuedRequest, RequestQueue
 from kafkaref.impl.server.response_queue import CLOSE, discard
 
 log = logging.getLogger(__name__)
-# An idle I/O thread wakes this often to look at `stopping` (shutdown() also wakes it at once):
-# at 0.1 s, eight idle threads woke 80 times a second per broker.
-IO_IDLE_WAIT_S = 1.0
 
 
 class IoThread(threading.Thread):

@@ -1,12 +1,19 @@
-"""LogConfig: every size, interval and bound of one partition's log, in one frozen value."""
+"""Every size, interval and bound of impl/storage in one module: LogConfig, the settings of one
+partition's log (a frozen value), and the fixed limits of the storage code, unit last."""
 
 import attrs
 
 from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
-from kafkaref.impl.protocol.records import DECOMPRESSED_BYTES_MAX, HEADER_SIZE, INT32_MAX
+from kafkaref.impl.protocol.limits import DECOMPRESSED_MAX_BYTES
+from kafkaref.impl.protocol.records import HEADER_SIZE, INT32_MAX
 from kafkaref.impl.storage.rules import StorageRules, rules_for
 
 DAY_MS = 24 * 60 * 60 * 1000
+SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
+RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
+# checkpoint files: bounds on what a (possibly corrupt) file can make us allocate
+CHECKPOINT_MAX_ENTRIES = 1_000_000
+CHECKPOINT_MAX_BYTES = 64 * 1024 * 1024
 
 
 def _positive(instance, attribute, value):
@@ -37,7 +44,7 @@ class LogConfig:
     retention_bytes: int = -1
     retention_ms: int = 7 * DAY_MS
     validate_records: bool = True  # append_as_leader checks every record, not just the frame
-    decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX
+    decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES
     # Power-loss mode (chaos/, off by default): what was not fsynced is lost when the broker
     # dies uncleanly, as on a machine losing power. Each fsync of a segment records the size
     # it made durable beside it (NAME.log.durable); opening a log that was not closed cleanly

@@ -20,13 +20,11 @@ from kafkaref.impl.protocol.records import (
     parse_header,
 )
 from kafkaref.impl.storage.checkpoint import write_atomically
-from kafkaref.impl.storage.config import LogConfig
+from kafkaref.impl.storage.config import RECOVERY_WINDOW_BYTES, SCAN_CHUNK_BYTES, LogConfig
 from kafkaref.impl.storage.timeindex import TimeIndex
 
 NO_TIMESTAMP = -1
 DURABLE_SUFFIX = ".durable"  # power-loss mode: the size of NAME.log known fsynced
-SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
-RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
 
 
 def file_name(base_offset: int, suffix: str) -> str:
