@@ -43,7 +43,10 @@ class LogConfig:
     checkpoint_interval_ms: int = attrs.field(default=5000, validator=_positive)
     retention_bytes: int = -1
     retention_ms: int = 7 * DAY_MS
-    validate_records: bool = True  # append_as_leader checks every record, not just the frame
+    # When a caller hands append_as_leader bytes nobody checked (no `checked` headers: tools,
+    # tests), the log walks every record too, not just the frame. The core always checks first
+    # and passes the headers, so its appends never depend on this (docs/storage.md).
+    validate_records: bool = True
     decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES
     # Power-loss mode (chaos/, off by default): what was not fsynced is lost when the broker
     # dies uncleanly, as on a machine losing power. Each fsync of a segment records the size
