@@ -242,9 +242,8 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
         storage = {"lose_unflushed_on_crash": lose_unflushed_on_crash or None,
                    "segment_bytes": segment_bytes}
         storage = {k: v for k, v in storage.items() if v is not None}
-        logs = storage_log_factory(data_dir, LogConfig(
-            validate_records=False, mutants=mutants, **storage),
-            clock=clock, mutants=mutants) if storage else None
+        logs = storage_log_factory(data_dir, LogConfig(mutants=mutants, **storage),
+                                   clock=clock, mutants=mutants) if storage else None
         if controller_address:
             server = clustered_broker(data_dir, controller_address, config, broker_config,
                                       log_factory=logs, clock=clock)

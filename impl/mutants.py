@@ -13,9 +13,12 @@ How a mutant is switched on -- and the only ways:
 Nothing a client sends (CreateTopics configs, AlterConfigs, ...) reaches these sets: topic
 configs under the reserved `kafkaref.` prefix are refused with INVALID_CONFIG.
 
-`parse_mutants` is the one validation (every config field uses it as its converter). Hot paths
-never look a mutant up in a set: each config carries `on`, a `Switches` of plain bools computed
-once per set (`if self.config.on.M4:`), so a broker without mutants pays one attribute test.
+`parse_mutants` is the one validation (every config field uses it as its converter). A mutant
+never branches inside the rule it breaks: each layer states those rules as functions and puts
+the fault in the rule's place when its config is built (impl/core/rules.py, impl/storage/
+rules.py, ServerConfig.mutes, impl/replication/apply.truncation_rule, ControllerState's epoch
+bump), so the rule's body reads as the correct protocol. Configs also carry `on`, a `Switches`
+of plain bools computed once per set, for tests and reports.
 
 client_observable: the fault changes what a client is told (an error code, an offset, the
 records, the order or timing of answers, the leader epoch in Metadata), as opposed to only
@@ -38,9 +41,9 @@ M12_ABSENT = (
     "M12 cannot be switched on: this design has no partition lock to step outside of. Every "
     "request runs against the single-threaded core under the server's one core lock "
     "(impl/server: the I/O threads call Broker.handle holding it), and offsets are assigned "
-    "in the same call that appends (Partition._stamp_and_append reads the log end and appends; "
-    "impl/storage Log.append_as_leader stamps from its own _leo). Both logs also refuse a batch "
-    "below their log end (ValueError), so a stale offset could never be written twice. "
+    "in the same call that appends (the log's append_as_leader stamps them from its own log "
+    "end as it writes, in both PartitionLog implementations). Both logs also refuse a stamped "
+    "batch below their log end (ValueError), so a stale offset could never be written twice. "
     "Building the bug would take two deliberate changes (release the core lock between "
     "assignment and append, and drop the log's offset check), i.e. a different design. "
     "What guards the property instead: the concurrent-produce test in "
@@ -132,6 +135,16 @@ def parse_mutants(values: Iterable[str | Mutant] | str | None) -> frozenset[Muta
     if Mutant.M12 in out:
         raise ValueError(M12_ABSENT)
     return frozenset(out)
+
+
+def replacements(faults: dict[Mutant, dict[str, object]], mutants) -> dict[str, object]:
+    """{rule name: the faulty function in its place} for the mutants of `mutants` a layer's
+    `faults` table knows (impl/core/rules.py, impl/storage/rules.py): what a layer's rules
+    table is built with, so a mutant replaces a rule rather than branching inside it."""
+    replaced: dict[str, object] = {}
+    for mutant in mutants:
+        replaced.update(faults.get(mutant, {}))
+    return replaced
 
 
 def of_layer(layer: str) -> tuple[Mutant, ...]:

@@ -7,8 +7,11 @@ exploration or a lockstep run states its whole setup in one place.
 from __future__ import annotations
 
 import enum
+from types import SimpleNamespace
 
 import attrs
+
+from kafkaref.model import rules
 
 
 class Bug(enum.Enum):
@@ -22,6 +25,23 @@ class Bug(enum.Enum):
     HW_UNDER_MIN_ISR = "hw-under-min-isr"
     # M4: consumer fetches are served up to the log end offset instead of the hw.
     READ_ABOVE_HW = "read-above-hw"
+
+
+# Each bug: the rules of model/rules.py it replaces and with what.
+BUG_RULES: dict[Bug, dict[str, object]] = {
+    Bug.TRUNCATE_TO_HW: {"truncation_on_becoming_follower": rules.own_hw},
+    Bug.HW_WITHOUT_MAXIMAL_ISR: {"hw_members": rules.committed_isr},
+    Bug.HW_UNDER_MIN_ISR: {"hw_gated": rules.never_gated},
+    Bug.READ_ABOVE_HW: {"consumer_end": rules.log_end},
+}
+
+
+def rules_for(bugs: frozenset[Bug]) -> SimpleNamespace:
+    """The model's rules with these bugs in their place."""
+    replaced: dict[str, object] = {}
+    for bug in bugs:
+        replaced.update(BUG_RULES[bug])
+    return rules.rules_with(replaced)
 
 
 def _positive(instance, attribute, value) -> None:
@@ -47,8 +67,10 @@ class ClusterConfig:
     # flush.messages). None = never flush by itself (Kafka's default): only Flush events do.
     flush_interval_messages: int | None = None
     bugs: frozenset[Bug] = attrs.field(default=frozenset(), converter=frozenset)
-    # Derived, computed once: the replica assignment of every partition.
+    # Derived, computed once: the replica assignment of every partition, and the rules the
+    # model follows where a bug acts (model/rules.py), the bugs in their place.
     _assignments: tuple[tuple[int, ...], ...] = attrs.field(init=False, repr=False, eq=False)
+    rules: SimpleNamespace = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         if self.replication_factor > self.brokers:
@@ -58,6 +80,7 @@ class ClusterConfig:
             for p in range(self.partitions)
         )
         object.__setattr__(self, "_assignments", assignments)
+        object.__setattr__(self, "rules", rules_for(self.bugs))
 
     @property
     def min_isr(self) -> int:

@@ -74,6 +74,13 @@ def high_watermark(
     included, never lower than before. `gated` (the ISR is below min.insync.replicas, KIP-966)
     freezes it. A follower that has not fetched in this epoch reports -1 and holds it still.
 
+    The model's one statement of the hw rule (model/step.py `_leader_hw` picks the members and
+    the gate). spec/helpers.py `high_watermark_after_fetches` states it for the spec,
+    independently and on purpose (two descriptions, compared by refinement, not one borrowed);
+    properties/tests/model/test_model_plog.py `test_the_model_states_the_hw_rule_as_the_spec_does`
+    holds them equal, and test_core_hw_fast_paths holds impl/core's statement
+    (Partition.maybe_increment_hw) to this one.
+
     pre: 0 <= hw <= leader_end_offset
     post: hw <= __return__ <= leader_end_offset
     post: not gated or __return__ == hw

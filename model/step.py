@@ -14,7 +14,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.model import effects as eff
 from kafkaref.model import events as ev
-from kafkaref.model.config import Bug, ClusterConfig
+from kafkaref.model.config import ClusterConfig
 from kafkaref.model.helpers import (
     UNDEFINED,
     assign_epoch,
@@ -149,10 +149,9 @@ def _recover(replica: Replica) -> Replica:
 
 def _leader_hw(config: ClusterConfig, broker: int, replica: Replica) -> Replica:
     """Recompute a leader's hw from its (maximal) ISR; KIP-966: frozen below min ISR."""
-    bugs = config.bugs
-    members = replica.isr if bugs and Bug.HW_WITHOUT_MAXIMAL_ISR in bugs else replica.maximal_isr
-    # KIP-966: no hw advance while the committed ISR is below min.insync.replicas.
-    gated = len(replica.isr) < config.min_isr and not (bugs and Bug.HW_UNDER_MIN_ISR in bugs)
+    rules = config.rules
+    members = rules.hw_members(replica)
+    gated = rules.hw_gated(replica, config.min_isr)
     offsets = replica.follower_offsets
     follower_ends = [offsets[f] for f in members if f != broker]
     hw = high_watermark(replica.hw, len(replica.log), follower_ends, gated)
@@ -224,8 +223,7 @@ def _enough_to_answer(replica: Replica, offset: int, end: int, min_bytes: int,
 
 
 def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
-    bugs = config.bugs
-    return len(replica.log) if bugs and Bug.READ_ABOVE_HW in bugs else replica.hw
+    return config.rules.consumer_end(replica)
 
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> eff.FetchResponse:
@@ -694,8 +692,9 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
             synced_epoch=control.leader_epoch,
         )
     else:
-        if config.bugs and Bug.TRUNCATE_TO_HW in config.bugs and control.leader is not None:
-            replica = _truncate(replica, replica.hw)
+        target = config.rules.truncation_on_becoming_follower(replica, control.leader)
+        if target is not None:
+            replica = _truncate(replica, target)
         replica = _replace(
             replica,
             leader=control.leader,

@@ -55,6 +55,13 @@ def high_watermark_after_fetches(hw: int, member_end_offsets: Sequence[int]) -> 
     """The leader's high watermark once every member of the (maximal) ISR has reported its log end
     offset: the smallest of them, but never lower than before (the leader's hw only grows).
 
+    The spec's statement of the hw rule in closed form; its actions (spec/actions.py
+    `*_inc_high_watermark`) take the same rule one record at a time, each protocol generation
+    with its own guard on which members count. model/helpers.py `high_watermark` states the rule
+    again for the model, independently and on purpose (the model is a second description, not a
+    user of the spec's; refinement compares the two levels): properties/tests/model/
+    test_model_plog.py `test_the_model_states_the_hw_rule_as_the_spec_does` holds them equal.
+
     pre: hw >= 0
     pre: all(end_offset >= 0 for end_offset in member_end_offsets)
     post: __return__ >= hw

@@ -15,8 +15,7 @@ import sys
 import tempfile
 import time
 
-from kafkaref.impl.controller.client import HEARTBEAT_INTERVAL_MS
-from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
+from kafkaref.impl.controller.config import DEFAULT_SESSION_TIMEOUT_MS, HEARTBEAT_INTERVAL_MS
 
 PHASE_S = 8.0
 HOGS = 10  # busy processes during the starved phase (load ~10 on a 2-core machine)

@@ -4,7 +4,7 @@ A deliberate simplification (see the package docstring): KRaft uses Kafka protoc
 (BrokerRegistration, BrokerHeartbeat, AlterPartition, metadata log fetches). Here a broker
 sends register / heartbeat / alter_isr / create_topic / ...; every answer may carry the newest
 metadata image, so heartbeats double as the push channel. Messages that queued up while the
-broker waited go as one {"type": "batch", "messages": [...]} (at most MAX_BATCH), answered by
+broker waited go as one {"type": "batch", "messages": [...]} (at most BATCH_MAX_MESSAGES, config.py), answered by
 {"answers": [...]} with one metadata image.
 """
 
@@ -14,9 +14,9 @@ import json
 import socket
 import struct
 
+from kafkaref.impl.controller.config import MESSAGE_MAX_BYTES
+
 SIZE = struct.Struct(">i")
-MESSAGE_BYTES_MAX = 64 * 1024 * 1024
-MAX_BATCH = 1000  # messages in one batch (a CreateTopics of 1000 topics is one round trip)
 
 
 def send_message(sock: socket.socket, message: dict) -> None:
@@ -30,7 +30,7 @@ def recv_message(sock: socket.socket) -> dict | None:
     if header is None:
         return None
     (size,) = SIZE.unpack(header)
-    if size < 0 or size > MESSAGE_BYTES_MAX:
+    if size < 0 or size > MESSAGE_MAX_BYTES:
         raise ValueError(f"control message size {size}")
     data = _exactly(sock, size)
     if data is None:

@@ -12,25 +12,17 @@ from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.controller.channel import MAX_BATCH, recv_message, send_message
+from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.controller.config import (
+    BATCH_MAX_MESSAGES,
+    HEARTBEAT_INTERVAL_MS,
+    PROPAGATION_POLL_S,
+    PROPAGATION_WAIT_S,
+)
 from kafkaref.impl.core.metadata import metadata_from_dict
 
 log = logging.getLogger(__name__)
 
-# Shorter than Kafka's broker.heartbeat.interval.ms (2 s) on purpose: the heartbeat's answer is
-# also how a broker learns a new metadata image (KRaft brokers fetch the metadata log instead),
-# so this bounds how late a broker hears of a new leader or topic.
-HEARTBEAT_INTERVAL_MS = 100
-
-# A broker answers created (and deleted) topics once every other live broker has applied them: it polls the
-# controller (await_epoch, which also counts as its heartbeat) until each other broker has
-# reported that metadata epoch, so a client never meets a leader that does not know its
-# partition yet (librdkafka's 0011: the first produce answered UNKNOWN_TOPIC_OR_PARTITION, was
-# retried behind later batches, deliveries came out of order). Polled, not awaited: the answers
-# carry new images, so two brokers waiting on each other's creations both progress. Bounded: a
-# starved broker delays a creation, it does not block it.
-PROPAGATION_WAIT_S = 3.0
-PROPAGATION_POLL_S = 0.02
 # what a client may rely on at once after the answer: new topics and new partitions, and
 # deleted topics (a topic created again right after its deletion must not meet a broker that
 # still hosts the old one: librdkafka's 0107; Kafka's DeleteTopics answers once the topic is
@@ -134,12 +126,12 @@ class ControllerClient(threading.Thread):
 
     def _next_batch(self) -> list:
         """What the broker queued for the controller (a heartbeat when nothing came within the
-        heartbeat interval), up to MAX_BATCH messages: all of a CreateTopics goes at once."""
+        heartbeat interval), up to BATCH_MAX_MESSAGES messages: all of a CreateTopics goes at once."""
         try:
             batch = [self.outbox.get(timeout=self.heartbeat_ms / 1000)]
         except queue.Empty:
             return [({"type": "heartbeat", "broker_id": self.server.broker.broker_id}, None)]
-        while len(batch) < MAX_BATCH:
+        while len(batch) < BATCH_MAX_MESSAGES:
             try:
                 batch.append(self.outbox.get_nowait())
             except queue.Empty:

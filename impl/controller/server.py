@@ -9,8 +9,9 @@ import socket
 import threading
 
 from kafkaref.impl.clock import monotonic_ms
-from kafkaref.impl.controller.channel import MAX_BATCH, recv_message, send_message
-from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS, ControllerState
+from kafkaref.impl.controller.channel import recv_message, send_message
+from kafkaref.impl.controller.config import BATCH_MAX_MESSAGES, DEFAULT_SESSION_TIMEOUT_MS
+from kafkaref.impl.controller.state import ControllerState
 from kafkaref.impl.core.metadata import ClusterMetadata, metadata_from_dict, metadata_to_dict
 
 log = logging.getLogger(__name__)
@@ -138,9 +139,9 @@ class ControllerServer:
             known = message.get("metadata_epoch", -1)
             if message.get("type") == "batch":
                 messages = message.get("messages")
-                if not isinstance(messages, list) or len(messages) > MAX_BATCH or not all(
+                if not isinstance(messages, list) or len(messages) > BATCH_MAX_MESSAGES or not all(
                         isinstance(m, dict) for m in messages):
-                    answer = {"error": -1, "message": f"bad batch: a list of at most {MAX_BATCH} "
+                    answer = {"error": -1, "message": f"bad batch: a list of at most {BATCH_MAX_MESSAGES} "
                               "messages expected"}
                 else:
                     answer = {"answers": [self._decide(m, known) for m in messages]}

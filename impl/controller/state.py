@@ -27,6 +27,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller import topic_changes
+from kafkaref.impl.controller.config import DEFAULT_SESSION_TIMEOUT_MS
 from kafkaref.impl.core.metadata import (
     BrokerEndpoint,
     ClusterMetadata,
@@ -36,12 +37,6 @@ from kafkaref.impl.core.metadata import (
 )
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.mutants import parse_mutants, switches
-
-# Kafka's broker.session.timeout.ms. A broker silent this long is fenced. The short 1.5 s this
-# used to be got healthy brokers fenced on a starved machine (librdkafka's suite, load 12 on 2
-# cores; docs/conformance.md), and every fencing moves leaders; tests and the chaos job that
-# want fast failover ask for a short timeout explicitly.
-DEFAULT_SESSION_TIMEOUT_MS = 9_000
 
 
 class ControllerState:

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core.config import DEFAULT_MAX_MESSAGE_BYTES
 from kafkaref.impl.core.topic_rules import (
-    MAX_MESSAGE_BYTES_DEFAULT,
     TOPIC_CONFIG_DEFAULTS,
     check_configs,
     check_new_partitions,
@@ -174,7 +174,7 @@ class AdminApis:
             "num.partitions": (str(config.default_partitions), INT),
             "default.replication.factor": (str(config.default_replication_factor), INT),
             "replica.lag.time.max.ms": (str(config.replica_lag_time_max_ms), LONG),
-            "message.max.bytes": (str(MAX_MESSAGE_BYTES_DEFAULT), INT),
+            "message.max.bytes": (str(DEFAULT_MAX_MESSAGE_BYTES), INT),
             "min.insync.replicas": (TOPIC_CONFIG_DEFAULTS["min.insync.replicas"][0], INT),
             "delete.topic.enable": ("true", BOOLEAN),
         }

@@ -1,8 +1,9 @@
 """One broker's request handling, single-threaded: a decoded request in, a kio response out.
 
 `Broker.handle(request, respond)` answers every supported API by calling the replica manager
-and building the response for the request's exact version (impl/protocol/messages.build).
-`respond(None)` means "send nothing" (acks=0). A request may be answered later (purgatory);
+and building the response for the request's exact version as values: a kio response object
+(impl/protocol/messages.build), or for Fetch a FetchAnswer; whoever carries the answer encodes
+it (impl/protocol/wire.encode_response_parts). `respond(None)` means "send nothing" (acks=0). A request may be answered later (purgatory);
 the caller serialises all calls (the threaded server holds one lock around the core).
 """
 
@@ -18,44 +19,17 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core import offsets_topic
 from kafkaref.impl.core.admin import AdminApis
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
+from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
-from kafkaref.impl.core.groups import (
-    MAX_SESSION_TIMEOUT_MS,
-    MIN_SESSION_TIMEOUT_MS,
-    GroupCoordinator,
-)
+from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
-from kafkaref.impl.core.partition import PartitionConfig
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
-from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
-from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
 from kafkaref.impl.protocol import records, wire
-from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
+from kafkaref.impl.protocol.fetch_response import FetchAnswer, PartitionAnswer
 from kafkaref.impl.protocol.messages import build, millis
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
-
-
-@attrs.frozen
-class BrokerConfig:
-    broker_id: int = 0
-    auto_create_topics: bool = True
-    default_partitions: int = 1
-    default_replication_factor: int = 1
-    replica_lag_time_max_ms: int = 30_000
-    # __consumer_offsets, created when a group first needs a coordinator (Kafka's defaults;
-    # the replication factor is capped by the live brokers at creation)
-    offsets_topic_num_partitions: int = 50
-    offsets_topic_replication_factor: int = 3
-    offsets_commit_timeout_ms: int = 5_000  # an OffsetCommit waits this long for acks=all
-    offset_metadata_max_bytes: int = 4096
-    group_min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS
-    group_max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS
-    group_initial_rebalance_delay_ms: int = 0  # see impl/core/groups.py for why 0
-    # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
-    # every partition of this broker gets them (core and replication ones act there).
-    mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
 
 
 class Broker:
@@ -77,7 +51,7 @@ class Broker:
                                        config.group_max_session_timeout_ms,
                                        config.group_initial_rebalance_delay_ms)
         self._offsets_topic_requested = False
-        self.zero_copy_fetch = False  # the server turns it on: records go out by sendfile
+        self.zero_copy_fetch = False  # the server turns it on: records read as file ranges
         # Ids must never repeat across restarts: the server passes a persisted source.
         self._producer_ids = producer_ids if producer_ids is not None else itertools.count(producer_id_base)
         self._handlers = {
@@ -465,45 +439,18 @@ class Broker:
                                    getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
                                    zero_copy=self.zero_copy_fetch)
 
-    def _fetch_response(self, request, order, results):
-        if self.zero_copy_fetch:
-            return self._encoded_fetch_response(request, order, results)
-        by_topic: dict[str, list] = {}
-        for key in order:
-            r = results[key]
-            diverging = {"epoch": -1, "end_offset": -1}
-            if r.diverging_epoch is not None:
-                diverging = {"epoch": r.diverging_epoch[0], "end_offset": r.diverging_epoch[1]}
-            by_topic.setdefault(key[0], []).append({
-                "partition_index": key[1], "error_code": r.error,
-                "high_watermark": r.high_watermark, "last_stable_offset": r.high_watermark,
-                "log_start_offset": r.log_start_offset, "diverging_epoch": diverging,
-                "current_leader": {"leader_id": -1, "leader_epoch": -1},
-                "snapshot_id": {"end_offset": -1, "epoch": -1},
-                "aborted_transactions": None, "preferred_read_replica": -1,
-                "records": r.records,
-            })
-        responses = [{"topic": n, "partitions": ps} for n, ps in by_topic.items()]
-        return self._response(request, {"error_code": 0, "session_id": 0,
-                                         "responses": responses})
-
     @staticmethod
-    def _encoded_fetch_response(request, order, results) -> EncodedResponse:
-        """The server's path: the frame encoded here (impl/protocol/fetch_response.py, the same
-        bytes as kio's at a fraction of the cost), file ranges as parts of their own."""
+    def _fetch_response(request, order, results) -> FetchAnswer:
+        """The answer as values, partitions in the request's order; the server encodes it
+        (impl/protocol/wire.encode_response_parts), records as they were read: bytes, or file
+        ranges it sends with sendfile."""
         by_topic: dict[str, list] = {}
         for key in order:
             r = results[key]
             by_topic.setdefault(key[0], []).append(PartitionAnswer(
                 key[1], r.error, r.high_watermark, r.log_start_offset, r.records,
                 r.diverging_epoch))
-        try:
-            parts = encode_fetch_response(request.api_version, request.correlation_id,
-                                          list(by_topic.items()))
-        except Exception:
-            close_records(results)  # the file ranges hold duplicated descriptors
-            raise
-        return EncodedResponse([p.slice if isinstance(p, SliceRecords) else p for p in parts])
+        return FetchAnswer(request.api_version, list(by_topic.items()))
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):

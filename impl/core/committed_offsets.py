@@ -17,6 +17,7 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core.config import OFFSETS_LOAD_CHUNK_BYTES
 from kafkaref.impl.core.offsets_topic import (
     CommittedOffset,
     OffsetKey,
@@ -27,7 +28,6 @@ from kafkaref.impl.protocol import records
 
 log = logging.getLogger(__name__)
 
-LOAD_CHUNK_BYTES = 1 << 20  # one load step reads this much of each loading partition
 
 
 @attrs.define
@@ -50,7 +50,7 @@ class OffsetsPartition:
 
 
 class CommittedOffsets:
-    def __init__(self, chunk_bytes: int = LOAD_CHUNK_BYTES):
+    def __init__(self, chunk_bytes: int = OFFSETS_LOAD_CHUNK_BYTES):
         self.chunk_bytes = chunk_bytes
         self.partitions: dict[int, OffsetsPartition] = {}
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core import rules
 from kafkaref.impl.core.purgatory import DelayedOperation
 
 
@@ -44,7 +45,7 @@ class DelayedProduce(DelayedOperation):
         if not partition.is_leader:
             return ErrorCode.not_leader_or_follower
         if partition.high_watermark > self.results[key].last_offset:
-            if len(partition.isr) < partition.config.minimum_isr(len(partition.replicas)):
+            if rules.isr_below_minimum(partition):  # the rule itself, whatever the faults
                 return ErrorCode.not_enough_replicas_after_append
             return ErrorCode.none
         return None

@@ -45,6 +45,8 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.core.config import SESSION_TIMEOUT_MAX_MS, SESSION_TIMEOUT_MIN_MS
+
 EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", \
     "Stable"
 
@@ -97,17 +99,9 @@ class JoinAnswer:
     members: tuple[tuple[str, str | None, bytes], ...] = ()  # for the leader only
 
 
-# Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults
-MIN_SESSION_TIMEOUT_MS, MAX_SESSION_TIMEOUT_MS = 6_000, 1_800_000
-# group.initial.rebalance.delay.ms: Kafka's built-in default is 3000; its shipped
-# config/server.properties sets 0 "for a better out-of-the-box experience for development and
-# testing", and so does kafkaref (the librdkafka peer suite runs with 3000, as its tests expect)
-KAFKA_INITIAL_REBALANCE_DELAY_MS = 3_000
-
-
 class GroupCoordinator:
-    def __init__(self, clock: Callable[[], int], min_session_timeout_ms: int = MIN_SESSION_TIMEOUT_MS,
-                 max_session_timeout_ms: int = MAX_SESSION_TIMEOUT_MS,
+    def __init__(self, clock: Callable[[], int], min_session_timeout_ms: int = SESSION_TIMEOUT_MIN_MS,
+                 max_session_timeout_ms: int = SESSION_TIMEOUT_MAX_MS,
                  initial_rebalance_delay_ms: int = 0):
         self.clock = clock
         self.session_bounds = (min_session_timeout_ms, max_session_timeout_ms)

@@ -10,9 +10,8 @@ import uuid
 
 import attrs
 
-from kafkaref.impl.core.partition import PartitionConfig
+from kafkaref.impl.core.config import DEFAULT_MAX_MESSAGE_BYTES, PartitionConfig
 from kafkaref.impl.core.topic_rules import (
-    MAX_MESSAGE_BYTES_DEFAULT,
     is_compacted,
     segment_bytes,
 )
@@ -50,7 +49,7 @@ class TopicMeta:
         values = dict(self.configs)
         return PartitionConfig(
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
-            max_message_bytes=int(values.get("max.message.bytes", MAX_MESSAGE_BYTES_DEFAULT)),
+            max_message_bytes=int(values.get("max.message.bytes", DEFAULT_MAX_MESSAGE_BYTES)),
             compacted=is_compacted(values),
             segment_bytes=segment_bytes(values),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)

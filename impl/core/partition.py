@@ -23,37 +23,12 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.batches import last_sequence, positioned_headers
+from kafkaref.impl.core.batches import last_sequence
+from kafkaref.impl.core.config import PartitionConfig
 from kafkaref.impl.core.epoch_cache import UNDEFINED
 from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
-from kafkaref.impl.core.topic_rules import MAX_MESSAGE_BYTES_DEFAULT
-from kafkaref.impl.core.zero_copy import SliceRecords
-from kafkaref.impl.mutants import Mutant, Switches, mutants_field, switches_field
 from kafkaref.impl.protocol import records
-
-
-@attrs.frozen
-class PartitionConfig:
-    min_insync_replicas: int = 1
-    replica_lag_time_max_ms: int = 30_000
-    # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
-    max_message_bytes: int = MAX_MESSAGE_BYTES_DEFAULT
-    # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
-    # LogValidator.validateKey). kafkaref never compacts the log itself.
-    compacted: bool = False
-    # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
-    # handed to the log (set_segment_bytes), which rolls at it from its next append on.
-    segment_bytes: int | None = None
-    # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
-    # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
-    hw_requires_min_isr: bool = True
-    # Deliberate faults (impl/mutants.py; tests and `kafkaref broker --mutant` only). Used here:
-    # M1 M3 M4 M15; by the replica manager: M2 M10 M11; by impl/replication/apply.py: M5.
-    mutants: frozenset[Mutant] = mutants_field()
-    on: Switches = switches_field()  # what hot paths test
-
-    def minimum_isr(self, replication_factor: int) -> int:
-        return min(self.min_insync_replicas, replication_factor)
+from kafkaref.impl.storage.partition_log import PartitionLog, RecordsSlice
 
 
 @attrs.frozen
@@ -73,7 +48,7 @@ class FetchResult:
     high_watermark: int = -1
     log_start_offset: int = -1
     log_end_offset: int = -1
-    records: bytes | SliceRecords = b""  # a file range on the zero-copy path
+    records: bytes | RecordsSlice = b""  # a file range on the zero-copy path
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
 
 
@@ -91,7 +66,7 @@ class Partition:
         topic: str,
         index: int,
         broker_id: int,
-        log,
+        log: PartitionLog,
         clock: Callable[[], int],
         config: PartitionConfig = PartitionConfig(),  # noqa: B008 (frozen value)
         alter_isr: Callable[[Partition, frozenset[int]], None] | None = None,
@@ -107,8 +82,8 @@ class Partition:
         self.partition_epoch = 0  # the controller's version of leader + ISR (KIP-497)
         self.isr: frozenset[int] = frozenset()
         self.pending_isr: frozenset[int] | None = None
-        # a reopened log remembers its checkpointed hw (impl/storage); MemoryLog starts at 0
-        self.high_watermark = min(getattr(log, "high_watermark", 0), log.log_end_offset)
+        # a reopened log remembers its checkpointed hw (impl/storage); a new one says 0
+        self.high_watermark = min(log.high_watermark, log.log_end_offset)
         self.followers: dict[int, FollowerState] = {}
         self.producers = ProducerState()
         self._rebuild_producer_state()
@@ -117,8 +92,7 @@ class Partition:
         """Replay batch headers of a reopened log (Kafka loads snapshots, then the tail)."""
         if self.log.log_end_offset == self.log.log_start_offset:
             return
-        walk = getattr(self.log, "iter_batches", None)
-        for header, _ in walk() if walk is not None else self.log.batches():
+        for header, _ in self.log.iter_batches():
             if header.producer_id >= 0:
                 self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
                     header.base_sequence, last_sequence(header), header.base_offset,
@@ -178,22 +152,26 @@ class Partition:
         return changed
 
     # -- leader append ----------------------------------------------------------------------
-    def append_as_leader(self, data: bytes, required_acks: int) -> AppendResult:
+    def append_as_leader(self, data, required_acks: int,
+                         split: tuple[ErrorCode, list] | None = None) -> AppendResult:
+        """A producer's record set, validated here once (sizes, magic, CRC, codec, every
+        record) and handed to the log with the headers parsed on the way, so the log only
+        stamps offsets and this leader epoch and writes (docs/storage.md, one append path).
+        split: records.split_batches(data), when the caller split it already (the replica
+        manager does, to check a request carries one batch): a record set is split once."""
         if not self.is_leader:
             return AppendResult(ErrorCode.not_leader_or_follower)
-        if required_acks == -1 and len(self.isr) < self.config.minimum_isr(len(self.replicas)) and (
-                not self.config.on.M3):
+        rules = self.config.rules
+        if required_acks == -1 and rules.isr_below_minimum(self):
             return AppendResult(ErrorCode.not_enough_replicas, error_message="ISR below minimum")
-        error, views = records.split_batches(data)
+        error, views = split if split is not None else records.split_batches(data)
         if error == ErrorCode.none and not views:
             error = ErrorCode.invalid_record
         if error == ErrorCode.none and any(len(v) > self.config.max_message_bytes for v in views):
             return AppendResult(ErrorCode.message_too_large, error_message=(
                 f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
         for view in views if error == ErrorCode.none else ():
-            error = records.validate_batch(view, from_client=True)
-            if error == ErrorCode.corrupt_message and self.config.on.M7:
-                error = ErrorCode.none  # mutant M7: a bad CRC let through (storage skips it too)
+            error = rules.check_producer_batch(view)
             if error != ErrorCode.none:
                 break
         if error != ErrorCode.none:
@@ -217,7 +195,22 @@ class Partition:
                                     self.log.log_start_offset)
             if check.error != ErrorCode.none:
                 return AppendResult(check.error)
-        return self._stamp_and_append(data, headers)
+        return self._append_validated(data, headers)
+
+    def _append_validated(self, data, headers) -> AppendResult:
+        """The log stamps and writes (checked: nothing is validated twice); only what was
+        written enters the producer state."""
+        info = self.log.append_as_leader(data, self.leader_epoch, checked=headers)
+        if info.error != ErrorCode.none:
+            return AppendResult(info.error, error_message="the log refused the batch")
+        next_offset = info.first_offset
+        for header in headers:
+            first, next_offset = next_offset, next_offset + header.last_offset_delta + 1
+            self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
+                header.base_sequence, last_sequence(header), first, next_offset - 1))
+        self.maybe_increment_hw()
+        return AppendResult(ErrorCode.none, info.first_offset, info.last_offset,
+                            self.log.log_start_offset)
 
     def _keyless_refusal(self, views) -> AppendResult | None:
         """INVALID_RECORD naming every record without a key of the first batch that has one (a
@@ -233,68 +226,27 @@ class Partition:
                 return keyless_records_refused(self.topic, self.index, keyless)
         return None
 
-    def _stamp_and_append(self, data: bytes, headers) -> AppendResult:
-        if self._log_stamps_for_us():
-            return self._append_stamped_by_log(data, headers)
-        buffer = bytearray(data)
-        view = memoryview(buffer)
-        base = next_offset = self.log.log_end_offset
-        position, cached = 0, []
-        for header in headers:
-            records.stamp_batch(view[position:], next_offset, self.leader_epoch)
-            position += header.size_bytes
-            first = next_offset
-            next_offset += header.last_offset_delta + 1
-            cached.append((header, CachedBatch(header.base_sequence, last_sequence(header),
-                                               first, next_offset - 1)))
-        del view  # release the export before handing the buffer over
-        info = self.log.append(bytes(buffer))
-        error = getattr(info, "error", ErrorCode.none)  # impl/storage answers with AppendInfo
-        if error != ErrorCode.none:
-            return AppendResult(error, error_message="the log refused the batch")
-        for header, batch in cached:  # only what was written enters the producer state
-            self.producers.record(header.producer_id, header.producer_epoch, batch)
-        self.maybe_increment_hw()
-        return AppendResult(ErrorCode.none, base, next_offset - 1, self.log.log_start_offset)
-
-    def _log_stamps_for_us(self) -> bool:
-        """True if the log (impl/storage) can stamp and write validated producer batches itself
-        without a copy (a stamped 16-byte prefix and the producer's bytes in one writev) and
-        without walking the records a second time (its validate_records is off: we just did)."""
-        config = getattr(self.log, "config", None)
-        return (hasattr(self.log, "append_as_leader") and config is not None
-                and not config.validate_records)
-
-    def _append_stamped_by_log(self, data, headers) -> AppendResult:
-        base = self.log.log_end_offset
-        # One batch, validated just now: its frame (CRC included) is not checked again.
-        checked = headers[0] if len(headers) == 1 else None
-        info = self.log.append_as_leader(data, self.leader_epoch, checked=checked)
-        if info.error != ErrorCode.none:
-            return AppendResult(info.error, error_message="the log refused the batch")
-        next_offset = base
-        for header in headers:  # only what was written enters the producer state
-            first, next_offset = next_offset, next_offset + header.last_offset_delta + 1
-            self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
-                header.base_sequence, last_sequence(header), first, next_offset - 1))
-        self.maybe_increment_hw()
-        return AppendResult(ErrorCode.none, base, next_offset - 1, self.log.log_start_offset)
-
     # -- follower side ----------------------------------------------------------------------
-    def append_as_follower(self, data: bytes, leader_hw: int) -> None:
-        """Append batches copied from the leader (offsets and epochs already stamped)."""
+    def append_as_follower(self, data, leader_hw: int) -> None:
+        """Append batches copied from the leader (offsets and epochs already stamped): their
+        frames (sizes, magic, CRC) checked here once, then written by the log unchecked."""
         if not data:  # an idle partition in a follower fetch: only the hw may move
             self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
             return
-        error, positioned = positioned_headers(data)
+        error, views = records.split_batches(data)
+        headers = []
+        for view in views if error == ErrorCode.none else ():
+            error = self.config.rules.check_copied_batch(view)
+            if error != ErrorCode.none:
+                break
+            headers.append(records.parse_header(view))
         if error != ErrorCode.none:
             raise ValueError(f"leader sent a malformed batch: {error.name}")
-        if positioned:
-            info = self.log.append(data)
-            error = getattr(info, "error", ErrorCode.none)
-            if error != ErrorCode.none:
-                raise ValueError(f"the log refused the leader's batches: {error.name}")
-            for _, h in positioned:
+        if headers:
+            info = self.log.append(data, checked=headers)
+            if info.error != ErrorCode.none:
+                raise ValueError(f"the log refused the leader's batches: {info.error.name}")
+            for h in headers:
                 if h.producer_id >= 0:
                     self.producers.record(
                         h.producer_id, h.producer_epoch,
@@ -343,7 +295,7 @@ class Partition:
                                    diverging_epoch=(epoch, end))
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
-        max_offset = leo if is_follower or self.config.on.M4 else self.high_watermark
+        max_offset = leo if is_follower else self.config.rules.consumer_fetch_limit(self)
         records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
             fetch_offset < max_offset) else b""
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
@@ -354,10 +306,10 @@ class Partition:
         return result
 
     def _read(self, fetch_offset, max_bytes, max_offset, min_one, zero_copy):
-        if zero_copy and hasattr(self.log, "read_slice"):
+        if zero_copy:
             fetched = self.log.read_slice(fetch_offset, max_bytes, max_offset, min_one)
             if fetched.size > 0:
-                return SliceRecords(fetched)
+                return fetched
             fetched.close()
             return b""
         return self.log.read(fetch_offset, max_bytes, max_offset, min_one)
@@ -389,15 +341,15 @@ class Partition:
         return state.log_end_offset if state is not None else -1
 
     def maybe_increment_hw(self) -> bool:
-        """Raise hw to the minimum leo over the maximal ISR; True if it moved."""
+        """Raise hw to the minimum leo over the maximal ISR; True if it moved. impl/core's one
+        statement of the hw rule (docs/semantics.md; test_core_hw_fast_paths holds it to the
+        model's, model/helpers.high_watermark)."""
         if not self.is_leader:
             return False
-        minimum = self.config.minimum_isr(len(self.replicas))
-        on = self.config.on
-        if self.config.hw_requires_min_isr and len(self.isr) < minimum and not on.M3:
+        rules = self.config.rules
+        if self.config.hw_requires_min_isr and rules.isr_below_minimum(self):
             return False
-        members = {self.broker_id} if on.M1 else self.maximal_isr | {self.broker_id}
-        candidate = min(self.replica_leo(r) for r in members)
+        candidate = min(self.replica_leo(r) for r in rules.hw_members(self))
         if candidate > self.high_watermark:
             self._set_hw(candidate)
             return True
@@ -407,17 +359,14 @@ class Partition:
         if hw == self.high_watermark:
             return  # every follower fetch answer sets it; most leave it where it was
         self.high_watermark = hw
-        remember = getattr(self.log, "set_high_watermark", None)
-        if remember is not None:
-            remember(hw)  # checkpointed by the log on flush / close
+        self.log.set_high_watermark(hw)  # checkpointed by the log on flush / close
 
     def maybe_expand_isr(self, replica_id: int) -> None:
         if self.pending_isr is not None or replica_id in self.isr:
             return
         leo = self.replica_leo(replica_id)
         epoch_start = self.log.epochs.start_offset_of(self.leader_epoch)
-        below_hw = leo < self.high_watermark and not self.config.on.M15
-        if epoch_start is None or below_hw or leo < epoch_start:
+        if epoch_start is None or not self.config.rules.reached_hw(self, leo) or leo < epoch_start:
             return
         self._propose(self.isr | {replica_id})
 

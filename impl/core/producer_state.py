@@ -13,7 +13,8 @@ from __future__ import annotations
 import attrs
 from kio.schema.errors import ErrorCode
 
-MAX_CACHED_BATCHES = 5
+from kafkaref.impl.core.config import PRODUCER_STATE_MAX_BATCHES
+
 NO_PRODUCER_ID = -1
 INT32_MAX = 2**31 - 1
 
@@ -71,7 +72,7 @@ class ProducerState:
         entry = self.producers.get(producer_id)
         kept = entry.batches if entry is not None and entry.epoch == epoch else ()
         self.producers[producer_id] = ProducerEntry(
-            epoch, (*kept, batch)[-MAX_CACHED_BATCHES:]
+            epoch, (*kept, batch)[-PRODUCER_STATE_MAX_BATCHES:]
         )
 
     def truncate_to(self, offset: int) -> None:

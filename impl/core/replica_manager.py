@@ -17,7 +17,7 @@ from kafkaref.impl.core.batches import positioned_headers
 from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
 from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
 from kafkaref.impl.core.purgatory import Purgatory
-from kafkaref.impl.core.zero_copy import close_records
+from kafkaref.impl.core.rules import RULES, rules_for
 from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
 
@@ -47,9 +47,11 @@ class ReplicaManager:
         self.fetch_purgatory = Purgatory("fetch", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
-        # True once any partition has a deliberate fault on: the per-request mutant checks
-        # below are skipped entirely otherwise (zero cost when off).
-        self._mutants_on = False
+        # The rules of impl/core/rules.py this manager applies (acks=all waiting, produce
+        # expiry, fetch min_bytes), with the deliberate faults of every partition it hosts in
+        # place (a broker gives all its partitions the same ones).
+        self.rules = RULES
+        self._mutants: frozenset[Mutant] = frozenset()
 
     # -- partitions -------------------------------------------------------------------------
     def partition(self, key: Key) -> Partition | None:
@@ -65,13 +67,10 @@ class ReplicaManager:
         same name (deleted while this broker was down: its directory records another id) is
         stray: deleted, and the partition starts empty (Kafka's stray log detection)."""
         log = self.log_factory(key)
-        recorded = getattr(log, "topic_id", None)
-        if recorded is not None and recorded != topic_id:
+        if log.topic_id is not None and log.topic_id != topic_id:
             log.delete()
             log = self.log_factory(key)
-        record = getattr(log, "record_topic_id", None)
-        if record is not None:
-            record(topic_id)
+        log.record_topic_id(topic_id)
         return self.ensure_partition(key, config, log)
 
     def ensure_partition(self, key: Key, config: PartitionConfig, log=None) -> Partition:
@@ -83,7 +82,9 @@ class ReplicaManager:
             self.partitions[key] = partition
         else:
             partition.reconfigure(config)
-        self._mutants_on = self._mutants_on or config.on.any
+        if not config.mutants <= self._mutants:
+            self._mutants |= config.mutants
+            self.rules = rules_for(self._mutants)
         return partition
 
     def become_leader(self, key: Key, config: PartitionConfig, leader_epoch: int, isr,
@@ -146,9 +147,7 @@ class ReplicaManager:
             return
         self.produce_purgatory.check_and_complete(key)
         self.fetch_purgatory.check_and_complete(key)
-        delete = getattr(partition.log, "delete", None)
-        if delete is not None:
-            delete()
+        partition.log.delete()
 
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
@@ -160,9 +159,10 @@ class ReplicaManager:
                        respond: Callable[[dict[Key, AppendResult]], None]) -> None:
         # Kafka's order: unknown partitions and malformed record sets are refused first
         # (KafkaApis), then the acks, then each partition's leader (ReplicaManager, Partition)
-        results = {}
+        results, splits = {}, {}
         for key, data in entries.items():
-            error = self._request_error(key, data)
+            splits[key] = records.split_batches(data)  # once: the partition takes it as it is
+            error = self._request_error(key, splits[key])
             if error != ErrorCode.none:
                 results[key] = AppendResult(error, error_message="refused before the append")
         if required_acks not in (-1, 0, 1):
@@ -178,50 +178,41 @@ class ReplicaManager:
                 results[key] = AppendResult(self.missing(key))
                 continue
             before = partition.high_watermark
-            results[key] = partition.append_as_leader(data, required_acks)
+            results[key] = partition.append_as_leader(data, required_acks, splits[key])
             if results[key].error == ErrorCode.none:
                 self._wake(key, hw_changed=partition.high_watermark != before)
-        waiting = required_acks == -1 and any(r.error == ErrorCode.none for r in results.values())
-        if waiting and self._mutants_on and self._any_on(results, Mutant.M2):
-            waiting = False  # mutant M2: acks=all answered at append
-        if waiting:
-            if self._mutants_on and self._any_on(results, Mutant.M10):
-                timeout_ms = 2**62  # mutant M10: produce purgatory never expires
-            op = DelayedProduce(timeout_ms, results, self.partitions.get, respond, self.missing)
+        if self.rules.waits_for_acks(required_acks, results):
+            op = DelayedProduce(self.rules.produce_timeout_ms(timeout_ms), results,
+                                self.partitions.get, respond, self.missing)
             self.produce_purgatory.try_complete_else_watch(op, list(entries))
         else:
             respond(results)
 
-    def _request_error(self, key: Key, data) -> ErrorCode:
+    def _request_error(self, key: Key, split: tuple[ErrorCode, list]) -> ErrorCode:
         """UNKNOWN_TOPIC_OR_PARTITION for a partition nobody knows; INVALID_RECORD unless the
-        records are exactly one batch (Kafka's ProduceRequest.validateRecords, v3+)."""
+        records (split: records.split_batches of them) are exactly one batch (Kafka's
+        ProduceRequest.validateRecords, v3+)."""
         if key not in self.partitions and not self.known_partition(key):
             return ErrorCode.unknown_topic_or_partition
-        error, views = records.split_batches(data)
+        error, views = split
         if error == ErrorCode.none and len(views) != 1:
             return ErrorCode.invalid_record
         return ErrorCode.none
-
-    def _any_on(self, keys, mutant: Mutant) -> bool:
-        """Is `mutant` on for any of these partitions (only asked when some mutant is)?"""
-        return any(getattr(p.config.on, mutant.code) for k in keys
-                   if (p := self.partitions.get(k)) is not None)
 
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
               fetches: dict[Key, FetchPartition],
               respond: Callable[[dict[Key, FetchResult]], None], zero_copy: bool = False) -> None:
         """Answer now or park in fetch purgatory. zero_copy: records may come back as
-        SliceRecords (file ranges) that the caller must send or close."""
+        RecordsSlices (file ranges, impl/storage/partition_log.py) the caller sends or closes."""
         def read() -> dict[Key, FetchResult]:
             return self._read(replica_id, max_bytes, fetches, zero_copy)
 
         results = read()
         readable = sum(len(r.records) for r in results.values())
         errors = any(r.error != ErrorCode.none or r.diverging_epoch for r in results.values())
-        ignore_min_bytes = self._mutants_on and self._any_on(fetches, Mutant.M11)
-        if max_wait_ms <= 0 or not fetches or readable >= min_bytes or errors or (
-                ignore_min_bytes):
+        if max_wait_ms <= 0 or not fetches or errors or self.rules.enough_to_answer(
+                readable, min_bytes):
             respond(results)
             return
         close_records(results)  # parked: the answer is read again when it completes
@@ -341,3 +332,10 @@ class ReplicaManager:
             partition.maybe_shrink_isr(now)
             if partition.high_watermark != before or partition.pending_isr is None:
                 self._wake(key, hw_changed=partition.high_watermark != before)
+
+
+def close_records(results: dict[Key, FetchResult]) -> None:
+    """Release the file ranges of fetch results that will not be sent."""
+    for result in results.values():
+        if not isinstance(result.records, bytes | bytearray | memoryview):
+            result.records.close()

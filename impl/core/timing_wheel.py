@@ -19,8 +19,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-TICK_MS = 1
-WHEEL_SIZE = 20
+from kafkaref.impl.core.config import TIMING_WHEEL_SLOTS, TIMING_WHEEL_TICK_MS
 
 
 class TimerTask:
@@ -112,7 +111,8 @@ class _Wheel:
 class TimingWheelTimer:
     """Kafka's SystemTimer without its executor thread: `advance_clock` returns what expired."""
 
-    def __init__(self, clock: Callable[[], int], tick_ms: int = TICK_MS, wheel_size: int = WHEEL_SIZE):
+    def __init__(self, clock: Callable[[], int], tick_ms: int = TIMING_WHEEL_TICK_MS,
+                 wheel_size: int = TIMING_WHEEL_SLOTS):
         self.clock = clock
         self._queue: list = []
         self._counter = itertools.count()

@@ -17,7 +17,12 @@ import re
 
 from kio.schema.errors import ErrorCode
 
-NAME_MAX = 249
+from kafkaref.impl.core.config import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    SEGMENT_MIN_BYTES,
+    TOPIC_NAME_MAX_CHARS,
+)
+
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
 # Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
@@ -31,8 +36,6 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 # topic config: refused here as Kafka refuses it.
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 LONG_MAX = str(2**63 - 1)
-# Kafka's default max.message.bytes (the broker's message.max.bytes): 1 MiB + batch overhead.
-MAX_MESSAGE_BYTES_DEFAULT = 1048588
 TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("delete", LIST),
     "compression.type": ("producer", STRING),
@@ -46,7 +49,7 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "local.retention.bytes": ("-2", LONG),
     "local.retention.ms": ("-2", LONG),
     "max.compaction.lag.ms": (LONG_MAX, LONG),
-    "max.message.bytes": (str(MAX_MESSAGE_BYTES_DEFAULT), INT),
+    "max.message.bytes": (str(DEFAULT_MAX_MESSAGE_BYTES), INT),
     "message.downconversion.enable": ("true", BOOLEAN),
     "message.format.version": ("3.0-IV1", STRING),
     "message.timestamp.after.max.ms": (LONG_MAX, LONG),
@@ -68,15 +71,8 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
 }
 TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
 PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes")
-# Kafka 4.0's lower bound for segment.bytes (LogConfig: atLeast(1024 * 1024), KIP-1030); Kafka
-# 3.x allowed 14 bytes. kafkaref enforces 4.0's: a log keeps a file descriptor and two index
-# files per segment, and a 14-byte segment.bytes lets any client make one segment per batch
-# (the reason KIP-1030 gives). Smaller segments are for tests only and only through the
-# broker's own log.segment.bytes (`kafkaref broker --segment-bytes`, LogConfig), as Kafka 4.0
-# keeps its internal.segment.bytes for its tests; no client request reaches them.
-SEGMENT_BYTES_MIN = 1024 * 1024
-# Lower bounds beyond "a positive integer" (INVALID_CONFIG below them)
-CONFIG_MINIMUMS = {"segment.bytes": SEGMENT_BYTES_MIN}
+# Lower bounds beyond "a positive integer" (INVALID_CONFIG below them; config.py says why)
+CONFIG_MINIMUMS = {"segment.bytes": SEGMENT_MIN_BYTES}
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
@@ -93,7 +89,7 @@ SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 
 
 def legal_topic_name(name: str | None) -> bool:
-    return bool(name) and len(name) <= NAME_MAX and name not in (".", "..") and bool(
+    return bool(name) and len(name) <= TOPIC_NAME_MAX_CHARS and name not in (".", "..") and bool(
         _LEGAL.fullmatch(name))
 
 

@@ -22,6 +22,8 @@ import cramjam
 import lz4.frame
 import zstandard
 
+from kafkaref.impl.protocol.limits import XERIAL_BLOCK_BYTES, ZSTD_INPUT_SLICE_BYTES
+
 
 class Compression(enum.IntEnum):
     """The compression codec in bits 0-2 of a batch's attributes."""
@@ -38,9 +40,7 @@ class CompressionError(ValueError):
 
 
 XERIAL_HEADER = b"\x82SNAPPY\x00" + struct.pack(">ii", 1, 1)
-XERIAL_BLOCK_BYTES = 32 * 1024
 _INT32 = struct.Struct(">i")
-_ZSTD_INPUT_SLICE_BYTES = 4096
 _zstd_compressor = zstandard.ZstdCompressor(level=3)
 
 
@@ -156,7 +156,7 @@ def _zstd_decode(data: bytes, max_bytes: int) -> bytes:
     if declared > max_bytes:
         raise CompressionError(f"zstd: declared size {declared} exceeds {max_bytes} bytes")
     # Without a declared size, feed the input in slices so a bomb stops early.
-    step = len(data) if declared >= 0 else _ZSTD_INPUT_SLICE_BYTES
+    step = len(data) if declared >= 0 else ZSTD_INPUT_SLICE_BYTES
     decompressor = zstandard.ZstdDecompressor().decompressobj()
     parts = []
     produced = 0

@@ -14,9 +14,10 @@ import os
 
 import crc32c
 
+from kafkaref.impl.protocol.limits import FILE_CHUNK_BYTES
+
 CRC_POS = 17
 ATTRIBUTES_POS = 21  # the CRC covers from here to the end of the batch
-FILE_CHUNK_BYTES = 1024 * 1024  # a batch checked from its file is read in chunks this big
 
 
 def compute_crc(batch) -> int:

@@ -7,7 +7,9 @@ CPU on the leader; here it is a few struct packs. The bytes are exactly those ki
 same response (property-tested against kio, version by version), so kio stays the reference.
 
 The result is a list of frame parts: bytes, and each non-empty records value as it was given
-(bytes, or a file range the caller sends with sendfile), so records are never copied here.
+(bytes, or a file range the caller sends with sendfile), so records are never copied here. The
+core answers a Fetch with a FetchAnswer (values); the server encodes it here, through
+wire.encode_response_parts like every other response.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ class PartitionAnswer(NamedTuple):
     log_start_offset: int
     records: object = None  # None, bytes, or a sized object sent as it is (a file range)
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset), v12 only
+
+
+class FetchAnswer(NamedTuple):
+    """A Fetch response as values: what the core answers a Fetch with. The server encodes it
+    (wire.encode_response_parts, where every response is encoded) with encode_fetch_response."""
+
+    api_version: int
+    topics: list[tuple[str, list[PartitionAnswer]]]
+    error_code: int = 0
+    session_id: int = 0
 
 
 def encode_fetch_response(version: int, correlation_id: int,

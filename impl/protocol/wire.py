@@ -7,8 +7,10 @@ record batches; impl/protocol/records/ does.
 
 Three hot paths are coded by hand, each property-tested to give kio's bytes or fields, so kio
 stays the reference: Produce request bodies (produce_request.py: records left in the frame
-instead of copied), Fetch responses on the server (fetch_response.py: ~20 us per partition
-through kio, idle partitions included) and the replica fetcher's Fetch v12 (replica_fetch.py).
+instead of copied), Fetch responses (fetch_response.py: ~20 us per partition through kio, idle
+partitions included; the core answers a Fetch with a FetchAnswer of values, every other API
+with a kio object, and encode_response_parts encodes both) and the replica fetcher's Fetch v12
+(replica_fetch.py).
 
 A frame on the wire is int32 size + payload. A request payload is a request header (v1, or v2
 for flexible versions) then the body; a response is a response header (v0, or v1 for flexible
@@ -30,6 +32,7 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from kafkaref.impl.protocol.fetch_response import FetchAnswer, encode_fetch_response
 from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
 from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 
@@ -166,7 +169,24 @@ def _header_class(response_cls):
     return response_cls.__header_schema__
 
 
+def encode_response_parts(correlation_id: int, response) -> list:
+    """The one place a response is encoded (the server's I/O threads call it on every answer
+    of the core): its size-prefixed frame as parts. A kio response object is one bytes part;
+    a FetchAnswer is encoded by fetch_response.py, each records value its own part as given
+    (bytes, or a file range the network thread sends with sendfile)."""
+    if isinstance(response, FetchAnswer):
+        return encode_fetch_response(response.api_version, correlation_id, response.topics,
+                                     response.error_code, response.session_id)
+    return [_encode_kio_response(correlation_id, response)]
+
+
 def encode_response(correlation_id: int, response) -> bytes:
+    """encode_response_parts as one bytes object (every records value in memory)."""
+    parts = encode_response_parts(correlation_id, response)
+    return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+
+
+def _encode_kio_response(correlation_id: int, response) -> bytes:
     """Size-prefixed frame holding a response header and the kio response object."""
     buffer = io.BytesIO()
     buffer.write(b"\0\0\0\0")
@@ -226,5 +246,6 @@ __all__ = [
     "decode_request",
     "encode_request",
     "encode_response",
+    "encode_response_parts",
     "decode_response",
 ]

@@ -7,10 +7,12 @@ truncate and append in exactly the same way.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.batches import positioned_headers
+from kafkaref.impl.mutants import Mutant
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +33,8 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
     """Apply a fetch answer; returns what happened: 'error', 'truncated' or 'appended'.
 
     diverging is (epoch, end offset) or None. Truncation (KIP-320, fetch v12): at the point
-    divergence_target names (Kafka's getOffsetTruncationState); mutant M5 instead truncates to
-    the follower's own hw, as before KIP-101.
+    divergence_target names (Kafka's getOffsetTruncationState); mutant M5 puts a truncation to
+    the follower's own hw in its place, as before KIP-101 (truncation_rule).
     """
     if error != ErrorCode.none:
         return "error"
@@ -47,16 +49,30 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
 def truncate_on_divergence(partition, leader_epoch: int, leader_end: int) -> int:
     """Truncate on a diverging epoch (leader_epoch, leader_end) and return the target offset."""
     log_ = partition.log
-    if partition.config.on.M5:
-        target = partition.high_watermark
-    else:
-        target = divergence_target(log_.epochs, log_.log_end_offset, partition.high_watermark,
-                                   leader_epoch, leader_end)
+    target = truncation_rule(partition.config.mutants)(partition, leader_epoch, leader_end)
     target = max(log_.log_start_offset, min(target, log_.log_end_offset))
     log.info("truncating %s from %s to %s (diverging epoch %s)", partition.key,
              log_.log_end_offset, target, leader_epoch)
     partition.truncate_to(target)
     return target
+
+
+def by_epoch(partition, leader_epoch: int, leader_end: int) -> int:
+    """The rule: truncate where the leader's epochs say the logs diverge (KIP-279/320)."""
+    log_ = partition.log
+    return divergence_target(log_.epochs, log_.log_end_offset, partition.high_watermark,
+                             leader_epoch, leader_end)
+
+
+def to_own_hw(partition, leader_epoch: int, leader_end: int) -> int:
+    """Mutant M5, in place of by_epoch: truncate to the follower's own hw (before KIP-101)."""
+    return partition.high_watermark
+
+
+def truncation_rule(mutants) -> Callable[..., int]:
+    """The truncation rule the partition's config asks for: by_epoch, or M5's fault in its
+    place (a mutant replaces the rule, never branches inside it: impl/core/rules.py)."""
+    return to_own_hw if Mutant.M5 in mutants else by_epoch
 
 
 def divergence_target(epochs, log_end_offset: int, hw: int, leader_epoch: int,

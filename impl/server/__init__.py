@@ -9,7 +9,8 @@ rules it follows. The files:
     network_thread.py  NetworkThread: reads, decodes and mutes; writes responses, then unmutes
     request_queue.py   the ONE bounded RequestQueue between network and I/O threads
     io_threads.py      IoThread: runs a request against the core under the single core lock
-    response_queue.py  a network thread's ResponseQueue (per-connection ordering)
+    response_queue.py  respond() encodes the core's answer (wire.encode_response_parts) onto the owning
+                       network thread's ResponseQueue (per-connection ordering)
     server.py          KafkaServer: wires the above around one Broker and its lock; the ticker
     local_cluster.py   LocalCluster: a controller and N broker processes (tests, benchmarks,
                        `kafkaref cluster`)
@@ -20,11 +21,12 @@ number of connections. Single broker: server/single.py; in a cluster: server/clu
 (control channel to the controller + replica fetchers). Entry points: `kafkaref broker`,
 `kafkaref cluster`.
 
-Fetch responses are zero-copy when the log is impl/storage's: the core encodes them itself
-(impl/protocol/fetch_response.py) into parts, the records fields being file ranges written with
-os.sendfile() between the encoded bytes (impl/core/zero_copy.py). Produce records are not copied
-either: they are views of the frame buffer, which the network thread lends to the request until
-its response is written (NetworkThread._lend / _take_back).
+Fetch responses are zero-copy: the core reads records as file ranges (a storage Log's
+read_slice) and answers with a FetchAnswer of values; respond() encodes it
+(impl/protocol/fetch_response.py) into parts, the records fields being those ranges, written
+with os.sendfile() between the encoded bytes. Produce records are not copied either: views of
+the frame buffer, which the network thread lends to the request until its response is written
+(NetworkThread._lend / _take_back).
 
 Not done: no message.max.bytes check beyond socket_request_max_bytes; no TLS/SASL; no fetch
 sessions (every fetch is a full fetch; session id 0); no quotas or throttling.

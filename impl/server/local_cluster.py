@@ -19,9 +19,8 @@ import subprocess
 import sys
 import time
 
-from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
-
-READY_TIMEOUT_S = 60
+from kafkaref.impl.controller.config import DEFAULT_SESSION_TIMEOUT_MS
+from kafkaref.impl.server.config import READY_TIMEOUT_S
 
 
 def _die_with_parent() -> None:

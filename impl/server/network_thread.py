@@ -22,13 +22,12 @@ import threading
 import time
 
 from kafkaref.impl.protocol import wire
-from kafkaref.impl.server.config import ServerConfig
+from kafkaref.impl.server.config import FRAME_BUFFERS_MAX_BYTES, LARGE_FRAME_BYTES, ServerConfig
 from kafkaref.impl.server.request_queue import QueuedRequest, RequestQueue
 from kafkaref.impl.server.response_queue import (
     CLOSE,
     ResponseQueue,
     discard,
-    mutes_until_answered,
     queue_parts,
     release_unsent,
     write_pending,
@@ -36,12 +35,6 @@ from kafkaref.impl.server.response_queue import (
 
 log = logging.getLogger(__name__)
 SIZE = struct.Struct(">i")
-# A frame at least this big is received straight into a buffer of its own (recv_into), not
-# appended to the connection's input buffer and copied out of it. Such buffers are allocated for
-# the size a client announces before the bytes arrive, so their total per network thread is
-# capped; past the cap frames take the ordinary path (which only grows as bytes arrive).
-LARGE_FRAME_BYTES = 64 * 1024
-FRAME_BUFFERS_MAX_BYTES = 64 * 1024 * 1024
 
 
 class Connection:
@@ -263,7 +256,7 @@ class NetworkThread(threading.Thread):
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return
-        connection.muted = mutes_until_answered(self.config.on)
+        connection.muted = self.config.mutes()
         self._interest(connection)
         item = QueuedRequest(self.index, connection.id, request, int(time.monotonic() * 1000))
         self.requests.put(item, self.stopping)  # blocks when full: backpressure, bounded by stop

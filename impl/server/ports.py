@@ -15,8 +15,8 @@ from __future__ import annotations
 import random
 import socket
 
-LOWEST_PORT = 10000  # below it, the well-known and registered services people run by hand
-ATTEMPTS = 64
+from kafkaref.impl.server.config import LOWEST_PORT, PORT_ATTEMPTS
+
 RANGE_FILE = "/proc/sys/net/ipv4/ip_local_port_range"
 
 
@@ -35,7 +35,7 @@ def listen(host: str, port: int, backlog: int = 128) -> socket.socket:
         return socket.create_server((host, port), backlog=backlog)
     start = ephemeral_range_start()
     if start is not None and start > LOWEST_PORT:
-        for candidate in random.sample(range(LOWEST_PORT, start), min(ATTEMPTS, start - LOWEST_PORT)):
+        for candidate in random.sample(range(LOWEST_PORT, start), min(PORT_ATTEMPTS, start - LOWEST_PORT)):
             try:
                 return socket.create_server((host, candidate), backlog=backlog)
             except OSError:

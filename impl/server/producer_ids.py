@@ -14,7 +14,8 @@ import logging
 import os
 from pathlib import Path
 
-BLOCK_SIZE = 1000
+from kafkaref.impl.server.config import PRODUCER_IDS_PER_BLOCK
+
 BROKER_SHIFT = 40  # 2**40 ids per broker; 22 bits of broker id keep ids inside int64
 log = logging.getLogger(__name__)
 
@@ -32,8 +33,8 @@ class ProducerIdBlocks:
 
     def __next__(self) -> int:
         if self.next_id >= self.block_end:
-            self._persist(self.next_id + BLOCK_SIZE)
-            self.block_end = self.next_id + BLOCK_SIZE
+            self._persist(self.next_id + PRODUCER_IDS_PER_BLOCK)
+            self.block_end = self.next_id + PRODUCER_IDS_PER_BLOCK
         producer_id = self.next_id
         self.next_id += 1
         return producer_id

@@ -23,11 +23,15 @@ from collections.abc import Callable, Iterator
 CLOSE = object()  # response sentinel: the handler failed; close the connection
 
 
-def mutes_until_answered(on) -> bool:
-    """Whether a connection stays muted from a read request until its response is written:
-    always, except with deliberate bug M9 (then pipelined requests are read at once).
-    on: the server config's precomputed mutant switches (impl/mutants.py)."""
-    return not on.M9
+def mute_until_answered() -> bool:
+    """The rule: a connection stays muted from a read request until its response is written."""
+    return True
+
+
+def never_mute() -> bool:
+    """Mutant M9, in mute_until_answered's place (ServerConfig.mutes): pipelined requests are
+    read at once."""
+    return False
 
 
 class ResponseQueue:

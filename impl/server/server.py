@@ -35,10 +35,9 @@ def storage_log_factory(data_dir: str, log_config=None, clock: Clock = SYSTEM_CL
     from kafkaref.impl.storage.config import LogConfig
     from kafkaref.impl.storage.log import Log
 
-    # The core (Partition.append_as_leader) walks every record of a producer batch before the
-    # log sees it, so the log keeps its frame checks (size, magic, CRC, base offset 0) but does
-    # not walk the records a second time; it then writes the batch without copying it.
-    config = log_config or LogConfig(validate_records=False, mutants=mutants)
+    # The core validates each producer batch once and hands the log its headers: the log only
+    # stamps and writes (impl/storage/partition_log.py), whatever its config says.
+    config = log_config or LogConfig(mutants=mutants)
 
     def open_log(key):
         return Log(os.path.join(data_dir, f"{key[0]}-{key[1]}"), config, clock_ms=clock.wall_ms)
@@ -69,7 +68,8 @@ class KafkaServer:
                                 for i in range(server_config.num_network_threads)]
         self.acceptor = Acceptor(server_config, self.network_threads, self.stopping)
         self.port = self.acceptor.port
-        self.io_threads = [IoThread(i, self) for i in range(server_config.num_io_threads)]
+        self.io_threads = [IoThread(i, self.requests, self.network_threads, self.broker, self.lock,
+                                    self.stopping) for i in range(server_config.num_io_threads)]
         self.ticker = threading.Thread(target=self._tick_loop, name="kafkaref-ticker",
                                        daemon=True)
         self._tick_wake = threading.Event()
@@ -79,8 +79,12 @@ class KafkaServer:
         replicas = self.broker.replica_manager
         for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory):
             purgatory.timer.on_earlier = self._wake_ticker
-        self.handled = 0
         self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
+
+    @property
+    def handled(self) -> int:
+        """Requests the I/O threads have run against the core so far."""
+        return sum(thread.handled for thread in self.io_threads)
 
     @property
     def address(self) -> str:
@@ -102,12 +106,10 @@ class KafkaServer:
                 thread.join(timeout_s)
         with self.lock:
             for partition in self.broker.replica_manager.partitions.values():
-                close = getattr(partition.log, "close", None)
-                if close is not None:
-                    try:
-                        close()
-                    except Exception:  # noqa: BLE001 -- keep closing the others
-                        log.exception("closing log %s", partition.key)
+                try:
+                    partition.log.close()
+                except Exception:  # noqa: BLE001 -- keep closing the others
+                    log.exception("closing log %s", partition.key)
 
     def __enter__(self):
         return self.start()
@@ -149,12 +151,10 @@ class KafkaServer:
         also writes hw checkpoints from a scheduler thread holding no partition lock."""
         off_lock = []
         for partition in self.broker.replica_manager.partitions.values():
-            if getattr(partition.log, "checkpoints_off_lock", False):
+            if partition.log.checkpoints_off_lock:
                 off_lock.append(partition.log)
-                continue
-            flush = getattr(partition.log, "maybe_flush", None)
-            if flush is not None:
-                flush()
+            else:
+                partition.log.maybe_flush()
         return off_lock
 
     @staticmethod
@@ -163,4 +163,4 @@ class KafkaServer:
             try:
                 log_.maybe_flush()
             except Exception:  # noqa: BLE001 -- a log closed or deleted meanwhile; the rest go on
-                log.exception("checkpointing %s", getattr(log_, "directory", "?"))
+                log.exception("checkpointing a partition log")  # the error names its directory

@@ -7,9 +7,9 @@ or malformed file instead of raising, so recovery can fall back to a safe defaul
 
 import os
 
+from kafkaref.impl.storage.config import CHECKPOINT_MAX_BYTES, CHECKPOINT_MAX_ENTRIES
+
 CHECKPOINT_VERSION = 0
-ENTRY_COUNT_MAX = 1_000_000  # bound on what a (possibly corrupt) file can make us allocate
-FILE_BYTES_MAX = 64 * 1024 * 1024
 
 
 def write_atomically(path: str, text: str) -> None:
@@ -44,7 +44,7 @@ def write_entries(path: str, entries: list[tuple[object, int]]) -> None:
 def read_entries(path: str) -> list[tuple[str, int]] | None:
     """Entries of a checkpoint file; None if missing, unreadable or malformed in any way."""
     try:
-        if os.path.getsize(path) > FILE_BYTES_MAX:
+        if os.path.getsize(path) > CHECKPOINT_MAX_BYTES:
             return None
         with open(path, "rb") as file:
             lines = file.read().decode("ascii").split("\n")
@@ -58,7 +58,7 @@ def read_entries(path: str) -> list[tuple[str, int]] | None:
         count = int(lines[1])
     except ValueError:
         return None
-    if not 0 <= count <= ENTRY_COUNT_MAX or len(lines) != count + 2:
+    if not 0 <= count <= CHECKPOINT_MAX_ENTRIES or len(lines) != count + 2:
         return None
     entries = []
     for line in lines[2:]:

@@ -1,7 +1,7 @@
 """FetchSlice: a byte range of one segment file, what a read hands to the network layer.
 
 It owns a duplicate of the segment's file descriptor, so it stays readable (sendfile or pread)
-after the partition lock is released, even if the segment is truncated or deleted meanwhile (a
+after the server's core lock is released, even if the segment is truncated or deleted meanwhile (a
 truncation can make the range shorter than promised: readers handle short reads). Close it when
 done; it closes itself when garbage-collected as a safety net.
 """
@@ -26,6 +26,9 @@ class FetchSlice:
         self.first_offset = first_offset  # base offset of the first batch (or the fetch offset)
         # the offset to fetch next: just past the last batch in the range
         self.next_offset = first_offset if next_offset is None else next_offset
+
+    def __len__(self) -> int:
+        return self.size
 
     @classmethod
     def empty(cls, error: ErrorCode, offset: int) -> "FetchSlice":

@@ -21,10 +21,6 @@ ENTRY_SIZE = ENTRY.size
 class OffsetIndex(EntryFile):
     ENTRY = ENTRY
 
-    def __init__(self, path: str, base_offset: int, entries_max: int, off_by_one: bool = False):
-        super().__init__(path, base_offset, entries_max)
-        self._off_by_one = off_by_one  # mutant M6
-
     @property
     def relative_offsets(self):
         return self.first
@@ -47,12 +43,14 @@ class OffsetIndex(EntryFile):
     # -- lookups ----------------------------------------------------------------------------
     def lookup(self, offset: int) -> tuple[int, int]:
         """(offset, position) of the greatest entry with offset <= target, else (base, 0)."""
-        slot = bisect.bisect_right(self.first, offset - self.base_offset) - 1
-        if self._off_by_one and slot + 1 < len(self.second):
-            slot += 1
+        slot = self._slot(offset)
         if slot < 0:
             return self.base_offset, 0
         return self.base_offset + self.first[slot], self.second[slot]
+
+    def _slot(self, offset: int) -> int:
+        """Index of the greatest entry with offset <= target (-1: none)."""
+        return bisect.bisect_right(self.first, offset - self.base_offset) - 1
 
     def lookup_position(self, position: int) -> int:
         """Greatest indexed batch start <= position (0 if none): a safe place to scan from."""
@@ -75,3 +73,12 @@ class OffsetIndex(EntryFile):
             return True
 
         return self._load_entries(data, self.entries_max, valid)
+
+
+class OffByOneIndex(OffsetIndex):
+    """Mutant M6 (impl/storage/rules.py puts it in OffsetIndex's place): a lookup answers the
+    entry after the right one, when there is one."""
+
+    def _slot(self, offset: int) -> int:
+        slot = super()._slot(offset)
+        return slot + 1 if slot + 1 < len(self.second) else slot

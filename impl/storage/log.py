@@ -12,13 +12,11 @@ from the one holding the recovery point on is scanned batch by batch (size, magi
 the first bad or torn batch and everything after it is removed, the indexes are rebuilt, later
 segments deleted.
 
-Threading: a Log is not thread-safe; the caller serialises calls per partition (the partition
-lock). A FetchSlice owns a duplicate of the segment's file descriptor, so a network thread can
+Threading: a Log is not thread-safe; the caller serialises calls (the server's core lock). A FetchSlice owns a duplicate of the segment's file descriptor, so a network thread can
 sendfile() from it after the lock is released, even if the segment is deleted meanwhile.
 
-The interface the core uses (impl/core/memory_log.MemoryLog is its in-memory twin):
-log_start_offset, log_end_offset, epochs, append(), read(), bytes_between(), truncate_to(),
-batches(), flush(), flushed_offset.
+The interface the core uses is declared in partition_log.py (PartitionLog); Log implements all
+of it, as its in-memory twin impl/core/memory_log.MemoryLog does.
 """
 
 import bisect
@@ -27,8 +25,7 @@ import shutil
 import struct
 import threading
 import uuid
-from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
 
 import attrs
 from kio.schema.errors import ErrorCode
@@ -37,16 +34,14 @@ from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.protocol.records import (
     LOG_OVERHEAD,
     BatchHeader,
-    base_offset_of,
     check_batch,
-    checked_header,
     parse_header,
     split_batches,
-    validate_batch,
 )
 from kafkaref.impl.storage import checkpoint
 from kafkaref.impl.storage.config import LogConfig
 from kafkaref.impl.storage.fetch import FetchSlice
+from kafkaref.impl.storage.partition_log import AppendInfo
 from kafkaref.impl.storage.recovery import (
     CHECKPOINT_FILE,
     CHECKPOINT_KEYS,
@@ -66,18 +61,6 @@ _new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new
 # Kafka's name: the id of the topic a partition directory belongs to (KIP-516), so a broker
 # that was down while its topic was deleted and created again knows the directory is stray.
 PARTITION_METADATA_FILE = "partition.metadata"
-
-
-class AppendInfo(NamedTuple):
-    """Outcome of an append: error is ErrorCode.none when every batch was written.
-    (An immutable NamedTuple rather than attrs: one is built per append, on the hot path.)"""
-
-    error: ErrorCode
-    first_offset: int = -1
-    last_offset: int = -1
-    batches: int = 0
-    bytes: int = 0
-    log_start_offset: int = 0
 
 
 class Log:
@@ -115,11 +98,8 @@ class Log:
         self._deleted = False
         # Decided once (the config is frozen) rather than on every append:
         self._flush_policy = config.flush_messages is not None or config.flush_ms is not None
-        # append_as_leader's one-batch path: frame check only, no deliberate faults switched on
-        # append_as_leader's one-batch path: frame check only, and none of the append-path
-        # faults (M7 skips the CRC, M13 drops a rolling batch) that only the general path has
-        self._frame_only_leader = not config.validate_records and not (
-            config.on.M7 or config.on.M13)
+        # append_as_leader's one-batch writev path takes unchecked bytes when it checks frames only
+        self._frame_only_leader = not config.validate_records
         os.makedirs(directory, exist_ok=True)
         self.recovery = self._open(recover_from_start)
 
@@ -168,44 +148,55 @@ class Log:
 
     # =========================================================================================
     # Appends
-    def append(self, data) -> AppendInfo:
-        """Append batches already stamped with offsets and leader epochs (the follower path, and
-        the core's path after it stamped them). Each batch must pass the frame check (size,
-        magic, CRC); nothing is written unless all do. Raises ValueError if the offsets do not
-        continue the log (a caller bug, as in MemoryLog); gaps forward are allowed (compaction).
-        Each batch's leader epoch goes into the epoch cache."""
+    def append(self, data, checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
+        """Append batches already stamped with offsets and leader epochs (a follower's copy of
+        its leader's). checked: their headers, when the caller checked every frame (size,
+        magic, CRC) itself, as the core does; otherwise each frame is checked here, and nothing
+        is written unless all pass. Raises ValueError if the offsets do not continue the log (a
+        caller bug, as in MemoryLog); gaps forward are allowed (compaction). Each batch's
+        leader epoch goes into the epoch cache."""
         self._check_open()
-        error, batches = split_batches(data)
-        if error != ErrorCode.none:
-            return AppendInfo(error, log_start_offset=self.log_start_offset)
-        headers = []
-        expected = self._leo
-        for batch in batches:
-            error = self._check_frame(batch)
+        if checked is not None:
+            batches, headers = _batches_of(data, checked), list(checked)
+        else:
+            error, batches = split_batches(data)
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
-            header = parse_header(batch)
+            headers = []
+        expected = self._leo
+        for index, batch in enumerate(batches):
+            if checked is None:
+                error = self.config.rules.check_frame(batch)
+                if error != ErrorCode.none:
+                    return AppendInfo(error, log_start_offset=self.log_start_offset)
+                headers.append(parse_header(batch))
+            header = headers[index]
             if header.base_offset < expected:
                 raise ValueError(f"batch at offset {header.base_offset} below expected {expected}")
             expected = header.next_offset
-            headers.append(header)
         return self._append_checked(batches, headers)
 
     def append_as_leader(self, data, leader_epoch: int,
-                         checked: BatchHeader | None = None) -> AppendInfo:
-        """Validate producer batches (base offset 0, CRC, codec and, if config.validate_records,
-        every record), assign offsets from the log end, stamp offsets and leader_epoch in place
-        (outside the CRC) and append. Errors come back as values; nothing is written then.
+                         checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
+        """Assign offsets from the log end to producer batches, stamp offsets and leader_epoch
+        in place (outside the CRC) and append. Errors come back as values; nothing is written
+        then.
 
-        checked: data's header, when data is exactly one batch whose frame (sizes, magic, CRC)
-        the caller has just checked itself (the core runs validate_batch before appending); the
-        frame check, a CRC-32C over the whole batch, is then not repeated."""
+        checked: the batches' headers, when the caller validated data itself (the core does:
+        sizes, magic, CRC, codec, every record); nothing is checked again here. Without them
+        the log validates each batch first: base offset 0, frame (CRC) and codec, and every
+        record if config.validate_records (a tool or a test handing it unchecked bytes)."""
+        if checked is not None:
+            self._check_open()
+            if len(checked) == 1:
+                return self._append_one_stamped(data, checked[0], leader_epoch)
+            return self._stamp_and_append(_batches_of(data, checked), checked, leader_epoch)
         if self._frame_only_leader and not self._closed:
             # The common case: exactly one batch, frame checks only. checked_header checks
             # Length against len(data) (so this is one whole batch), magic and the CRC-32C;
             # anything it refuses, and any base offset but 0, takes the general path below,
             # which finds the same error (or splits several batches).
-            error, header = (_NO_ERROR, checked) if checked is not None else checked_header(data)
+            error, header = self.config.rules.checked_header(data)
             if error is _NO_ERROR and header[0] == 0:
                 return self._append_one_stamped(data, header, leader_epoch)
         self._check_open()
@@ -214,20 +205,25 @@ class Log:
             error = ErrorCode.invalid_record
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
-        stamped, headers = [], []
-        next_offset = self._leo
         for batch in batches:
-            error = self._validate_producer_batch(batch)
+            error = self.config.rules.check_producer_batch(batch, self.config)
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
-            header = parse_header(batch)
+        return self._stamp_and_append(batches, [parse_header(b) for b in batches], leader_epoch)
+
+    def _stamp_and_append(self, batches, headers, leader_epoch: int) -> AppendInfo:
+        """The general leader path: each batch as a stamped 16-byte prefix and the caller's
+        bytes after it (one writev, no copy), offsets from the leo."""
+        stamped, stamped_headers = [], []
+        next_offset = self._leo
+        for batch, header in zip(batches, headers, strict=True):
             header = BatchHeader(next_offset, header[1], leader_epoch, *header[3:])
             prefix = _STAMP_PREFIX.pack(next_offset, header[1], leader_epoch)
             stamped.append((prefix, batch[_STAMP_PREFIX.size :]))  # written with one writev
-            headers.append(header)
+            stamped_headers.append(header)
             next_offset = header.next_offset
         self.epochs.assign(leader_epoch, self._leo)
-        return self._append_checked(stamped, headers)
+        return self._append_checked(stamped, stamped_headers)
 
     def _append_one_stamped(self, data, header, leader_epoch: int) -> AppendInfo:
         """Append one checked producer batch at the leo: the per-append work of the hot path,
@@ -259,23 +255,6 @@ class Log:
         return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size,
                                        self.log_start_offset))
 
-    def _validate_producer_batch(self, batch) -> ErrorCode:
-        if self.config.on.M7:
-            return ErrorCode.none
-        if self.config.validate_records:
-            return validate_batch(
-                batch, decompressed_bytes_max=self.config.decompressed_bytes_max
-            )
-        error = check_batch(batch)
-        if error == ErrorCode.none and base_offset_of(batch) != 0:
-            return ErrorCode.invalid_record
-        return error
-
-    def _check_frame(self, batch) -> ErrorCode:
-        if self.config.on.M7:
-            return ErrorCode.none if parse_header(batch) is not None else ErrorCode.corrupt_message
-        return check_batch(batch)
-
     def _append_checked(self, batches, headers: list[BatchHeader]) -> AppendInfo:
         if not batches:
             return AppendInfo(ErrorCode.none, log_start_offset=self.log_start_offset)
@@ -287,9 +266,6 @@ class Log:
             segment = self.segments[-1]
             if segment.needs_roll(header, size, now_ms):
                 segment = self._roll(header.base_offset)
-                if self.config.on.M13:  # deliberate fault: the rolling batch is lost
-                    self._leo = header.next_offset
-                    continue
             segment.append(batch, header)
             self._leo = header.next_offset
             self.epochs.assign(header.partition_leader_epoch, header.base_offset)
@@ -326,7 +302,7 @@ class Log:
         if self.recovery_point >= old.base_offset or old.size == 0:
             self.recovery_point = max(self.recovery_point, base_offset)
             self.write_checkpoint()
-        return segment
+        return self.config.rules.rolled(segment)  # where the triggering batch goes (M13: lost)
 
     def roll(self) -> None:
         """Roll now (if the active segment holds anything): a new segment starts at the leo."""
@@ -743,6 +719,16 @@ class Log:
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
         return opened.report
+
+
+def _batches_of(data, headers: Sequence[BatchHeader]) -> list[memoryview]:
+    """data cut into its batches by sizes the caller already checked (no parsing)."""
+    view, position, batches = memoryview(data), 0, []
+    for header in headers:
+        size = header[1] + LOG_OVERHEAD
+        batches.append(view[position:position + size])
+        position += size
+    return batches
 
 
 def recorded_topic_id(directory: str) -> str | None:

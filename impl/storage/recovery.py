@@ -99,8 +99,7 @@ def _load_segments(directory: str, config: LogConfig, segments: list[LogSegment]
             break  # overlapping segments: the log ends before this one
         if must_scan:
             following = bases[number + 1] if number + 1 < len(bases) else None
-            result = segment.recover(keep_torn_tail=config.on.M8,
-                                     next_base_offset=following)
+            result = segment.recover(next_base_offset=following)
             os.fsync(segment.fd)
             segment.index.flush()
             segment.timeindex.flush()

@@ -20,14 +20,11 @@ from kafkaref.impl.protocol.records import (
     parse_header,
 )
 from kafkaref.impl.storage.checkpoint import write_atomically
-from kafkaref.impl.storage.config import LogConfig
-from kafkaref.impl.storage.index import OffsetIndex
+from kafkaref.impl.storage.config import RECOVERY_WINDOW_BYTES, SCAN_CHUNK_BYTES, LogConfig
 from kafkaref.impl.storage.timeindex import TimeIndex
 
 NO_TIMESTAMP = -1
 DURABLE_SUFFIX = ".durable"  # power-loss mode: the size of NAME.log known fsynced
-SCAN_CHUNK_BYTES = 8 * 1024  # header scans read this much at once (many small batches per read)
-RECOVERY_WINDOW_BYTES = 16 * 1024 * 1024  # the most of a segment recovery maps at once
 
 
 def file_name(base_offset: int, suffix: str) -> str:
@@ -40,11 +37,10 @@ class LogSegment:
         self.base_offset = base_offset
         self.config = config
         self.log_path = os.path.join(directory, file_name(base_offset, ".log"))
-        self.index = OffsetIndex(
+        self.index = config.rules.offset_index(  # OffsetIndex, unless mutant M6 is on
             os.path.join(directory, file_name(base_offset, ".index")),
             base_offset,
             config.index_entries_max,
-            off_by_one=config.on.M6,
         )
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
@@ -281,11 +277,10 @@ class LogSegment:
             end = position + header.size_bytes
         return end == self.size
 
-    def recover(self, keep_torn_tail: bool = False,
-                next_base_offset: int | None = None) -> "SegmentRecovery":
+    def recover(self, next_base_offset: int | None = None) -> "SegmentRecovery":
         """Scan every batch from position 0: size, magic, CRC and offsets. Stop at the first bad
-        or torn batch and truncate the file there (unless keep_torn_tail: mutant M8); rebuild
-        both indexes. Memory: one RECOVERY_WINDOW_BYTES map, whatever the segment size.
+        or torn batch and cut the file there (config.rules.cut_torn_tail, unless mutant M8 keeps
+        it); rebuild both indexes. Memory: one RECOVERY_WINDOW_BYTES map, whatever the segment size.
         next_base_offset (the next segment's base) bounds the offsets a batch here may hold."""
         self.index.reset()
         self.timeindex.reset()
@@ -296,13 +291,17 @@ class LogSegment:
         epochs: list[tuple[int, int]] = []
         valid = self._scan_valid_batches(epochs, next_base_offset)
         truncated = self.size - valid
-        if truncated and not keep_torn_tail:
-            os.ftruncate(self.fd, valid)
-            self.size = valid
-            self.flushed_size = min(self.flushed_size, valid)
+        if truncated:
+            self.config.rules.cut_torn_tail(self, valid)
         self.index.rewrite()
         self.timeindex.rewrite()
         return SegmentRecovery(valid, truncated, epochs)
+
+    def cut_at(self, size: int) -> None:
+        """Cut the file to its first `size` bytes (recovery: after the last valid batch)."""
+        os.ftruncate(self.fd, size)
+        self.size = size
+        self.flushed_size = min(self.flushed_size, size)
 
     def _scan_valid_batches(self, epochs: list, next_base_offset: int | None = None) -> int:
         """Byte length of the valid prefix; accounts each valid batch as if appended.

@@ -21,7 +21,7 @@ import tarfile
 import time
 from collections.abc import Callable, Iterable
 
-from kafkaref.impl.core.groups import KAFKA_INITIAL_REBALANCE_DELAY_MS
+from kafkaref.impl.core.config import KAFKA_INITIAL_REBALANCE_DELAY_MS
 from kafkaref.properties.peer_suites import librdkafka_list as listing
 
 # Debian packages the build needs (zstd and lz4 for those codecs' tests; RapidJSON for the tests

@@ -17,6 +17,7 @@ from impossible arguments) raise. The public names of every part are importable 
 """
 
 from kafkaref.impl.protocol.crc import ATTRIBUTES_POS, CRC_POS, compute_crc
+from kafkaref.impl.protocol.limits import DECOMPRESSED_MAX_BYTES
 from kafkaref.impl.protocol.records.checks import (
     check_batch,
     checked_header,
@@ -35,7 +36,6 @@ from kafkaref.impl.protocol.records.layout import (
     BASE_OFFSET_POS,
     COMPRESSION_MASK,
     CONTROL_FLAG,
-    DECOMPRESSED_BYTES_MAX,
     HEADER,
     HEADER_SIZE,
     INT32_MAX,
@@ -66,7 +66,7 @@ from kafkaref.impl.protocol.records.layout import (
 
 __all__ = [
     "ATTRIBUTES_POS", "BASE_OFFSET_POS", "COMPRESSION_MASK", "CONTROL_FLAG", "CRC_POS",
-    "DECOMPRESSED_BYTES_MAX", "HEADER", "HEADER_SIZE", "INT32_MAX", "LENGTH_POS",
+    "DECOMPRESSED_MAX_BYTES", "HEADER", "HEADER_SIZE", "INT32_MAX", "LENGTH_POS",
     "LOG_APPEND_TIME_FLAG", "LOG_OVERHEAD", "MAGIC_POS", "MAGIC_V2", "NO_PARTITION_LEADER_EPOCH",
     "NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_SEQUENCE", "PARTITION_LEADER_EPOCH_POS",
     "RECORDS_COUNT_POS", "RECORDS_POS", "TRANSACTIONAL_FLAG", "BatchHeader", "DecodedBatch",

@@ -8,9 +8,9 @@ Checks never raise on bad input bytes: they return a kio ErrorCode (ErrorCode.no
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.crc import crc_matches
+from kafkaref.impl.protocol.limits import DECOMPRESSED_MAX_BYTES
 from kafkaref.impl.protocol.records.layout import (
     CODECS,
-    DECOMPRESSED_BYTES_MAX,
     HEADER,
     HEADER_SIZE,
     LOG_OVERHEAD,
@@ -53,7 +53,7 @@ def validate_batch(
     buf,
     *,
     from_client: bool = True,
-    decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX,
+    decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES,
 ) -> ErrorCode:
     """Full validation of one batch as a broker does on produce: frame, codec and every record.
 
@@ -78,7 +78,7 @@ def validate_batch(
 
 
 
-def keyless_records(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX):
+def keyless_records(buf, decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES):
     """Indexes of the records of one batch that have a null key (decompressed if needed), or
     an ErrorCode if the body cannot be read. For a batch validate_batch accepted (not checked
     again: compacted topics should not pay the walk twice): a compacted topic refuses these

@@ -10,10 +10,10 @@ Decoders never raise on bad input bytes: they return a value carrying a kio Erro
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.protocol.limits import DECOMPRESSED_MAX_BYTES
 from kafkaref.impl.protocol.records.checks import check_batch
 from kafkaref.impl.protocol.records.layout import (
     CODECS,
-    DECOMPRESSED_BYTES_MAX,
     BatchHeader,
     DecodedBatch,
     Record,
@@ -23,7 +23,7 @@ from kafkaref.impl.protocol.records.layout import (
 from kafkaref.impl.protocol.varint import VARINT_BYTES_MAX, decode_varint
 
 
-def decode_batch(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX) -> DecodedBatch:
+def decode_batch(buf, decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES) -> DecodedBatch:
     """Check one batch and decode all its records (decompressing if needed)."""
     error = check_batch(buf)
     if error != ErrorCode.none:
@@ -47,7 +47,7 @@ def decode_batch(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX) -> D
     return DecodedBatch(ErrorCode.none, header, tuple(records))
 
 
-def decode_batch_fields(buf, decompressed_bytes_max: int = DECOMPRESSED_BYTES_MAX):
+def decode_batch_fields(buf, decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES):
     """decode_batch without Record objects: (error, header, [(offset, timestamp, key, value,
     headers), ...]); the same error, header and record fields as decode_batch on every input
     (property-tested). For consumers: building a frozen Record per record cost about a third

@@ -50,9 +50,6 @@ NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
 INT32_MAX = (1 << 31) - 1
-# Bound on a decompressed batch body: Kafka's default max.message.bytes is about 1 MiB compressed;
-# 64 MiB leaves room for high compression ratios while a bomb still cannot exhaust memory.
-DECOMPRESSED_BYTES_MAX = 64 * 1024 * 1024
 
 CODECS = frozenset(int(codec) for codec in Compression)
 

@@ -147,7 +147,7 @@ def test_garbage_is_malformed_not_a_crash():
 
 @pytest.mark.parametrize("fetch_version", [4, 11, 12])
 def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_version):
-    from kafkaref.impl.core.zero_copy import EncodedResponse
+    from kafkaref.impl.protocol.fetch_response import FetchAnswer
     from kafkaref.impl.storage.log import Log
 
     zero = Broker(BrokerConfig(broker_id=0), ManualClock(), lambda key: Log(str(tmp_path / "z")))
@@ -164,10 +164,13 @@ def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_v
     out = []
     zero.handle(decoded, out.append)
     [response] = out
-    assert isinstance(response, EncodedResponse)
+    assert isinstance(response, FetchAnswer)
+    parts = wire.encode_response_parts(decoded.correlation_id, response)
     frame = b"".join(bytes(p) if isinstance(p, bytes | bytearray) else p.read_bytes()
-                     for p in response.parts)
-    response.close()
+                     for p in parts)
+    for part in parts:
+        if not isinstance(part, bytes | bytearray):
+            part.close()  # a file range
     assert int.from_bytes(frame[:4], "big") == len(frame) - 4
     _, body = wire.decode_response(1, fetch_version, frame[4:])
     error, views = split_batches(body.responses[0].partitions[0].records)

@@ -2,6 +2,8 @@
 coordinator choice, commits appended and answered once committed, loading on leadership
 (COORDINATOR_LOAD_IN_PROGRESS), NOT_COORDINATOR after losing it, ListGroups, DescribeGroups."""
 
+import uuid
+
 import attrs
 import pytest
 from hypothesis import given
@@ -37,12 +39,23 @@ class Logs:
         return self.logs.setdefault(key, MemoryLog())
 
 
+class SameTopicIds(LocalController):
+    """Only the broker restarts here: the cluster's topics are the same ones after it, ids
+    included (a topic gets the id its name gives), so the logs the restart keeps are theirs,
+    not strays of deleted topics (which a broker deletes: ReplicaManager.open_partition)."""
+
+    def create_topic(self, name, partitions, replication_factor, configs, done, assignment=None,
+                     topic_id=None):
+        super().create_topic(name, partitions, replication_factor, configs, done, assignment,
+                             topic_id or str(uuid.uuid5(uuid.NAMESPACE_OID, name)))
+
+
 def start_broker(logs, chunk_bytes=None, **config):
     broker = Broker(BrokerConfig(broker_id=0, offsets_topic_num_partitions=PARTITIONS, **config),
                     ManualClock(), logs)
     if chunk_bytes is not None:
         broker.committed.chunk_bytes = chunk_bytes
-    controller = LocalController()
+    controller = SameTopicIds()
     controller.register(broker, "127.0.0.1", 9092)
     return broker, controller
 

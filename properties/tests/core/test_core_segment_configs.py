@@ -11,7 +11,8 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import Broker, BrokerConfig
-from kafkaref.impl.core.topic_rules import DELETE, SEGMENT_BYTES_MIN, SET
+from kafkaref.impl.core.config import SEGMENT_MIN_BYTES
+from kafkaref.impl.core.topic_rules import DELETE, SET
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
 from kafkaref.impl.server.server import storage_log_factory
 from kafkaref.impl.storage.config import LogConfig
@@ -120,12 +121,12 @@ def test_segment_bytes_below_the_minimum_is_invalid_config(tmp_path, value):
     answer = create(b, "t", [("segment.bytes", value)])
     assert answer.error_code == ErrorCode.invalid_config
     assert b.metadata.topic("t") is None
-    assert create(b, "t", [("segment.bytes", str(SEGMENT_BYTES_MIN))]).error_code == (
+    assert create(b, "t", [("segment.bytes", str(SEGMENT_MIN_BYTES))]).error_code == (
         ErrorCode.none)
     assert alter(b, "t", {"segment.bytes": value}) == ErrorCode.invalid_config
     assert alter_incremental(b, "t", [("segment.bytes", SET, value)]) == (
         ErrorCode.invalid_config)
-    assert log_of(b, "t").config.segment_bytes == SEGMENT_BYTES_MIN
+    assert log_of(b, "t").config.segment_bytes == SEGMENT_MIN_BYTES
 
 
 def test_a_small_broker_segment_size_stays_a_broker_setting(tmp_path):

@@ -1,5 +1,5 @@
 """Naive twins: the persistent log against a plain tuple, the hw and epoch helpers against
-brute-force definitions."""
+brute-force definitions; the model's hw rule against the spec's."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from kafkaref.model import plog
 from kafkaref.model.helpers import assign_epoch, end_offset_for_epoch, high_watermark
 from kafkaref.model.plog import PLog
+from kafkaref.spec.helpers import high_watermark_after_fetches
 
 ops = st.lists(
     st.one_of(
@@ -42,6 +43,15 @@ def test_high_watermark_is_the_brute_force_minimum(leo, ends, gated, lag):
     hw = max(0, leo - lag)
     expected = hw if gated else max(hw, min([leo, *ends]))
     assert high_watermark(hw, leo, ends, gated) == expected
+
+
+@given(st.integers(0, 20), st.lists(st.integers(0, 30), max_size=4), st.integers(0, 10))
+def test_the_model_states_the_hw_rule_as_the_spec_does(leo, ends, lag):
+    """spec/helpers and model/helpers each state the hw rule, independently by design: wherever
+    both apply (every member's log end known, the hw not gated) they must agree."""
+    hw = max(0, leo - lag)
+    assert high_watermark(hw, leo, ends, gated=False) == high_watermark_after_fetches(
+        hw, [leo, *ends])
 
 
 epochs = st.lists(st.integers(0, 6), max_size=8).map(lambda xs: sorted(set(xs)))

@@ -305,8 +305,11 @@ def test_parked_fetches_expire_on_time_with_the_ticker_asleep():
     otherwise sleep for minutes (the socket timeout fails the test first), and the earlier
     fetch must be answered while the later one (a minute) is still parked."""
     config = ServerConfig(num_network_threads=1, num_io_threads=2, tick_max_ms=600_000)
-    # ISR checks every 10 min (half the lag time), or they would wake the ticker every 15 s.
-    broker_config = BrokerConfig(replica_lag_time_max_ms=1_200_000)
+    # ISR checks run at the multiples of half the lag time on the monotonic clock (ReplicaManager.
+    # run_isr_checks), not counted from the start: at 10 min, one was due within a minute of
+    # the start whenever the machine's uptime was 9 to 10 min past a multiple of 10 min, and
+    # "the ticker asleep" below timed out (1 run in 20). At this lag time none is due for years.
+    broker_config = BrokerConfig(replica_lag_time_max_ms=2 * 10**12)
     server = single_broker("", config, broker_config, log_factory=lambda key: MemoryLog()).start()
     long_wait = connect(server)
     try:

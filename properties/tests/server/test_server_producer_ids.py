@@ -1,7 +1,8 @@
 """Producer ids never repeat, across restarts too (a reused id meets its old sequence numbers in
 the recovered producer state and the new producer's first batch is refused as out of order)."""
 
-from kafkaref.impl.server.producer_ids import BLOCK_SIZE, ProducerIdBlocks
+from kafkaref.impl.server.config import PRODUCER_IDS_PER_BLOCK
+from kafkaref.impl.server.producer_ids import ProducerIdBlocks
 
 
 def take(blocks, count):
@@ -11,7 +12,7 @@ def take(blocks, count):
 def test_ids_after_a_restart_are_all_new(tmp_path):
     path = tmp_path / "producer_id_block"
     first = take(ProducerIdBlocks(path, broker_id=3), 5)
-    second = take(ProducerIdBlocks(path, broker_id=3), BLOCK_SIZE + 5)  # crosses a block
+    second = take(ProducerIdBlocks(path, broker_id=3), PRODUCER_IDS_PER_BLOCK + 5)  # crosses a block
     third = take(ProducerIdBlocks(path, broker_id=3), 5)
     everything = first + second + third
     assert len(set(everything)) == len(everything)
