@@ -153,9 +153,11 @@ def install_stop_handlers() -> threading.Event:
     return stop
 
 
-def wait_for(stop: threading.Event) -> None:
+def wait_for(stop: threading.Event, tick=None) -> None:
+    """Until stop is set; tick() (if given) every half second meanwhile."""
     while not stop.wait(0.5):
-        pass
+        if tick is not None:
+            tick()
 
 
 @click.command()

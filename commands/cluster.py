@@ -3,22 +3,24 @@
 The launcher runs the controller (in this process) and N `kafkaref broker --controller ...`
 processes on 127.0.0.1, prints the bootstrap address (127.0.0.1:P1,127.0.0.1:P2,...) once every
 broker has registered, writes DIR/cluster.json (bootstrap, controller, each broker's pid, port
-and command line, so a killed broker can be restarted with the same identity), and runs until
-SIGTERM / Ctrl-C, when it stops the brokers (SIGTERM, then SIGKILL after a bound).
-Broker ports are kept in cluster.json, so restarting the cluster on the same DIR reuses them.
-The cluster itself is the library class LocalCluster (impl/server/local_cluster.py); this
-module is only the click command around it.
+and command line, so a killed broker can be restarted with the same identity) and DIR/peer.json
+(the same cluster as the peer `kafkaref`, so `kafkaref peer kill|restart|pause|resume|tear --dir
+DIR --node N` and `kafkaref conform --cluster-dir DIR` fault it), and runs until SIGTERM /
+Ctrl-C, when it stops every broker, restarted ones included (SIGTERM, then SIGKILL after a
+bound). Broker ports are kept in cluster.json, so restarting the cluster on the same DIR reuses
+them. The cluster itself is the library class LocalCluster (impl/server/local_cluster.py) inside
+the peer Kafkaref (chaos/peers/kafkaref_cluster.py); this module is only the click command.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 import click
 
 from kafkaref.commands.broker import mutant_options
 from kafkaref.impl.controller.state import DEFAULT_SESSION_TIMEOUT_MS
-from kafkaref.impl.server.local_cluster import LocalCluster
 
 
 @click.command()
@@ -42,21 +44,25 @@ def cluster(brokers, directory, session_timeout_ms, unclean_election, offsets_to
 
     Exit codes: 0 stopped by SIGTERM / Ctrl-C; 1 the cluster did not come up; 2 bad arguments
     (including --mutant without --allow-deliberate-bugs)."""
+    from kafkaref.chaos.peers import PeerError
+    from kafkaref.chaos.peers.kafkaref_cluster import Kafkaref
     from kafkaref.commands.broker import install_stop_handlers, mutants_from_flags, wait_for
 
     mutants = mutants_from_flags(mutants, allow_deliberate_bugs)
     stop = install_stop_handlers()
-    local = LocalCluster(brokers, directory, session_timeout_ms, unclean_election, mutants,
-                         offsets_topic_partitions, num_partitions=num_partitions)
+    directory = os.path.abspath(directory)
+    local = Kafkaref(directory, brokers, keep=True, mutants=mutants, cluster_dir=directory,
+                     session_timeout_ms=session_timeout_ms, unclean_election=unclean_election,
+                     offsets_topic_partitions=offsets_topic_partitions,
+                     num_partitions=num_partitions)
     try:
-        local.start()
-    except (RuntimeError, TimeoutError, OSError) as exc:
-        local.stop()
+        local.start()  # stops what it started if it fails
+    except (PeerError, RuntimeError, TimeoutError, OSError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     click.echo(local.bootstrap)
     sys.stdout.flush()
     try:
-        wait_for(stop)
+        wait_for(stop, tick=local.reap)  # brokers killed from other shells are our zombies
     finally:
         local.stop()

@@ -6,10 +6,36 @@ import sys
 
 import click
 
+from kafkaref.chaos.peers import PEER_NAMES
+
 EXIT_DOC = """\b
 Exit codes: 0 every check passed (skips allowed), 1 some check failed, 2 some check could
 not run (bootstrap unreachable, the broker closed or answered garbage, a deadline passed) or
 the arguments are wrong."""
+
+
+def _judge_peer(name, nodes, cluster_dir, options, judge):
+    """judge(bootstrap) of the --peer started here (and stopped after), or of the running peer
+    in cluster_dir; the peer's faults in options, its name and version as the label."""
+    from kafkaref.chaos.conform.faults import PeerFaults
+    from kafkaref.chaos.peers import PeerError, load_peer, make_peer
+    from kafkaref.commands.peer import peer_error
+
+    try:
+        running = load_peer(cluster_dir) if cluster_dir else make_peer(name, nodes)
+        if not cluster_dir:
+            click.echo(f"starting {running.name} {running.version} ...", err=True)
+            running.start()
+    except PeerError as error:
+        peer_error(error)
+    options["faults"] = PeerFaults(running)
+    click.echo(f"judging {running.describe()}", err=True)
+    try:
+        return judge(running.bootstrap,
+                     f"{running.name} {running.version} ({len(running.nodes)} nodes)")
+    finally:
+        if not cluster_dir:
+            running.stop()
 
 
 def _list_checks() -> str:
@@ -21,6 +47,14 @@ def _list_checks() -> str:
 
 @click.command(epilog=EXIT_DOC)
 @click.option("--bootstrap", help="HOST:PORT[,HOST:PORT...] of the broker under test.")
+@click.option("--peer", type=click.Choice(PEER_NAMES),
+              help="Start this broker (chaos/peers/, docs/peers.md), judge it with every fault "
+                   "check (kill, restart, tear through the peer itself), stop and remove it.")
+@click.option("--nodes", type=click.IntRange(1, 32), default=None,
+              help="Nodes of the --peer (default: apache-kafka and kafkaref 3, tansu 1).")
+@click.option("--cluster-dir", type=click.Path(exists=True, file_okay=False),
+              help="Judge the running peer in this directory (`kafkaref peer start --dir`, "
+                   "`kafkaref cluster --dir`), faulting it through its peer.json.")
 @click.option("--label", help="Name of the broker in the reports (default: the bootstrap).")
 @click.option("--junit", "junit_path", type=click.Path(dir_okay=False),
               help="Write JUnit XML here.")
@@ -62,10 +96,12 @@ def _list_checks() -> str:
 @click.option("--deadline-scale", type=click.FloatRange(0.1, 100), default=1.0,
               show_default=True, help="Multiply every check's deadline (slow machines).")
 @click.option("--list", "list_checks", is_flag=True, help="List the checks and exit.")
-def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill_cmd,
+def conform(bootstrap, peer, nodes, cluster_dir, label, junit_path, report_dir, compare, only, skip_, kill_cmd,
             restart_cmd, tear_cmd, fuzz, seed, chaos_seconds, chaos_checker, runs_dir,
             replication_factor, timeout_s, deadline_scale, list_checks):
-    """Run the conformance checks against the broker at --bootstrap.
+    """Run the conformance checks against a broker: --bootstrap (with --kill-cmd /
+    --restart-cmd / --tear-cmd for the fault checks), --peer NAME (started here), or
+    --cluster-dir DIR (a running peer).
 
     Each check is a small, named semantic test of one Kafka behaviour (its docstring cites the
     KIP or protocol-guide section) and answers pass, fail (with the request, the response and
@@ -90,7 +126,16 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
                 f.write(report.markdown(compared))
             click.echo(f"card of {len(compared)} results in {report_dir}/report.html (.md)")
             return
-        raise click.UsageError("--bootstrap is required (or --compare with --report)")
+        if not (peer or cluster_dir):
+            raise click.UsageError("give --bootstrap, --peer or --cluster-dir (or --compare "
+                                   "with --report)")
+    if sum(bool(x) for x in (bootstrap, peer, cluster_dir)) > 1:
+        raise click.UsageError("give one of --bootstrap, --peer and --cluster-dir")
+    if (peer or cluster_dir) and (kill_cmd or restart_cmd or tear_cmd):
+        raise click.UsageError("--peer / --cluster-dir bring their own faults: leave out "
+                               "--kill-cmd, --restart-cmd and --tear-cmd")
+    if nodes is not None and not peer:
+        raise click.UsageError("--nodes goes with --peer")
     skip_ = (*skip_, *(["protocol_fuzz"] if fuzz == 0 else []))
     try:
         checks = runner.select(tuple(only), tuple(skip_))
@@ -106,8 +151,15 @@ def conform(bootstrap, label, junit_path, report_dir, compare, only, skip_, kill
         click.echo(f"[{index + 1}/{total}] {outcome.name}: {outcome.status} "
                    f"({outcome.duration_s:.1f} s)", err=True)
 
-    result = runner.run(bootstrap, checks, label=label, options=options, timeout_s=timeout_s,
-                        replication_factor=replication_factor, progress=progress)
+    def judge(address, default_label=None):
+        return runner.run(address, checks, label=label or default_label, options=options,
+                          timeout_s=timeout_s, replication_factor=replication_factor,
+                          progress=progress)
+
+    if peer or cluster_dir:
+        result = _judge_peer(peer, nodes, cluster_dir, options, judge)
+    else:
+        result = judge(bootstrap)
     click.echo(report.table(result))
     if junit_path:
         with open(junit_path, "w") as f:

@@ -27,6 +27,8 @@ COMMANDS = {
     "produce": ("kafkaref.commands.client:produce", "Send stdin lines as records."),
     "consume": ("kafkaref.commands.client:consume", "Print records from a topic."),
     "conform": ("kafkaref.commands.conform:conform", "Run the conformance checks against a broker."),
+    "peer": ("kafkaref.commands.peer:peer",
+             "Start Apache Kafka, kafkaref or Tansu by name; kill, restart, pause, tear it."),
     "peer-suite": ("kafkaref.commands.peer_suite:peer_suite",
                    "Run librdkafka's own test suite against a kafkaref cluster."),
     "mutants": ("kafkaref.commands.mutants:mutants_command",

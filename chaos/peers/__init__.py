@@ -28,7 +28,6 @@ def _kinds() -> dict[str, type[Peer]]:
     return {kind.name: kind for kind in (ApacheKafka, Kafkaref, Tansu)}
 
 
-PEER_NAMES = ("apache-kafka", "kafkaref", "tansu")
 
 
 def make_peer(name: str, nodes: int | None = None, directory: str | None = None,
@@ -65,8 +64,17 @@ def load_peer(directory: str) -> Peer:
     peer = Peer.__new__(kind)
     Peer.__init__(peer, directory, keep=True)
     peer.version = state.get("version", "?")
+    peer.owner_pid = state.get("owner_pid")
     peer.nodes = {n.node_id: n for n in nodes}
     return peer
 
 
-__all__ = ["PEER_NAMES", "Peer", "PeerError", "load_peer", "make_peer", "start_peer"]
+def peer_kinds() -> dict[str, type[Peer]]:
+    """Every kind of peer by name (class attributes name, version, supports)."""
+    return _kinds()
+
+
+PEER_NAMES = tuple(sorted(_kinds()))
+
+__all__ = ["PEER_NAMES", "Peer", "PeerError", "load_peer", "make_peer", "peer_kinds",
+           "start_peer"]

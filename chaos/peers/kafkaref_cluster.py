@@ -21,14 +21,19 @@ def kafkaref_version() -> str:
 
 class Kafkaref(Peer):
     name = "kafkaref"
+    version = kafkaref_version()
     supports = frozenset({"kill", "restart", "pause", "tear"})
 
     def __init__(self, directory: str, nodes: int = 3, keep: bool = False,
-                 mutants: tuple[str, ...] = ()):
+                 mutants=(), cluster_dir: str | None = None, **cluster_options):
+        """cluster_dir: where LocalCluster keeps its brokers (default DIRECTORY/cluster; `kafkaref
+        cluster --dir DIR` keeps them in DIR itself). cluster_options: LocalCluster's
+        (session_timeout_ms, unclean_election, offsets_topic_partitions, num_partitions, ...)."""
         super().__init__(directory, keep)
-        self.version = kafkaref_version()
         self.broker_count = nodes
-        self.mutants = tuple(mutants)
+        self.mutants = mutants
+        self.cluster_dir = cluster_dir or os.path.join(self.directory, "cluster")
+        self.cluster_options = cluster_options
         self.cluster = None
 
     def start(self) -> Kafkaref:
@@ -36,8 +41,8 @@ class Kafkaref(Peer):
         from kafkaref.impl.server.local_cluster import LocalCluster
 
         try:
-            self.cluster = LocalCluster(self.broker_count, os.path.join(self.directory, "cluster"),
-                                        mutants=self.mutants)
+            self.cluster = LocalCluster(self.broker_count, self.cluster_dir, mutants=self.mutants,
+                                        **self.cluster_options)
             self.cluster.start()
             for broker_id, process in self.cluster.processes.items():
                 self.nodes[broker_id] = Node(

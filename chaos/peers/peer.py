@@ -68,6 +68,7 @@ class Peer:
         self.keep = keep  # leave the directory (logs, data) after stop()
         self.nodes: dict[int, Node] = {}
         self._children: dict[int, subprocess.Popen] = {}  # pid -> child, reaped on stop
+        self.owner_pid = os.getpid()  # the process that started the peer and will stop it
 
     # -- what clients need ---------------------------------------------------------------------
     @property
@@ -129,7 +130,7 @@ class Peer:
         psutil.wait_procs(alive, timeout=KILL_WAIT_S)
         for node in self.nodes.values():
             node.pid = node.started_at = None
-        self._reap()
+        self.reap()
 
     def __enter__(self) -> Peer:
         """`with make_peer(...)` starts it; `with start_peer(...)` finds it started."""
@@ -145,12 +146,10 @@ class Peer:
         process = self._process(node)
         if process is not None:
             _signal(process, signal.SIGKILL)
-            try:
-                process.wait(KILL_WAIT_S)
-            except psutil.TimeoutExpired:
+            if not _ends(process, KILL_WAIT_S):
                 raise PeerError(f"node {node_id} of {self.name} survived SIGKILL for "
-                                f"{KILL_WAIT_S:.0f} s") from None
-        self._reap()
+                                f"{KILL_WAIT_S:.0f} s")
+        self.reap()
         node.pid = node.started_at = None
         self.save()
 
@@ -209,7 +208,7 @@ class Peer:
     # -- the state file ------------------------------------------------------------------------
     def state(self) -> dict:
         return {"name": self.name, "version": self.version, "bootstrap": self.bootstrap,
-                "supports": sorted(self.supports), "owner_pid": os.getpid(),
+                "supports": sorted(self.supports), "owner_pid": self.owner_pid,
                 "nodes": [attrs.asdict(n) for n in self.nodes.values()]}
 
     def save(self) -> None:
@@ -276,7 +275,7 @@ class Peer:
             if node.started_at is not None and abs(process.create_time() - node.started_at) > 1:
                 return None  # the pid now names another process
             if process.status() == psutil.STATUS_ZOMBIE:
-                self._reap()
+                self.reap()
                 return None
             return process
         except psutil.NoSuchProcess:
@@ -288,10 +287,29 @@ class Peer:
             raise PeerError(f"node {node_id} of {self.name} is not running")
         _signal(process, sig)
 
-    def _reap(self) -> None:
+    def reap(self) -> None:
+        """Collect the exit of our children that died (a node killed from another process stays
+        a zombie until its parent, we, collect it); the owner calls this while it waits."""
         for pid, child in list(self._children.items()):
             if child.poll() is not None:
                 del self._children[pid]
+
+
+def _ends(process: psutil.Process, timeout_s: float) -> bool:
+    """The process is gone, or a zombie (dead; only its parent can collect it), within
+    timeout_s."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if process.status() == psutil.STATUS_ZOMBIE:
+                return True
+            process.wait(0.05)
+            return True
+        except psutil.TimeoutExpired:
+            continue
+        except psutil.NoSuchProcess:
+            return True
+    return False
 
 
 def _signal(process: psutil.Process, sig: int) -> None:
