@@ -23,6 +23,9 @@ from collections.abc import Callable, Iterable
 
 from kafkaref.impl.core.groups import KAFKA_INITIAL_REBALANCE_DELAY_MS
 from kafkaref.properties.peer_suites import librdkafka_list as listing
+from kafkaref.properties.peer_suites.results import Counts, Row
+from kafkaref.properties.peer_suites.results import counts as results_counts
+from kafkaref.properties.peer_suites.results import failures_by_cause as rows_by_cause
 
 # Debian packages the build needs (zstd and lz4 for those codecs' tests; RapidJSON for the tests
 # that check the statistics JSON, which skip themselves without it: 0053, 0098, 0101, 0110).
@@ -34,23 +37,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\(B")
 # test.c's summary row: "| 0001_multiobj   |     PASSED |   1.234s | <why it failed/skipped>"
 _ROW = re.compile(r"^\|\s*(?P<name>\d{4}_\S+)\s*\|\s*(?P<state>[A-Z]+)\s*\|"
                   r"\s*(?P<duration>[0-9.]+)s\s*\|\s?(?P<reason>.*)$")
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One test (a number may hold several: 0045_subscribe_update, 0045_...)."""
-
-    name: str
-    state: str  # PASSED FAILED SKIPPED RUNNING (still running at the end: a failure) or TIMEOUT
-    duration_s: float
-    reason: str = ""
-    # warnings the runner printed just before the failure (e.g. "... not supported by broker"):
-    # the cause is often there rather than in the assertion that tripped
-    context: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.state in ("FAILED", "RUNNING", "TIMEOUT", "CRASHED")
 
 
 @dataclasses.dataclass
@@ -351,30 +337,12 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
 
 # -- the summary ---------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class Counts:
-    passed: int
-    failed: int
-    skipped: int
-
-    @property
-    def ran(self) -> int:
-        return self.passed + self.failed
-
-
 def counts(results: Iterable[NumberResult]) -> Counts:
-    rows = [row for result in results for row in result.rows]
-    return Counts(sum(r.state == "PASSED" for r in rows), sum(r.failed for r in rows),
-                  sum(r.state == "SKIPPED" for r in rows))
+    return results_counts(row for result in results for row in result.rows)
 
 
 def failures_by_cause(results: Iterable[NumberResult]) -> dict[str, list[Row]]:
-    grouped: dict[str, list[Row]] = {}
-    for result in results:
-        for row in result.rows:
-            if row.failed:
-                grouped.setdefault(cause_of(row), []).append(row)
-    return dict(sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])))
+    return rows_by_cause((row for result in results for row in result.rows), cause_of)
 
 
 def summary(results: list[NumberResult]) -> str:
