@@ -224,13 +224,32 @@ def test_conf(bootstrap: str, timeout_multiplier: float) -> str:
 _RUNNING: set[subprocess.Popen] = set()  # test-runners under way, killed on Ctrl-C
 
 
+def kafka_path(work_dir: str) -> str:
+    """A KAFKA_PATH for the tests that shell out to Apache Kafka's bin/kafka-topics.sh (0045's
+    alter and delete, 0052, 0077): a bin/kafka-topics.sh running TopicCommand, the class the
+    real script runs, from the pinned Apache Kafka jars (chaos/java_clients.py)."""
+    import shlex
+
+    from kafkaref.chaos.java_clients import TOPIC_COMMAND, java_tool
+
+    folder = os.path.join(work_dir, "kafka")
+    script = os.path.join(folder, "bin", "kafka-topics.sh")
+    os.makedirs(os.path.dirname(script), exist_ok=True)
+    with open(script, "w") as f:
+        f.write(f'#!/bin/sh\nexec {shlex.join(java_tool(TOPIC_COMMAND))} "$@"\n')
+    os.chmod(script, 0o755)
+    return folder
+
+
 def run_number(number: int, src: str, conf_path: str, work_dir: str, deadline_s: float,
-               scenario: str = "default") -> NumberResult:
-    """One test-runner process for one test number, full mode, broker-less variants off (-L)."""
+               scenario: str = "default", tools: dict[str, str] | None = None) -> NumberResult:
+    """One test-runner process for one test number, full mode, broker-less variants off (-L).
+    tools: KAFKA_PATH and BROKERS, for the tests that run kafka-topics.sh."""
     tests_dir = os.path.join(src, "tests")
     env = dict(os.environ, TESTS=listing.test_id(number), RDKAFKA_TEST_CONF=conf_path,
                TEST_KAFKA_VERSION=listing.BROKER_VERSION, TEST_LEVEL="2",
-               TEST_SCENARIO=scenario, LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp")
+               TEST_SCENARIO=scenario, LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp",
+               **(tools or {}))
     env.pop("CI", None)  # CI=... makes test-runner change its own timeouts and parallelism
     log_path = os.path.join(work_dir, f"{listing.test_id(number)}-{scenario}.log")
     started = time.monotonic()
@@ -315,8 +334,9 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
     results = []
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, parallel)) as pool:
+            tools = {"KAFKA_PATH": kafka_path(work_dir), "BROKERS": bootstrap}
             futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s,
-                                   scenario) for n in numbers]
+                                   scenario, tools) for n in numbers]
             try:
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     result = future.result()
