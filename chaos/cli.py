@@ -46,6 +46,11 @@ def _mutants(values: tuple[str, ...], allow: bool) -> tuple[str, ...]:
         raise click.BadParameter(str(error), param_hint="--mutant") from None
 
 
+# --java-clients: the Java consumer reads text values only, so every producer is a Java one.
+JAVA_CLIENTS = {"producers": 0, "confluent_producers": 0, "java_producers": 2,
+                "java_consumers": 1}
+
+
 def run_options(**kw):
     from kafkaref.chaos.run import RunOptions
     from kafkaref.chaos.workload import WorkloadConfig
@@ -55,7 +60,8 @@ def run_options(**kw):
         workload = WorkloadConfig(
             acks=acks, idempotence=kw["idempotence"] and acks == "all",
             partitions=kw["partitions"], rate=kw["rate"],
-            subscribe_consumers=kw["subscribe"])
+            subscribe_consumers=kw["subscribe"],
+            **(JAVA_CLIENTS if kw["java_clients"] else {}))
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     if kw["bootstrap"]:
@@ -102,6 +108,10 @@ def common_options(function):
         click.option("--subscribe", type=click.IntRange(0, 8), default=0, show_default=True,
                      help="Consumers subscribing in a group (confluent-kafka); judged in "
                      "subscribe mode (skips across rebalances allowed)."),
+        click.option("--java-clients", is_flag=True,
+                     help="Apache Kafka's Java client writes and reads in a group: 2 "
+                     "VerifiableProducer JVMs and 1 VerifiableConsumer instead of kafkaref's and "
+                     "confluent-kafka's producers (judged in subscribe mode)."),
         click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
                      help="Run against this broker instead of an embedded 3-broker cluster."),
         click.option("--replication-factor", type=click.IntRange(1, 32), default=3,
