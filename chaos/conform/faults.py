@@ -157,9 +157,11 @@ def target_of(probe: Probe, broker_id: int) -> Target:
 def needed_faults(probe: Probe, kinds: set[str], needs: str) -> Faults:
     """The run's faults if they include kinds; Skip saying what the check needs them for."""
     faults = faults_of(probe)
-    missing = set(kinds) - faults.kinds
+    missing = sorted(set(kinds) - faults.kinds)
+    if missing and isinstance(faults, PeerFaults):
+        raise Skip(f"{faults.describe()} cannot {' or '.join(missing)} a broker ({needs})")
     if missing:
-        flags = ", ".join(f"--{k}-cmd" for k in sorted(missing))
+        flags = ", ".join(f"--{k}-cmd" for k in missing)
         raise Skip(f"needs {flags} (or --peer / --cluster-dir) {needs}")
     return faults
 
