@@ -9,6 +9,7 @@ import re
 import socket
 import subprocess
 import sys
+import uuid
 
 import psutil
 import pytest
@@ -207,3 +208,10 @@ def test_kfake_serves_every_broker_from_one_process_and_survives_a_restart(tmp_p
         assert not peer.alive(1)
         load_peer(peer.directory).restart(1)  # its ports come back from the state file
         assert all(map(api_versions_answered, peer.bootstrap.split(",")))
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch):
+    """`StorageTool format -t -xyz` reads -xyz as an option; Kafka's Uuid.randomUuid draws again."""
+    drawn = iter([uuid.UUID(bytes=b"\xfb" + bytes(15)), uuid.UUID(bytes=bytes(16))])
+    monkeypatch.setattr(apache_kafka.uuid, "uuid4", lambda: next(drawn))
+    assert apache_kafka._cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"
