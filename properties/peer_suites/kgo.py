@@ -146,8 +146,22 @@ def parse(name: str, output: str, seconds: float, timed_out: bool) -> Row:
             return Row(name, state, float(match["seconds"]), _why(output) if state != "PASSED"
                        else "")
     if timed_out or "panic: test timed out" in output:
-        return Row(name, "TIMEOUT", seconds, "killed at its deadline: " + _why(output))
+        running = _running(output)
+        return Row(name, "TIMEOUT", seconds, "killed at its deadline" + (
+            f" while running {', '.join(running)}" if running else ""))
     return Row(name, "CRASHED", seconds, _why(output) or "no verdict line")
+
+
+def _running(output: str) -> list[str]:
+    """The (sub)tests Go's timeout panic names as still running, innermost ones only."""
+    lines = output.split("running tests:", 1)[-1].splitlines()[1:] if "running tests:" in \
+        output else []
+    names = []
+    for line in lines:
+        if not line.startswith("\t\t"):
+            break
+        names.append(line.strip().rsplit(" (", 1)[0])
+    return [n for n in names if not any(other.startswith(n + "/") for other in names)][:4]
 
 
 def _why(output: str) -> str:
