@@ -21,6 +21,7 @@ its open poll ends with what it printed, and a new process takes over.
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import threading
@@ -60,9 +61,12 @@ class JavaRoles:
     def producer(self, rng: random.Random) -> None:
         first = [True]
         settings = java.properties_file(producer_settings(self.config))
-        while not self.workload.stopping():
-            process = self.workload.new_process(first)
-            self.produce_round(process, settings)
+        try:
+            while not self.workload.stopping():
+                process = self.workload.new_process(first)
+                self.produce_round(process, settings)
+        finally:
+            os.remove(settings)
 
     def produce_round(self, process: int, settings: str) -> None:
         count = max(1, int(self.config.rate * ROUND_S))
@@ -108,11 +112,15 @@ class JavaRoles:
     def consumer(self, rng: random.Random) -> None:
         first = [True]
         settings = java.properties_file(consumer_settings(self.config))
-        while not self.workload.stopping():
-            process = self.workload.new_process(first)
-            command = java.verifiable_consumer(self.workload.bootstrap, self.topic,
-                                               f"chaos-java-{self.workload.seed}", settings)
-            PollRecorder(self.workload.recorder, process, self.topic).follow(self._events(command))
+        try:
+            while not self.workload.stopping():
+                process = self.workload.new_process(first)
+                command = java.verifiable_consumer(self.workload.bootstrap, self.topic,
+                                                   f"chaos-java-{self.workload.seed}", settings)
+                PollRecorder(self.workload.recorder, process, self.topic).follow(
+                    self._events(command))
+        finally:
+            os.remove(settings)
 
     # -- the JVMs -------------------------------------------------------------------------
     def _events(self, command: list[str]):
