@@ -4,7 +4,7 @@ of Kafka's system tests, with a partition leader SIGKILLed mid-run -- every ackn
 consumed, at its offset, in order per partition, once; and TopicCommand, ConsumerGroupCommand
 (describe, reset offsets), ProducerPerformance and ConsumerPerformance working against it.
 
-Each tool is a JVM start (about a second here); the module starts 12 of them.
+Each tool is a JVM start (about a second here); the module starts 13 of them.
 KAFKAREF_JAVA_CLIENT_PEER=NAME:NODES runs the same tests against another peer (chaos/peers/), as
 docs/compatibility.md did for Apache Kafka and kfake.
 """
