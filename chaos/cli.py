@@ -46,12 +46,8 @@ def _mutants(values: tuple[str, ...], allow: bool) -> tuple[str, ...]:
         raise click.BadParameter(str(error), param_hint="--mutant") from None
 
 
-# --java-clients: the Java consumer reads text values only, so every producer is a Java one.
-JAVA_CLIENTS = {"producers": 0, "confluent_producers": 0, "java_producers": 2,
-                "java_consumers": 1}
-
-
 def run_options(**kw):
+    from kafkaref.chaos.java_workload import JAVA_CLIENTS
     from kafkaref.chaos.run import RunOptions
     from kafkaref.chaos.workload import WorkloadConfig
 

@@ -30,6 +30,10 @@ from kafkaref.chaos import java_clients as java
 from kafkaref.chaos.workload import decode_value
 from kafkaref.impl.client.partitioner import keyed_partition
 
+# The workload's clients with --java-clients (WorkloadConfig fields): the Java consumer reads
+# text values only, so every producer is a Java one.
+JAVA_CLIENTS = {"producers": 0, "confluent_producers": 0, "java_producers": 2,
+                "java_consumers": 1}
 ROUND_S = 10.0  # seconds of sends per producer JVM
 KEYS = 60  # --repeating-keys: keys "0".."59", spread over the partitions by murmur2
 STOP_GRACE_S = 15.0  # a JVM told to stop (SIGTERM) runs its shutdown hook: close and report

@@ -9,8 +9,7 @@ import json
 import attrs
 import pytest
 
-from kafkaref.chaos.cli import JAVA_CLIENTS
-from kafkaref.chaos.java_workload import KEYS, ROUND_S, JavaRoles, PollRecorder
+from kafkaref.chaos.java_workload import JAVA_CLIENTS, KEYS, ROUND_S, JavaRoles, PollRecorder
 from kafkaref.chaos.run import EXIT_VALID, RunOptions, run
 from kafkaref.chaos.workload import WorkloadConfig, decode_value, encode_value
 from kafkaref.impl.client.partitioner import keyed_partition
