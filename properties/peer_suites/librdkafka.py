@@ -124,7 +124,7 @@ CAUSES: tuple[tuple[str, str], ...] = (
     (r"ListGroups|DescribeGroups|list_groups|describe_groups|ConsumerGroup",
      "ListGroups / DescribeGroups"),
     (r"KAFKA_PATH", "needs Apache Kafka's command-line tools (KAFKA_PATH)"),
-    (r"segment\.bytes=\d{1,6}\b",
+    (r"segment\.bytes='?\d{1,6}\b",
      "segment.bytes below 1 MiB (Kafka 4 refuses it too, KIP-1030)"),
     (r"LogAppendTime", "message.timestamp.type=LogAppendTime (kafkaref stamps CreateTime only)"),
     (r"latency .* outside range", "a produce latency bound (a Python broker's latency)"),
