@@ -61,17 +61,25 @@ class JavaRoles:
         self.config = workload.config
         self.topic = self.config.topic
 
-    # -- the producer ---------------------------------------------------------------------
+    # -- the roles ------------------------------------------------------------------------
     def producer(self, rng: random.Random) -> None:
+        self._each_process(producer_settings(self.config), self.produce_round)
+
+    def consumer(self, rng: random.Random) -> None:
+        self._each_process(consumer_settings(self.config), self.consume)
+
+    def _each_process(self, settings: dict[str, str], run) -> None:
+        """run(process, settings file) for a new process each time, until the workload stops;
+        the client settings file is removed at the end."""
         first = [True]
-        settings = java.properties_file(producer_settings(self.config))
+        path = java.properties_file(settings)
         try:
             while not self.workload.stopping():
-                process = self.workload.new_process(first)
-                self.produce_round(process, settings)
+                run(self.workload.new_process(first), path)
         finally:
-            os.remove(settings)
+            os.remove(path)
 
+    # -- the producer ---------------------------------------------------------------------
     def produce_round(self, process: int, settings: str) -> None:
         count = max(1, int(self.config.rate * ROUND_S))
         command = java.verifiable_producer(
@@ -113,18 +121,10 @@ class JavaRoles:
             records=[("send", self.topic, partition, offset, process << 32 | n)])
 
     # -- the consumer ---------------------------------------------------------------------
-    def consumer(self, rng: random.Random) -> None:
-        first = [True]
-        settings = java.properties_file(consumer_settings(self.config))
-        try:
-            while not self.workload.stopping():
-                process = self.workload.new_process(first)
-                command = java.verifiable_consumer(self.workload.bootstrap, self.topic,
-                                                   f"chaos-java-{self.workload.seed}", settings)
-                PollRecorder(self.workload.recorder, process, self.topic).follow(
-                    self._events(command))
-        finally:
-            os.remove(settings)
+    def consume(self, process: int, settings: str) -> None:
+        command = java.verifiable_consumer(self.workload.bootstrap, self.topic,
+                                           f"chaos-java-{self.workload.seed}", settings)
+        PollRecorder(self.workload.recorder, process, self.topic).follow(self._events(command))
 
     # -- the JVMs -------------------------------------------------------------------------
     def _events(self, command: list[str]):
