@@ -39,6 +39,7 @@ from collections.abc import Callable
 import attrs
 from kio.schema.errors import ErrorCode
 
+from kafkaref.chaos.java_clients import value_of
 from kafkaref.chaos.probes import PROBE_TOPIC, pipeline, probe_broker
 from kafkaref.chaos.recorder import Recorder
 from kafkaref.history.format import CheckConfig
@@ -82,6 +83,10 @@ class WorkloadConfig:
     assign_consumers: int = 2  # kafkaref's consumer, assign + seek
     subscribe_consumers: int = 0  # confluent-kafka, subscribe in a group
     probers: int = 1  # pipelined fetch + ApiVersions on the probe topic (chaos/probes.py)
+    # Apache Kafka's Java client (chaos/java_workload.py): VerifiableProducer JVMs, and
+    # VerifiableConsumer JVMs subscribing in a group
+    java_producers: int = 0
+    java_consumers: int = 0
     probe_wait_ms: int = 400
     rate: float = 40.0  # sends per second per producer
     request_timeout_ms: int = 3000
@@ -91,9 +96,12 @@ class WorkloadConfig:
     def __attrs_post_init__(self):
         if self.idempotence and self.acks != "all":
             raise ValueError("idempotence needs acks=all (as in Kafka)")
+        if self.java_consumers and (self.producers or self.confluent_producers):
+            raise ValueError("the Java consumer reads text values (StringDeserializer): with "
+                             "java_consumers every producer must be a Java one")
 
     def check_config(self) -> CheckConfig:
-        mode = "subscribe" if self.subscribe_consumers else "assign"
+        mode = "subscribe" if self.subscribe_consumers or self.java_consumers else "assign"
         return CheckConfig(acks=self.acks, idempotence=self.idempotence, mode=mode)
 
 
@@ -102,8 +110,13 @@ def encode_value(value: int) -> bytes:
 
 
 def decode_value(raw: bytes | None) -> int:
-    """The int64 a producer wrote; anything else (a corrupt record) maps to a negative value no
-    producer writes, so the checks see it as a value nobody sent rather than crashing."""
+    """The int64 a producer wrote: 8 bytes big-endian (ours, confluent-kafka's), or the Java
+    VerifiableProducer's text "P.N" (P << 32 | N; never 8 bytes of ours, whose first byte is 0
+    for any process number below 2^24). Anything else (a corrupt record) maps to a negative
+    value no producer writes, so the checks see it as a value nobody sent rather than crashing."""
+    text = value_of((raw or b"").decode("ascii", "replace"))
+    if text is not None:
+        return text
     if raw is not None and len(raw) == VALUE_BYTES:
         return int.from_bytes(raw, "big", signed=True)
     return -1 - zlib.crc32(raw or b"")
@@ -213,6 +226,12 @@ class Workload:
             + [("assign-consumer", self._assign_consumer)] * c.assign_consumers
             + [("subscribe-consumer", self._subscribe_consumer)] * c.subscribe_consumers
             + [("prober", self._prober)] * c.probers)
+        if c.java_producers or c.java_consumers:
+            from kafkaref.chaos.java_workload import JavaRoles
+
+            java = JavaRoles(self)
+            roles += ([("java-producer", java.producer)] * c.java_producers
+                      + [("java-consumer", java.consumer)] * c.java_consumers)
         for slot, (name, body) in enumerate(roles):
             rng = random.Random(f"{self.seed}:{name}:{slot}")
             thread = threading.Thread(target=self._guard, args=(body, rng), daemon=True,
@@ -235,7 +254,7 @@ class Workload:
         except Exception as error:  # noqa: BLE001 -- a workload bug must fail the run loudly
             self.errors.append(f"{threading.current_thread().name}: {error!r}")
 
-    def _new_process(self, first: list) -> int:
+    def new_process(self, first: list) -> int:
         """The next process number; after the first of a thread, a pause first: a process
         that crashed (info) is replaced, but not in a tight loop against a broken cluster."""
         if first:
@@ -243,6 +262,10 @@ class Workload:
         else:
             self._stopping.wait(CRASH_BACKOFF_S)
         return next(self._processes)
+
+    def stopping(self, wait_s: float = 0.0) -> bool:
+        """The workload was asked to stop (waiting up to wait_s for it)."""
+        return self._stopping.wait(wait_s) if wait_s else self._stopping.is_set()
 
     def _pace(self, started: float) -> None:
         self._stopping.wait(max(0.0, 1.0 / self.config.rate - (time.monotonic() - started)))
@@ -252,7 +275,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             producer = Producer(self.bootstrap, acks=c.acks, retries=0,
                                 enable_idempotence=c.idempotence,
                                 request_timeout_ms=c.request_timeout_ms,
@@ -324,7 +347,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             producer = confluent_kafka.Producer({
                 "bootstrap.servers": self.bootstrap, "acks": c.acks, "linger.ms": 0,
                 "enable.idempotence": c.idempotence, "client.id": f"chaos-{process}",
@@ -391,7 +414,7 @@ class Workload:
         positions = dict.fromkeys(self.keys, 0)
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             consumer = ObservingConsumer(self.bootstrap, fetch_ahead=False,
                                          client_id=f"chaos-{process}")
             consumer.cluster.timeout_s = c.socket_timeout_s
@@ -471,7 +494,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             consumer = confluent_kafka.Consumer({
                 "bootstrap.servers": self.bootstrap, "group.id": f"chaos-{self.seed}",
                 "auto.offset.reset": "earliest", "client.id": f"chaos-{process}",
@@ -508,7 +531,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             view = ClusterView(self.bootstrap, client_id=f"chaos-{process}",
                                timeout_s=c.socket_timeout_s)
             try:

@@ -1,5 +1,5 @@
 """Peers: the brokers kafkaref can start and fault by name -- Apache Kafka itself, kafkaref's own
-cluster, Tansu -- so that `kafkaref conform --peer NAME`, `kafkaref chaos run --peer NAME` and the
+cluster, Tansu, franz-go's kfake -- so that `kafkaref conform --peer NAME`, `kafkaref chaos run --peer NAME` and the
 differential tests need no recipe from a document.
 
     with start_peer("apache-kafka", nodes=3) as peer:
@@ -23,9 +23,10 @@ from kafkaref.chaos.peers.peer import STATE_FILE, Node, Peer
 def _kinds() -> dict[str, type[Peer]]:
     from kafkaref.chaos.peers.apache_kafka import ApacheKafka
     from kafkaref.chaos.peers.kafkaref_cluster import Kafkaref
+    from kafkaref.chaos.peers.kfake import Kfake
     from kafkaref.chaos.peers.tansu import Tansu
 
-    return {kind.name: kind for kind in (ApacheKafka, Kafkaref, Tansu)}
+    return {kind.name: kind for kind in (ApacheKafka, Kafkaref, Kfake, Tansu)}
 
 
 

@@ -199,7 +199,12 @@ def _read(path: str) -> str:
 
 
 def _cluster_id() -> str:
-    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64."""
+    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64, and,
+    as Kafka's Uuid.randomUuid, never one starting with "-" (the storage tool's argument parser
+    takes `-t -xyz` for an option: one start in 64 failed "expected one argument")."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
