@@ -27,7 +27,7 @@ import subprocess
 import threading
 
 from kafkaref.chaos import java_clients as java
-from kafkaref.chaos.workload import decode_value
+from kafkaref.chaos.values import decode_value
 from kafkaref.impl.client.partitioner import keyed_partition
 
 # The workload's clients with --java-clients (WorkloadConfig fields): the Java consumer reads

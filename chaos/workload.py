@@ -33,15 +33,14 @@ import itertools
 import random
 import threading
 import time
-import zlib
 from collections.abc import Callable
 
 import attrs
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.java_clients import value_of
 from kafkaref.chaos.probes import PROBE_TOPIC, pipeline, probe_broker
 from kafkaref.chaos.recorder import Recorder
+from kafkaref.chaos.values import decode_value, encode_value
 from kafkaref.history.format import CheckConfig
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.client.consumer import LATEST, Consumer, CorruptRecords
@@ -62,7 +61,6 @@ DEFINITE_FAILURES = frozenset({
     ErrorCode.invalid_producer_epoch, ErrorCode.out_of_order_sequence_number,
     ErrorCode.topic_authorization_failed,
 })
-VALUE_BYTES = 8
 # A batch's CRC-32C field ends 21 bytes in (base offset, length, leader epoch, magic, crc).
 _CRC_END = 21
 # How long past its request timeout a producer waits for an answer before giving up.
@@ -103,23 +101,6 @@ class WorkloadConfig:
     def check_config(self) -> CheckConfig:
         mode = "subscribe" if self.subscribe_consumers or self.java_consumers else "assign"
         return CheckConfig(acks=self.acks, idempotence=self.idempotence, mode=mode)
-
-
-def encode_value(value: int) -> bytes:
-    return value.to_bytes(VALUE_BYTES, "big", signed=True)
-
-
-def decode_value(raw: bytes | None) -> int:
-    """The int64 a producer wrote: 8 bytes big-endian (ours, confluent-kafka's), or the Java
-    VerifiableProducer's text "P.N" (P << 32 | N; never 8 bytes of ours, whose first byte is 0
-    for any process number below 2^24). Anything else (a corrupt record) maps to a negative
-    value no producer writes, so the checks see it as a value nobody sent rather than crashing."""
-    text = value_of((raw or b"").decode("ascii", "replace"))
-    if text is not None:
-        return text
-    if raw is not None and len(raw) == VALUE_BYTES:
-        return int.from_bytes(raw, "big", signed=True)
-    return -1 - zlib.crc32(raw or b"")
 
 
 class ObservingConsumer(Consumer):

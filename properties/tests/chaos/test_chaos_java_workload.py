@@ -11,8 +11,10 @@ import pytest
 
 from kafkaref.chaos.java_workload import JAVA_CLIENTS, KEYS, ROUND_S, JavaRoles, PollRecorder
 from kafkaref.chaos.run import EXIT_VALID, RunOptions, run
-from kafkaref.chaos.workload import WorkloadConfig, decode_value, encode_value
+from kafkaref.chaos.values import decode_value, encode_value
+from kafkaref.chaos.workload import WorkloadConfig
 from kafkaref.impl.client.partitioner import keyed_partition
+from kafkaref.spark_checks.checker import history_checker
 
 
 @attrs.frozen
@@ -103,8 +105,8 @@ def test_a_chaos_run_with_the_java_client_is_valid(tmp_path):
     """2 VerifiableProducer JVMs and a VerifiableConsumer under broker kills (10 s)."""
     options = RunOptions(seed=3, time_limit_s=10, nemesis=("kill",),
                          workload=WorkloadConfig(**JAVA_CLIENTS), runs_dir=str(tmp_path),
-                         run_id="java", checker="twin")
-    result = run(options, log=lambda _: None)
+                         run_id="java")
+    result = run(options, log=lambda _: None, check=history_checker("twin"))
     report = json.loads((tmp_path / "java" / "report.json").read_text())
     assert result.exit_code == EXIT_VALID, {k: v for k, v in report.items() if k != "run"}
     counts = report["run"]["counts"]

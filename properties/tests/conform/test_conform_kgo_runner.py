@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
+from kafkaref.commands.peer_suite import peer_suite
 from kafkaref.properties.peer_suites import kgo
-from kafkaref.properties.peer_suites.cli import peer_suite
 
 HELPERS = """package kgo
 
