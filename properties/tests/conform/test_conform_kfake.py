@@ -20,6 +20,7 @@ from kafkaref.chaos.conform.faults import PeerFaults
 from kafkaref.chaos.conform.report import write_report
 from kafkaref.chaos.conform.runner import RunResult, run, select
 from kafkaref.chaos.peers import start_peer
+from kafkaref.spark_checks.checker import history_checker
 
 pytestmark = pytest.mark.kfake
 
@@ -37,7 +38,7 @@ def judge(checks: list, tmp_path, label: str) -> RunResult:
     with start_peer("kfake", 1, str(tmp_path / f"kfake-{len(checks)}")) as peer:
         return run(peer.bootstrap, checks, label=label, options={
             "faults": PeerFaults(peer), "fuzz": 300, "seed": 20261122, "chaos_seconds": 30,
-            "chaos_checker": "twin", "runs_dir": str(tmp_path / "runs")})
+            "chaos_check": history_checker("twin"), "runs_dir": str(tmp_path / "runs")})
 
 
 def test_conform_runs_to_completion_against_kfake(tmp_path):
