@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 
 from kafkaref.chaos.peers.fetched import PeerError
 from kafkaref.chaos.peers.peer import STATE_FILE, Node, Peer
@@ -33,12 +34,14 @@ def _kinds() -> dict[str, type[Peer]]:
 
 def make_peer(name: str, nodes: int | None = None, directory: str | None = None,
               keep: bool = False, **options) -> Peer:
-    """A peer of kind `name`, not started yet. nodes: its default when None (kafkaref 3, the
-    others 1). directory: a new temporary folder when None."""
+    """A peer of kind `name`, not started yet. nodes: its default when None (apache-kafka and
+    kafkaref 3, the others 1). directory: a new folder under the temporary directory when None
+    (made when the peer starts)."""
     kinds = _kinds()
     if name not in kinds:
         raise PeerError(f"unknown peer {name!r}; known peers: {', '.join(sorted(kinds))}")
-    directory = directory or tempfile.mkdtemp(prefix=f"kafkaref-peer-{name}-")
+    directory = directory or os.path.join(tempfile.gettempdir(),
+                                          f"kafkaref-peer-{name}-{uuid.uuid4().hex[:8]}")
     arguments = {"nodes": nodes} if nodes is not None else {}
     return kinds[name](directory, keep=keep, **arguments, **options)
 

@@ -67,7 +67,7 @@ class ApacheKafka(Peer):
     version = KAFKA_VERSION
     supports = frozenset({"kill", "restart", "pause", "tear"})
 
-    def __init__(self, directory: str, nodes: int = 1, keep: bool = False,
+    def __init__(self, directory: str, nodes: int = 3, keep: bool = False,
                  overrides: dict[str, str] | None = None):
         """nodes: 1 or 3 (KRaft voters must be a majority; two would stop at one loss).
         overrides: server.properties entries that replace the defaults below."""
