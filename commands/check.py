@@ -48,9 +48,9 @@ def _print_result(console, result, report_path: Path) -> None:
     from kafkaref.commands.progress import clip
 
     data = result.to_json()
-    if result.valid == "unknown":
-        console.print(f"could not decide: {result.error}", highlight=False, markup=False)
-        console.print(f"report: {report_path}", highlight=False, markup=False)
+    if result.valid == "unknown":  # plain lines: rich would wrap them at the terminal width
+        click.echo(f"could not decide: {result.error}")
+        click.echo(f"report: {report_path}")
         return
     table = Table(title=f"kafkaref check: valid = {result.valid}")
     for column in ("anomaly", "count", "allowed", "first example"):

@@ -151,10 +151,12 @@ def _rows(file: Path) -> int:
 
 
 def _sealed(file: Path) -> bool:
+    """The file's footer says it belongs to a sealed history (a file whose footer does not
+    read is corrupt: said now, naming it, rather than by whatever reads it later)."""
     try:
         metadata = pq.ParquetFile(file).schema_arrow.metadata or {}
-    except (pa.ArrowInvalid, OSError):
-        return False  # unreadable: the reader says so, naming the file
+    except (pa.ArrowInvalid, OSError) as error:
+        raise CorruptHistory(file, f"not a readable Parquet file ({error})") from None
     return SEALED_KEY.encode() in metadata
 
 

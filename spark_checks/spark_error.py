@@ -37,23 +37,24 @@ def one_line(error: BaseException) -> BaseException | str:
         return error
     text = str(error)
     line = root_cause(text) or f"{type(error).__name__}: {_first_line(text)}"
+    if len(line) > LINE_MAX:
+        line = line[:LINE_MAX - 3] + "..."
     if _from_spark(error):
         line = f"Spark failed: {line}"
         log = log_path()
         if log.exists() and log.stat().st_size:
             line += f" (stack traces in {log})"
-    return line if len(line) <= LINE_MAX else line[:LINE_MAX - 3] + "..."
+    return line
 
 
 def root_cause(text: str) -> str | None:
-    """The last 'Caused by:' of a Java stack trace, else its first exception line."""
-    found = [m.group(1) for m in map(_EXCEPTION_LINE.match,
-                                     (line.strip().lstrip(": ") for line in text.splitlines()))
-             if m]
-    caused = [line for line in text.splitlines() if line.strip().startswith("Caused by: ")]
-    if caused:
-        return caused[-1].strip().removeprefix("Caused by: ")
-    return found[0] if found else None
+    """The innermost exception of a Java stack trace ('Caused by: ...' lines come innermost
+    last) that names a file, else the innermost one; None when the text holds none."""
+    exceptions = [m.group(1) for m in map(_EXCEPTION_LINE.match,
+                                          (line.strip().removeprefix(": ")
+                                           for line in text.splitlines())) if m]
+    naming = [line for line in exceptions if "file:" in line or ".parquet" in line]
+    return (naming or exceptions or [None])[-1]
 
 
 def _first_line(text: str) -> str:
