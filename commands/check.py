@@ -45,7 +45,7 @@ def _print_result(console, result, report_path: Path) -> None:
     saying why when it could not (a table of zeros would read as "nothing found")."""
     from rich.table import Table
 
-    from kafkaref.commands.progress import clip
+    from kafkaref.chaos.report import clip
 
     data = result.to_json()
     if result.valid == "unknown":  # plain lines: rich would wrap them at the terminal width

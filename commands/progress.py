@@ -58,8 +58,3 @@ class Steps:
         if self._live is not None:
             self._live.__exit__(*exc)
             self._live = None
-
-
-def clip(text: str, width: int) -> str:
-    """text cut to width characters, an ellipsis saying it was cut."""
-    return text if len(text) <= width else text[:width - 1] + "…"
