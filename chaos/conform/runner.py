@@ -86,7 +86,8 @@ def negotiate(bootstrap: str, timeout_s: float = BOOTSTRAP_TIMEOUT_S):
                     answer = conn.send(18, version, {"client_software_name": "kafkaref-conform",
                                                      "client_software_version": "1"})
             except (OSError, ValueError) as exc:
-                _add_reason(reasons, f"{address}: {exc or type(exc).__name__}")
+                said = str(exc) or type(exc).__name__
+                _add_reason(reasons, said if said.startswith(address) else f"{address}: {said}")
                 continue
             if answer.error_code != ErrorCode.none:
                 _add_reason(reasons, f"{address} ApiVersions v{version}: "
