@@ -198,7 +198,7 @@ def print_summary(result) -> None:
     report, summary = result.report, result.summary
     anomalies = report.get("anomalies") or {}
     mutants = summary.get("mutants") or []
-    label = f"          (mutant {', '.join(mutants)})" if mutants else ""
+    label = f" (mutant {', '.join(mutants)})" if mutants else ""
     table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}{label}")
     table.add_column("")
     table.add_column("count", justify="right")

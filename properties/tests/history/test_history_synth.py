@@ -139,4 +139,5 @@ def test_a_chaos_runs_title_names_its_mutants(capsys, tmp_path, monkeypatch):
 
     print_summary(RunResult(tmp_path / "20261124T205720-s7-2101", 1, {"valid": False},
                             {"mutants": ["M2"]}))
-    assert "valid = False          (mutant M2)" in capsys.readouterr().out
+    title = " ".join(capsys.readouterr().out.split("┏")[0].split())
+    assert title == "chaos run 20261124T205720-s7-2101: valid = False (mutant M2)"
