@@ -6,9 +6,12 @@ for the model (Jepsen's queue workload).
 
 A history is a directory:
 
-    meta.json            {"schema_version": 1, "config": {...}, ...}
+    meta.json            {"schema_version": 1, "config": {...}, ..., "manifest": {...}}
     ops/part-NNNNN.parquet      one row per invocation or completion (OPS_COLUMNS)
     records/part-NNNNN.parquet  one row per record inside an op (RECORDS_COLUMNS)
+
+The manifest (history/integrity.py) lists every data file's rows, size and digest; the rows
+must also follow the structural rules below (STRUCTURE) before any anomaly is looked for.
 
 records is denormalised on purpose: each row repeats its op's process, completion type and the
 invoke and completion times, so every check is a scan, group-by or window over one table and never

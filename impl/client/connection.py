@@ -179,7 +179,8 @@ def _not_a_frame(head: bytes, size: int, sock: socket.socket) -> str:
     """Why a size prefix makes no sense, in words: a server speaking another protocol answers
     text, whose first four bytes read as a huge size ("HTTP" is 1213486160)."""
     try:
-        where = "%s:%d" % sock.getpeername()[:2]
+        host, port = sock.getpeername()[:2]
+        where = f"{host}:{port}"
     except OSError:
         where = "the server"
     if head.isascii() and head.decode().isprintable():

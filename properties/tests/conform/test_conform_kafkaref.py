@@ -64,16 +64,22 @@ def test_an_unreachable_bootstrap_is_exit_2_with_every_check_not_run(tmp_path):
     assert "bootstrap did not answer" in outcomes[0]["summary"]
 
 
-def test_a_broker_answering_garbage_is_could_not_run(tmp_path):
-    def garbage(conn):
+def answering(payload: bytes):
+    """A tcp_server handler answering payload to the first request, whatever it was."""
+
+    def handler(conn):
         with conn:
             try:
                 conn.recv(1024)
-                conn.sendall(b"\x00\x00\x00\x08garbage!")
+                conn.sendall(payload)
             except OSError:
                 pass
 
-    port, stop = tcp_server(garbage)
+    return handler
+
+
+def test_a_broker_answering_garbage_is_could_not_run(tmp_path):
+    port, stop = tcp_server(answering(b"\x00\x00\x00\x08garbage!"))
     try:
         result = run(f"127.0.0.1:{port}", select(only=("protocol",)))
     finally:
@@ -140,15 +146,7 @@ def test_a_bootstrap_without_a_port_is_one_usage_error():
 
 
 def test_a_server_answering_http_is_named_in_one_line(tmp_path):
-    def http(conn):
-        with conn:
-            try:
-                conn.recv(1024)
-                conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
-            except OSError:
-                pass
-
-    port, stop = tcp_server(http)
+    port, stop = tcp_server(answering(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"))
     try:
         done = subprocess.run([KAFKAREF, "conform", "--bootstrap", f"127.0.0.1:{port}"],
                               capture_output=True, text=True, timeout=120)
