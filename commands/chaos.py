@@ -48,6 +48,7 @@ def _mutants(values: tuple[str, ...], allow: bool) -> tuple[str, ...]:
 
 
 def run_options(**kw):
+    from kafkaref.chaos.java_workload import JAVA_CLIENTS
     from kafkaref.chaos.run import RunOptions
     from kafkaref.chaos.workload import WorkloadConfig
 
@@ -56,7 +57,8 @@ def run_options(**kw):
         workload = WorkloadConfig(
             acks=acks, idempotence=kw["idempotence"] and acks == "all",
             partitions=kw["partitions"], rate=kw["rate"],
-            subscribe_consumers=kw["subscribe"])
+            subscribe_consumers=kw["subscribe"],
+            **(JAVA_CLIENTS if kw["java_clients"] else {}))
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     if kw["bootstrap"]:
@@ -108,6 +110,10 @@ def common_options(function):
         click.option("--subscribe", type=click.IntRange(0, 8), default=0, show_default=True,
                      help="Consumers subscribing in a group (confluent-kafka); judged in "
                      "subscribe mode (skips across rebalances allowed)."),
+        click.option("--java-clients", is_flag=True,
+                     help="Apache Kafka's Java client writes and reads in a group: 2 "
+                     "VerifiableProducer JVMs and 1 VerifiableConsumer instead of kafkaref's and "
+                     "confluent-kafka's producers (judged in subscribe mode)."),
         click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
                      help="Run against this broker instead of an embedded 3-broker cluster."),
         click.option("--replication-factor", type=click.IntRange(1, 32), default=3,

@@ -34,8 +34,9 @@ def _judge_peer(name, nodes, cluster_dir, options, judge, say):
     options["faults"] = PeerFaults(running)
     say(f"judging {running.describe()}")
     try:
-        return judge(running.bootstrap,
-                     f"{running.name} {running.version} ({len(running.nodes)} nodes)")
+        count = len(running.nodes)
+        return judge(running.bootstrap, f"{running.name} {running.version} "
+                                        f"({count} node{'s' if count != 1 else ''})")
     finally:
         if not cluster_dir:
             running.stop()

@@ -67,7 +67,7 @@ class ApacheKafka(Peer):
     version = KAFKA_VERSION
     supports = frozenset({"kill", "restart", "pause", "tear"})
 
-    def __init__(self, directory: str, nodes: int = 1, keep: bool = False,
+    def __init__(self, directory: str, nodes: int = 3, keep: bool = False,
                  overrides: dict[str, str] | None = None):
         """nodes: 1 or 3 (KRaft voters must be a majority; two would stop at one loss).
         overrides: server.properties entries that replace the defaults below."""
@@ -199,7 +199,12 @@ def _read(path: str) -> str:
 
 
 def _cluster_id() -> str:
-    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64."""
+    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64, and,
+    as Kafka's Uuid.randomUuid, never one starting with "-" (the storage tool's argument parser
+    takes `-t -xyz` for an option: one start in 64 failed "expected one argument")."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        found = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not found.startswith("-"):
+            return found
