@@ -213,3 +213,15 @@ def test_unreadable_files_are_one_line_each_on_the_terminal(tmp_path):
     assert printed[2].startswith("could not decide: Spark failed: "), printed[2]
     assert f"(stack traces in {log})" in printed[2] and log.stat().st_size > 1000
     assert not any(line.lstrip().startswith("at ") for line in done.stderr.splitlines())
+
+
+def test_a_remote_history_is_verified_through_spark(spark, tmp_path, monkeypatch):
+    """hdfs:// s3a:// ... histories: Spark hashes each file where it lies (binaryFile); the
+    same manifest check follows. Exercised here on the local disk, taken for remote."""
+    path = _history(tmp_path / "h", 20)
+    monkeypatch.setattr(job, "_is_local", lambda where: False)
+    assert job.verify(spark, str(path))["verified"] is True
+    part = path / "records" / "part-00000.parquet"
+    part.write_bytes(part.read_bytes()[:-10])
+    with pytest.raises(CorruptHistory, match="part-00000.parquet: .* bytes, the manifest says"):
+        job.verify(spark, str(path))
