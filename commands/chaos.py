@@ -203,7 +203,9 @@ def print_summary(result) -> None:
 
     report, summary = result.report, result.summary
     anomalies = report.get("anomalies") or {}
-    table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}")
+    mutants = summary.get("mutants") or []
+    label = f" (mutant {', '.join(mutants)})" if mutants else ""
+    table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}{label}")
     table.add_column("")
     table.add_column("count", justify="right")
     table.add_column("allowed / first example")
@@ -231,7 +233,9 @@ def print_summary(result) -> None:
 def _example(entry: dict) -> str:
     examples = entry.get("examples") or []
     allowed = "allowed" if entry.get("allowed") else "disallowed"
-    return f"{allowed}: {json.dumps(examples[0])[:70]}" if examples else (
+    from kafkaref.chaos.report import clip
+
+    return f"{allowed}: {clip(json.dumps(examples[0]), 70)}" if examples else (
         allowed if entry.get("count") else "")
 
 

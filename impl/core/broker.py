@@ -59,6 +59,7 @@ class Broker:
             8: self._offset_commit, 9: self._offset_fetch, 10: self._find_coordinator,
             11: self._join_group, 12: self._heartbeat, 13: self._leave_group,
             14: self._sync_group, 15: self._describe_groups, 16: self._list_groups,
+            42: self._delete_groups,
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
@@ -650,6 +651,37 @@ class Broker:
         wanted = set(getattr(request.body, "states_filter", ()) or ())
         groups = [g for g in listed.values() if not wanted or g["group_state"] in wanted]
         respond(self._response(request, {"error_code": 0, "groups": groups}))
+
+    def _delete_groups(self, request, respond):
+        """Kafka's DeleteGroups: each Empty group this broker coordinates is forgotten and its
+        committed offsets tombstoned in its __consumer_offsets partition (acks=all; the answer
+        waits for them); a group with members is NON_EMPTY_GROUP, an unknown one
+        GROUP_ID_NOT_FOUND, one coordinated elsewhere NOT_COORDINATOR."""
+        errors, tombstones = {}, {}
+        for group_id in request.body.groups_names:
+            error = self._coordinator_error(group_id)  # the empty id is valid here, as in Kafka
+            if error == ErrorCode.none:
+                index = self._offsets_partition(group_id)
+                has_offsets = bool(self.committed.group(index, group_id))
+                error = self.groups.delete(group_id, has_offsets)
+                if error == ErrorCode.none and has_offsets:
+                    tombstones.setdefault(index, []).extend(
+                        self.committed.remove_group(index, group_id))
+            errors[group_id] = error
+
+        def answer(results=None):
+            respond(self._response(request, {"results": [
+                {"group_id": g, "error_code": e} for g, e in errors.items()]}))
+
+        if not tombstones:
+            answer()
+            return
+        now = self.clock()
+        batches = {(offsets_topic.NAME, index): records.build_batch(
+            [(offsets_topic.encode_key(k), None, (), now) for k in keys], base_timestamp=now)
+            for index, keys in tombstones.items()}
+        self.replica_manager.append_records(self.config.offsets_commit_timeout_ms, -1, batches,
+                                            answer)
 
     # -- time -------------------------------------------------------------------------------
     def advance_clock(self, now_ms: int | None = None) -> None:

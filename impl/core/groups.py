@@ -410,6 +410,19 @@ class GroupCoordinator:
                 if member.sync is not None:
                     member.sync(ErrorCode.not_coordinator, b"")
 
+    def delete(self, group_id: str, has_offsets: bool) -> ErrorCode:
+        """DeleteGroups for one group this broker coordinates (Kafka's
+        GroupCoordinator.handleDeleteGroups): an Empty group, known by its state or only by its
+        committed offsets, is forgotten (NONE; the caller removes its offsets); a group with
+        members is NON_EMPTY_GROUP; one known by neither is GROUP_ID_NOT_FOUND."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.none if has_offsets else ErrorCode.group_id_not_found
+        if group.members or group.state != EMPTY:
+            return ErrorCode.non_empty_group
+        del self.groups[group_id]
+        return ErrorCode.none
+
     def describe(self, group_id: str, has_offsets: bool = False) -> dict:
         """DescribeGroups' answer for one group (Kafka's GroupMetadata.summary): members with
         their metadata and assignment only when the group is stable; a group known only by its

@@ -76,6 +76,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     32: ("describe_configs", 1, 3),  # kio has no v0; v4 is flexible
     33: ("alter_configs", 0, 1),
     37: ("create_partitions", 0, 1),
+    42: ("delete_groups", 0, 1),  # v2 is flexible
     44: ("incremental_alter_configs", 0, 0),
 }
 # Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
