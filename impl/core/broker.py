@@ -29,6 +29,10 @@ from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, PartitionAnswer
 from kafkaref.impl.protocol.messages import build, millis
 
+# Produce v10 and Fetch v16 answer NOT_LEADER_OR_FOLLOWER (Fetch: and FENCED_LEADER_EPOCH)
+# with the partition's current leader and its endpoint (KIP-951, KafkaApis)
+PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -67,6 +71,9 @@ class Broker:
         self.delete_topic = self.create_partitions = self.alter_topic_configs = None
         self._handlers.update(AdminApis(self).handlers())
         self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
+        # the wire's topic ids of the current image, both ways (requests may name topics by id)
+        self._ids_by_name: dict[str, uuid.UUID] = {}
+        self._names_by_id: dict[uuid.UUID, str] = {}
 
     # -- metadata ---------------------------------------------------------------------------
     def apply_metadata(self, metadata: ClusterMetadata) -> None:
@@ -76,6 +83,7 @@ class Broker:
         live_before = {b.broker_id for b in self.metadata.brokers}
         deleted = _deleted_topics(self.metadata, metadata)
         self.metadata = metadata
+        self._index_topic_ids(metadata)
         rm = self.replica_manager
         self._drop_deleted_topics(metadata)
         for gone in live_before - {b.broker_id for b in metadata.brokers}:
@@ -108,6 +116,11 @@ class Broker:
         self._coordinate_offsets_partitions()
         if deleted:
             self._forget_offsets_of(deleted)
+
+    def _index_topic_ids(self, metadata: ClusterMetadata) -> None:
+        ids = {t.name: _wire_topic_id(t.topic_id) for t in metadata.topics}
+        self._ids_by_name = {name: i for name, i in ids.items() if i is not None}
+        self._names_by_id = {i: name for name, i in self._ids_by_name.items()}
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
@@ -171,14 +184,53 @@ class Broker:
             return
         respond(self._metadata_response(request, names))
 
-    def _topic_name(self, requested) -> str | uuid.UUID:
-        """A requested topic's name; Metadata v12 may name it by topic id only: then its
-        name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
-        if requested.name is not None:
-            return requested.name
-        wanted = str(getattr(requested, "topic_id", None) or uuid.UUID(int=0))
-        found = next((t.name for t in self.metadata.topics if t.topic_id == wanted), None)
-        return found if found is not None else uuid.UUID(wanted)
+    def _topic_name(self, requested, field: str = "name") -> str | uuid.UUID:
+        """A requested topic's name. Metadata v12 may name it by topic id only, and the
+        versions of KIP-516 always do (Produce v13, Fetch v13, OffsetCommit v10, ...): then
+        its name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
+        name = getattr(requested, field, None)
+        if name is not None:
+            return name
+        wanted = getattr(requested, "topic_id", None) or uuid.UUID(int=0)
+        return self._names_by_id.get(wanted, wanted)
+
+    def _topic_id(self, name: str | uuid.UUID) -> uuid.UUID:
+        """The wire's id of a topic _topic_name gave (an unknown id answers as itself; a topic
+        without an id, or none of that name, as the zero id)."""
+        if isinstance(name, uuid.UUID):
+            return name
+        return self._ids_by_name.get(name, uuid.UUID(int=0))
+
+    def _current_leader(self, key: tuple[str, int]) -> tuple[int, int]:
+        """(leader id, leader epoch) as this broker knows them: its own replica's view, else
+        the metadata's, else (-1, -1) (Kafka's KafkaApis.getCurrentLeader, KIP-951)."""
+        partition = self.replica_manager.partition(key)
+        if partition is not None:
+            leader = partition.leader_id
+            return (-1 if leader is None else leader), partition.leader_epoch
+        topic = self.metadata.topic(key[0])
+        if topic is None or not 0 <= key[1] < len(topic.partitions):
+            return -1, -1
+        meta = topic.partitions[key[1]]
+        return meta.leader, meta.leader_epoch
+
+    def _leader_hints(self, failed: dict[tuple[str, int], ErrorCode],
+                      errors: tuple[ErrorCode, ...]) -> tuple[dict, list[dict]]:
+        """KIP-951's leader discovery: for each partition that failed with one of `errors`, its
+        current leader ({key: {leader_id, leader_epoch}}), and the endpoints of those leaders
+        that are alive (node_endpoints), so a client retries at the new leader without first
+        asking for metadata."""
+        leaders, endpoints = {}, {}
+        for key, error in failed.items():
+            if error not in errors:
+                continue
+            leader_id, epoch = self._current_leader(key)
+            leaders[key] = {"leader_id": leader_id, "leader_epoch": epoch}
+            endpoint = self.metadata.broker(leader_id) if leader_id >= 0 else None
+            if endpoint is not None:
+                endpoints[leader_id] = {"node_id": leader_id, "host": endpoint.host,
+                                        "port": endpoint.port, "rack": None}
+        return leaders, list(endpoints.values())
 
     def _metadata_response(self, request, names):
         meta = self.metadata
@@ -377,17 +429,21 @@ class Broker:
     def _produce(self, request, respond):
         body = request.body
         if body.transactional_id is not None:
-            errors = {(t.name, p.index): ErrorCode.transactional_id_authorization_failed
+            refused = ErrorCode.transactional_id_authorization_failed
+            errors = {(self._topic_name(t), p.index): refused
                       for t in body.topic_data for p in t.partition_data}
             respond(self._produce_response(request, {}, errors))
             return
         entries, errors = {}, {}
         for topic in body.topic_data:
+            name = self._topic_name(topic)  # v13 names the topic by id (KIP-516)
             for p in topic.partition_data:
-                key = (topic.name, p.index)
-                if self.replica_manager.partition(key) is None:
-                    errors[key] = ErrorCode.unknown_topic_or_partition
-                elif offsets_topic.is_internal(topic.name):  # written only by coordinators
+                key = (name, p.index)
+                if isinstance(name, uuid.UUID):
+                    errors[key] = ErrorCode.unknown_topic_id
+                elif not self._known_partition(key):  # hosted elsewhere: the replica manager
+                    errors[key] = ErrorCode.unknown_topic_or_partition  # answers NOT_LEADER
+                elif offsets_topic.is_internal(name):  # written only by coordinators
                     errors[key] = ErrorCode.invalid_topic_exception
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
@@ -416,8 +472,18 @@ class Broker:
                  "error_message": result.error_message if result.error else None,
                  "record_errors": [{"batch_index": i, "batch_index_error_message": m}
                                    for i, m in result.record_errors]})
-        responses = [{"name": n, "partition_responses": ps} for n, ps in by_topic.items()]
-        return self._response(request, {"responses": responses})
+        node_endpoints = []
+        if request.api_version >= PRODUCE_LEADER_HINTS:
+            failed = {**errors, **{k: r.error for k, r in results.items()}}
+            leaders, node_endpoints = self._leader_hints(
+                failed, (ErrorCode.not_leader_or_follower,))
+            for name, partitions in by_topic.items():
+                for p in partitions:
+                    p["current_leader"] = leaders.get((name, p["index"]),
+                                                      {"leader_id": -1, "leader_epoch": -1})
+        responses = [{"name": n, "topic_id": self._topic_id(n), "partition_responses": ps}
+                     for n, ps in by_topic.items()]
+        return self._response(request, {"responses": responses, "node_endpoints": node_endpoints})
 
     # -- Fetch ------------------------------------------------------------------------------
     def _fetch(self, request, respond):
@@ -668,6 +734,14 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
     return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _wire_topic_id(topic_id: str) -> uuid.UUID | None:
+    """A topic id as the wire's uuid; None for none, or for a test's id that is no uuid."""
+    try:
+        return uuid.UUID(topic_id) if topic_id else None
+    except ValueError:
+        return None
 
 
 def _topic_uuid(topic) -> uuid.UUID:

@@ -55,7 +55,7 @@ response_class = functools.cache(load_response_schema)
 # clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
 # librdkafka starts with it; answering it directly saves a round trip).
 SUPPORTED: dict[int, tuple[str, int, int]] = {
-    0: ("produce", 3, 8),
+    0: ("produce", 0, 13),  # v0-2 advertised, refused: REFUSED
     1: ("fetch", 4, 11),
     2: ("list_offsets", 1, 5),
     3: ("metadata", 1, 12),  # flexible from 9; topic ids from 10 (a recreated topic)
@@ -81,10 +81,14 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
 # Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
 # fetched epoch and returns the diverging epoch).
 ACCEPTED_EXTRA: dict[int, tuple[int, int]] = {1: (12, 12)}
+# Advertised but refused, as Kafka 4 refuses them: KIP-896 removed Produce v0-2, yet Kafka 4
+# still lists Produce from v0 because librdkafka will not compress unless the broker's range
+# starts there (KAFKA-18659); a request at one of them closes the connection (seen on 4.3.1).
+REFUSED: dict[int, range] = {0: range(0, 3)}
 
 
 def is_supported(api_key: int, version: int) -> bool:
-    if api_key not in SUPPORTED:
+    if api_key not in SUPPORTED or version in REFUSED.get(api_key, ()):
         return False
     _, low, high = SUPPORTED[api_key]
     if low <= version <= high:

@@ -1,0 +1,129 @@
+"""What the newer versions of each API carry, through the wire codec and the core broker (no
+sockets): topic ids (KIP-516), leader discovery (KIP-951), the removed versions (KIP-896).
+Each answer was read off Apache Kafka 4.3.1 first (docs/semantics.md, "Protocol versions")."""
+
+import datetime
+import uuid
+
+import pytest
+from kio.index import load_request_schema
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.controller.local import LocalController
+from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.protocol import wire
+from kafkaref.impl.protocol.messages import build
+from kafkaref.impl.protocol.records import build_batch
+from kafkaref.properties.clock import ManualClock
+from kafkaref.properties.wire_calls import call
+
+
+def brokers(count: int):
+    """count core brokers (ids 0..count-1, ports 9092..) sharing one LocalController."""
+    controller = LocalController()
+    out = []
+    for broker_id in range(count):
+        b = Broker(BrokerConfig(broker_id=broker_id), ManualClock(), lambda key: MemoryLog())
+        controller.register(b, "127.0.0.1", 9092 + broker_id)
+        out.append(b)
+    return out
+
+
+def create(broker, name, partitions=1, replication_factor=1):
+    body = call(broker, 19, 4, {"topics": [{
+        "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+        "assignments": [], "configs": []}],
+        "timeout": datetime.timedelta(seconds=5), "validate_only": False})
+    assert body.topics[0].error_code == ErrorCode.none
+
+
+def topic_id(broker, name) -> uuid.UUID:
+    return uuid.UUID(broker.metadata.topic(name).topic_id)
+
+
+BATCH = build_batch([(b"k", b"v", (), None)])
+
+
+def produce(broker, version, topic, partition=0, acks=1):
+    """topic: a name, or (v13) a topic id."""
+    named = {"topic_id": topic} if isinstance(topic, uuid.UUID) else {"name": topic}
+    return call(broker, 0, version, {
+        "transactional_id": None, "acks": acks, "timeout": 1000,
+        "topic_data": [{**named, "partition_data": [{"index": partition, "records": BATCH}]}]})
+
+
+# -- Produce ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("version", [9, 11, 12, 13])
+def test_produce_at_every_flexible_version_appends(version):
+    (b,) = brokers(1)
+    create(b, "t")
+    topic = topic_id(b, "t") if version >= 13 else "t"
+    first = produce(b, version, topic).responses[0]
+    second = produce(b, version, topic).responses[0]
+    assert [first.partition_responses[0].base_offset,
+            second.partition_responses[0].base_offset] == [0, 1]
+    if version >= 13:
+        assert first.topic_id == topic_id(b, "t")
+
+
+def test_produce_v13_with_an_unknown_topic_id_is_unknown_topic_id_for_each_partition():
+    """As Apache Kafka 4.3.1 answers: UNKNOWN_TOPIC_ID (100), the id echoed, nothing written."""
+    (b,) = brokers(1)
+    create(b, "t")
+    stranger = uuid.uuid4()
+    answer = produce(b, 13, stranger).responses[0]
+    assert answer.topic_id == stranger
+    assert [(p.error_code, p.base_offset, p.log_start_offset)
+            for p in answer.partition_responses] == [(ErrorCode.unknown_topic_id, -1, -1)]
+    assert b.replica_manager.partition(("t", 0)).log.log_end_offset == 0
+
+
+def test_produce_v13_to_a_missing_partition_of_a_known_topic_is_unknown_topic_or_partition():
+    (b,) = brokers(1)
+    create(b, "t")
+    answer = produce(b, 13, topic_id(b, "t"), partition=5).responses[0]
+    assert answer.partition_responses[0].error_code == ErrorCode.unknown_topic_or_partition
+
+
+@pytest.mark.parametrize("version", [9, 10, 13])
+def test_produce_to_a_follower_names_the_leader_from_v10(version):
+    """KIP-951: NOT_LEADER_OR_FOLLOWER carries the partition's current leader and epoch, and
+    node_endpoints that leader's address, from Produce v10 (KafkaApis.handleProduceRequest)."""
+    b0, b1 = brokers(2)
+    create(b0, "t", replication_factor=2)
+    leader = b0.metadata.topic("t").partitions[0].leader
+    follower = b1 if leader == 0 else b0
+    body = produce(follower, version, topic_id(b0, "t") if version >= 13 else "t")
+    answer = body.responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.not_leader_or_follower
+    if version < 10:
+        assert not hasattr(answer, "current_leader")
+        return
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (leader, 0)
+    assert [(n.node_id, n.port) for n in body.node_endpoints] == [(leader, 9092 + leader)]
+
+
+def test_produce_to_a_broker_not_hosting_the_partition_is_not_leader_with_the_leader_named():
+    """Kafka answers UNKNOWN_TOPIC_OR_PARTITION only for partitions its metadata lacks; one it
+    knows but does not host is NOT_LEADER_OR_FOLLOWER (and, v10+, where the leader is)."""
+    b0, b1 = brokers(2)
+    create(b0, "t", partitions=2)  # replication factor 1: each broker hosts one partition
+    hosted_by_1 = next(i for i, p in enumerate(b0.metadata.topic("t").partitions) if p.leader == 1)
+    body = produce(b0, 10, "t", partition=hosted_by_1)
+    answer = body.responses[0].partition_responses[0]
+    assert answer.error_code == ErrorCode.not_leader_or_follower
+    assert answer.current_leader.leader_id == 1
+    assert [n.node_id for n in body.node_endpoints] == [1]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_produce_v0_to_v2_are_advertised_but_refused_by_closing(version):
+    """KIP-896 removed them; Kafka 4 still advertises v0 (KAFKA-18659, for librdkafka) and closes
+    the connection of a request at one of them (seen on 4.3.1)."""
+    assert wire.SUPPORTED[0][1] == 0
+    frame = bytearray(wire.encode_request(1, "x", build(load_request_schema(0, 3), {
+        "transactional_id": None, "acks": 1, "timeout": 10, "topic_data": []})))
+    frame[6:8] = version.to_bytes(2, "big")
+    with pytest.raises(wire.MalformedRequest):
+        wire.decode_request(bytes(frame[4:]))
