@@ -26,7 +26,12 @@ from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.replica_manager import ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.protocol import records, wire
-from kafkaref.impl.protocol.fetch_response import FetchAnswer, PartitionAnswer
+from kafkaref.impl.protocol.fetch_response import (
+    TOPIC_IDS_FROM,
+    FetchAnswer,
+    NodeEndpoint,
+    PartitionAnswer,
+)
 from kafkaref.impl.protocol.messages import build, millis
 
 # Produce v10 and Fetch v16 answer NOT_LEADER_OR_FOLLOWER (Fetch: and FENCED_LEADER_EPOCH)
@@ -215,21 +220,19 @@ class Broker:
         return meta.leader, meta.leader_epoch
 
     def _leader_hints(self, failed: dict[tuple[str, int], ErrorCode],
-                      errors: tuple[ErrorCode, ...]) -> tuple[dict, list[dict]]:
+                      errors: tuple[ErrorCode, ...]) -> tuple[dict, list[NodeEndpoint]]:
         """KIP-951's leader discovery: for each partition that failed with one of `errors`, its
-        current leader ({key: {leader_id, leader_epoch}}), and the endpoints of those leaders
+        current leader ({key: (leader id, leader epoch)}), and the endpoints of those leaders
         that are alive (node_endpoints), so a client retries at the new leader without first
         asking for metadata."""
         leaders, endpoints = {}, {}
         for key, error in failed.items():
             if error not in errors:
                 continue
-            leader_id, epoch = self._current_leader(key)
-            leaders[key] = {"leader_id": leader_id, "leader_epoch": epoch}
+            leaders[key] = leader_id, _ = self._current_leader(key)
             endpoint = self.metadata.broker(leader_id) if leader_id >= 0 else None
             if endpoint is not None:
-                endpoints[leader_id] = {"node_id": leader_id, "host": endpoint.host,
-                                        "port": endpoint.port, "rack": None}
+                endpoints[leader_id] = NodeEndpoint(leader_id, endpoint.host, endpoint.port)
         return leaders, list(endpoints.values())
 
     def _metadata_response(self, request, names):
@@ -479,44 +482,73 @@ class Broker:
                 failed, (ErrorCode.not_leader_or_follower,))
             for name, partitions in by_topic.items():
                 for p in partitions:
-                    p["current_leader"] = leaders.get((name, p["index"]),
-                                                      {"leader_id": -1, "leader_epoch": -1})
+                    leader_id, epoch = leaders.get((name, p["index"]), (-1, -1))
+                    p["current_leader"] = {"leader_id": leader_id, "leader_epoch": epoch}
         responses = [{"name": n, "topic_id": self._topic_id(n), "partition_responses": ps}
                      for n, ps in by_topic.items()]
-        return self._response(request, {"responses": responses, "node_endpoints": node_endpoints})
+        return self._response(request, {"responses": responses, "node_endpoints": [
+            n._asdict() for n in node_endpoints]})
 
     # -- Fetch ------------------------------------------------------------------------------
     def _fetch(self, request, respond):
+        """Partitions the metadata does not know (by name, or from v13 by topic id) are refused
+        before the read and answered after the others, as Kafka's KafkaApis.handleFetchRequest
+        does (its `erroneous` partitions); they do not make the fetch answer at once."""
         body = request.body
-        replica_id = getattr(body, "replica_id", -1)
-        fetches, order = {}, []
+        replica_id = _fetch_replica_id(body)
+        fetches, order, erroneous = {}, [], {}
         for topic in body.topics:
+            name = self._topic_name(topic, "topic")  # v13 names the topic by id (KIP-516)
+            topic_id = getattr(topic, "topic_id", None)
             for p in topic.partitions:
-                key = (topic.topic, p.partition)
-                order.append(key)
-                fetches[key] = FetchPartition(
-                    p.fetch_offset, p.partition_max_bytes,
-                    getattr(p, "current_leader_epoch", -1), getattr(p, "last_fetched_epoch", -1))
+                key = (name, p.partition)
+                if isinstance(name, uuid.UUID):
+                    erroneous[key] = ErrorCode.unknown_topic_id
+                elif not self._known_partition(key):
+                    erroneous[key] = ErrorCode.unknown_topic_or_partition
+                else:
+                    order.append(key)
+                    fetches[key] = FetchPartition(
+                        p.fetch_offset, p.partition_max_bytes,
+                        getattr(p, "current_leader_epoch", -1),
+                        getattr(p, "last_fetched_epoch", -1),
+                        topic_id=None if topic_id is None else str(topic_id))
 
         def done(results):
-            respond(self._fetch_response(request, order, results))
+            respond(self._fetch_response(request, order, results, erroneous))
 
         self.replica_manager.fetch(replica_id, millis(body.max_wait), body.min_bytes,
                                    getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
                                    zero_copy=self.zero_copy_fetch)
 
-    @staticmethod
-    def _fetch_response(request, order, results) -> FetchAnswer:
-        """The answer as values, partitions in the request's order; the server encodes it
-        (impl/protocol/wire.encode_response_parts), records as they were read: bytes, or file
-        ranges it sends with sendfile."""
-        by_topic: dict[str, list] = {}
+    def _fetch_response(self, request, order, results, erroneous) -> FetchAnswer:
+        """The answer as values, partitions in the request's order (those refused before the
+        read last), the partitions of one topic grouped where they are adjacent, as Kafka
+        groups them; the server encodes it (impl/protocol/wire.encode_response_parts), records
+        as they were read: bytes, or file ranges it sends with sendfile. v16+: KIP-951's
+        current leader and its endpoint for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH."""
+        version = request.api_version
+        answers = []
         for key in order:
             r = results[key]
-            by_topic.setdefault(key[0], []).append(PartitionAnswer(
-                key[1], r.error, r.high_watermark, r.log_start_offset, r.records,
-                r.diverging_epoch))
-        return FetchAnswer(request.api_version, list(by_topic.items()))
+            answers.append(PartitionAnswer(key[1], r.error, r.high_watermark, r.log_start_offset,
+                                           r.records, r.diverging_epoch))
+        answers += [PartitionAnswer(key[1], error, -1, -1) for key, error in erroneous.items()]
+        keys = [*order, *erroneous]
+        leaders, endpoints = {}, []
+        if version >= FETCH_LEADER_HINTS:
+            failed = {k: a.error_code for k, a in zip(keys, answers, strict=True)}
+            leaders, endpoints = self._leader_hints(
+                failed, (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch))
+        topics: list[tuple] = []
+        for key, answer in zip(keys, answers, strict=True):
+            if key in leaders:
+                answer = answer._replace(current_leader=leaders[key])
+            topic = self._topic_id(key[0]) if version >= TOPIC_IDS_FROM else key[0]
+            if not topics or topics[-1][0] != topic:
+                topics.append((topic, []))
+            topics[-1][1].append(answer)
+        return FetchAnswer(version, topics, node_endpoints=tuple(endpoints))
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):
@@ -734,6 +766,13 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
     return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _fetch_replica_id(body) -> int:
+    """Who fetches: a follower's broker id, or -1 for a consumer (v15 moved the field into
+    replica_state, KIP-903)."""
+    state = getattr(body, "replica_state", None)
+    return state.replica_id if state is not None else getattr(body, "replica_id", -1)
 
 
 def _wire_topic_id(topic_id: str) -> uuid.UUID | None:

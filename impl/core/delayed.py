@@ -63,6 +63,7 @@ class FetchPartition:
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
     log_start_offset: int = -1
+    topic_id: str | None = None  # Fetch v13+ names the topic by id: the log must have that id
 
 
 class DelayedFetch(DelayedOperation):

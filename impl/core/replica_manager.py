@@ -228,6 +228,10 @@ class ReplicaManager:
             if partition is None:
                 results[key] = FetchResult(self.missing(key))
                 continue
+            if fetch.topic_id is not None and partition.log.topic_id not in (None, fetch.topic_id):
+                # the id the fetch named is not this log's (Kafka's readFromLocalLog)
+                results[key] = FetchResult(ErrorCode.inconsistent_topic_id)
+                continue
             before = partition.high_watermark
             result = partition.fetch(
                 fetch.fetch_offset, max(0, min(fetch.partition_max_bytes, remaining)),

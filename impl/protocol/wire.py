@@ -56,7 +56,7 @@ response_class = functools.cache(load_response_schema)
 # librdkafka starts with it; answering it directly saves a round trip).
 SUPPORTED: dict[int, tuple[str, int, int]] = {
     0: ("produce", 0, 13),  # v0-2 advertised, refused: REFUSED
-    1: ("fetch", 4, 11),
+    1: ("fetch", 4, 18),
     2: ("list_offsets", 1, 5),
     3: ("metadata", 1, 12),  # flexible from 9; topic ids from 10 (a recreated topic)
     8: ("offset_commit", 2, 7),
@@ -78,9 +78,6 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     37: ("create_partitions", 0, 1),
     44: ("incremental_alter_configs", 0, 0),
 }
-# Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
-# fetched epoch and returns the diverging epoch).
-ACCEPTED_EXTRA: dict[int, tuple[int, int]] = {1: (12, 12)}
 # Advertised but refused, as Kafka 4 refuses them: KIP-896 removed Produce v0-2, yet Kafka 4
 # still lists Produce from v0 because librdkafka will not compress unless the broker's range
 # starts there (KAFKA-18659); a request at one of them closes the connection (seen on 4.3.1).
@@ -91,10 +88,7 @@ def is_supported(api_key: int, version: int) -> bool:
     if api_key not in SUPPORTED or version in REFUSED.get(api_key, ()):
         return False
     _, low, high = SUPPORTED[api_key]
-    if low <= version <= high:
-        return True
-    extra = ACCEPTED_EXTRA.get(api_key)
-    return extra is not None and extra[0] <= version <= extra[1]
+    return low <= version <= high
 
 
 class MalformedRequest(ValueError):
@@ -180,7 +174,8 @@ def encode_response_parts(correlation_id: int, response) -> list:
     (bytes, or a file range the network thread sends with sendfile)."""
     if isinstance(response, FetchAnswer):
         return encode_fetch_response(response.api_version, correlation_id, response.topics,
-                                     response.error_code, response.session_id)
+                                     response.error_code, response.session_id,
+                                     response.node_endpoints)
     return [_encode_kio_response(correlation_id, response)]
 
 

@@ -127,3 +127,100 @@ def test_produce_v0_to_v2_are_advertised_but_refused_by_closing(version):
     frame[6:8] = version.to_bytes(2, "big")
     with pytest.raises(wire.MalformedRequest):
         wire.decode_request(bytes(frame[4:]))
+
+
+# -- Fetch ------------------------------------------------------------------------------------
+def fetch(broker, version, topic, partitions=(0,), offset=0, current_leader_epoch=-1):
+    """topic: a name, or (v13+) a topic id."""
+    named = {"topic_id": topic} if isinstance(topic, uuid.UUID) else {"topic": topic}
+    return call(broker, 1, version, {
+        "replica_id": -1, "replica_state": {"replica_id": -1, "replica_epoch": -1},
+        "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0,
+        "session_id": 0, "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+        "topics": [{**named, "partitions": [{
+            "partition": p, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
+            "current_leader_epoch": current_leader_epoch, "log_start_offset": -1,
+            "last_fetched_epoch": -1} for p in partitions]}]})
+
+
+@pytest.mark.parametrize("version", range(4, 19))
+def test_fetch_at_every_version_reads_what_was_produced(version):
+    (b,) = brokers(1)
+    create(b, "t")
+    produce(b, 12, "t")
+    topic = topic_id(b, "t") if version >= 13 else "t"
+    body = fetch(b, version, topic)
+    (answer,) = body.responses
+    assert (answer.topic_id if version >= 13 else answer.topic) == topic
+    part = answer.partitions[0]
+    assert (part.error_code, part.high_watermark) == (ErrorCode.none, 1)
+    assert part.records == BATCH[:8] + part.records[8:16] + BATCH[16:]  # stamped offset, epoch
+
+
+def test_fetch_by_an_unknown_topic_id_is_unknown_topic_id_after_the_others():
+    """As Apache Kafka 4.3.1: the unknown id's partitions (and unknown partitions of a known
+    topic) are refused before the read, answered with -1 offsets, after the partitions read."""
+    (b,) = brokers(1)
+    create(b, "t")
+    stranger = uuid.uuid4()
+    body = call(b, 1, 13, {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+        "forgotten_topics_data": [], "topics": [
+            {"topic_id": stranger, "partitions": [{"partition": 0, "fetch_offset": 0,
+                                                   "partition_max_bytes": 100}]},
+            {"topic_id": topic_id(b, "t"), "partitions": [
+                {"partition": 7, "fetch_offset": 0, "partition_max_bytes": 100},
+                {"partition": 0, "fetch_offset": 0, "partition_max_bytes": 100}]}]})
+    assert [(t.topic_id, [(p.partition_index, p.error_code, p.high_watermark)
+                          for p in t.partitions]) for t in body.responses] == [
+        (topic_id(b, "t"), [(0, ErrorCode.none, 0)]),
+        (stranger, [(0, ErrorCode.unknown_topic_id, -1)]),
+        (topic_id(b, "t"), [(7, ErrorCode.unknown_topic_or_partition, -1)])]
+
+
+def test_fetch_naming_a_topic_by_an_id_its_log_does_not_have_is_inconsistent_topic_id():
+    """The metadata names the topic by one id, the hosted log was written under another (the
+    topic was recreated and this log not yet replaced): Kafka's readFromLocalLog refuses the
+    read with INCONSISTENT_TOPIC_ID."""
+    (b,) = brokers(1)
+    create(b, "t")
+    b.replica_manager.partition(("t", 0)).log.topic_id = str(uuid.uuid4())
+    answer = fetch(b, 13, topic_id(b, "t")).responses[0].partitions[0]
+    assert answer.error_code == ErrorCode.inconsistent_topic_id
+
+
+@pytest.mark.parametrize("version", [15, 16, 18])
+def test_fetch_from_a_follower_names_the_leader_from_v16(version):
+    """KIP-951: NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the current leader and
+    node_endpoints its address, from Fetch v16 (KafkaApis.handleFetchRequest)."""
+    b0, b1 = brokers(2)
+    create(b0, "t", replication_factor=2)
+    leader = b0.metadata.topic("t").partitions[0].leader
+    follower = b1 if leader == 0 else b0
+    body = fetch(follower, version, topic_id(b0, "t"))
+    answer = body.responses[0].partitions[0]
+    assert answer.error_code == ErrorCode.not_leader_or_follower
+    if version < 16:
+        assert answer.current_leader.leader_id == -1 and not hasattr(body, "node_endpoints")
+        return
+    assert (answer.current_leader.leader_id, answer.current_leader.leader_epoch) == (leader, 0)
+    assert [(n.node_id, n.port) for n in body.node_endpoints] == [(leader, 9092 + leader)]
+
+
+def test_fetch_v15_reads_the_replica_id_from_replica_state():
+    """From v15 a follower says who it is in replica_state (KIP-903): its fetch moves the
+    leader's view of it, as a v12 follower fetch does."""
+    b0, b1 = brokers(2)
+    create(b0, "t", replication_factor=2)
+    leader_id = b0.metadata.topic("t").partitions[0].leader
+    leader, follower_id = (b0, 1) if leader_id == 0 else (b1, 0)
+    produce(leader, 12, "t", acks=1)
+    call(leader, 1, 15, {
+        "replica_state": {"replica_id": follower_id, "replica_epoch": -1}, "max_wait": 0,
+        "min_bytes": 1, "max_bytes": 1 << 20, "isolation_level": 0, "session_id": 0,
+        "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
+        "topics": [{"topic_id": topic_id(leader, "t"), "partitions": [{
+            "partition": 0, "fetch_offset": 1, "partition_max_bytes": 1 << 20,
+            "current_leader_epoch": 0, "log_start_offset": 0, "last_fetched_epoch": 0}]}]})
+    assert leader.replica_manager.partition(("t", 0)).high_watermark == 1
