@@ -32,6 +32,7 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from kafkaref.impl.protocol import flexible, tagged_fields
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, encode_fetch_response
 from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
 from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
@@ -130,19 +131,35 @@ def decode_request(payload: bytes) -> Request:
                            _future_api_versions_client_id(payload, api_version), None)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
-    try:
-        header, offset = entity_reader(cls.__header_schema__)(payload, 0)
-        if api_key == PRODUCE_API and api_version in PRODUCE_VERSIONS:
-            body, offset = decode_produce_body(payload, offset, api_version)  # records: views
-        else:
-            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
-            offset += size
-    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
-            IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
-        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
+    header, body, payload, offset = _read(payload, cls)
     if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
         raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)
+
+
+def _read(payload, cls, known_tags_only: bool = False):
+    """(header, body, the payload read, the offset after the body). kio raises KeyError on a
+    tagged field it does not know, where Kafka skips it: the payload is then read again without
+    such tags (tagged_fields.py). Anything else that does not parse is MalformedRequest."""
+    try:
+        header, offset = entity_reader(cls.__header_schema__)(payload, 0)
+        if cls.__api_key__ == PRODUCE_API and cls.__version__ in PRODUCE_VERSIONS:
+            body, offset = decode_produce_body(payload, offset, cls.__version__)  # views
+        else:
+            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
+            offset += size
+        return header, body, payload, offset
+    except KeyError as exc:
+        if cls.__flexible__ and not known_tags_only:
+            try:
+                known = tagged_fields.without_unknown_tags(payload, cls)
+            except flexible.Truncated as truncated:
+                raise MalformedRequest(f"cannot decode {cls.__name__}: {truncated}") from exc
+            return _read(known, cls, known_tags_only=True)
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
+    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError,
+            IndexError, MemoryError) as exc:
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
 
 
 def _future_api_versions_client_id(payload: bytes, api_version: int) -> str | None:
