@@ -23,7 +23,7 @@ from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata
-from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import (
@@ -37,6 +37,12 @@ from kafkaref.impl.protocol.messages import build, millis
 # Produce v10 and Fetch v16 answer NOT_LEADER_OR_FOLLOWER (Fetch: and FENCED_LEADER_EPOCH)
 # with the partition's current leader and its endpoint (KIP-951, KafkaApis)
 PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
+
+# ListOffsets' special timestamps and the first version that knows each (Kafka's
+# ReplicaManager.isListOffsetsTimestampUnsupported): latest, earliest, max timestamp (KIP-734),
+# earliest local (KIP-405), latest tiered (KIP-1005), earliest pending upload (KIP-1023, seen on
+# 4.3.1 at v11 and refused at v10). Another negative one: never.
+TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -558,9 +564,13 @@ class Broker:
         for topic in body.topics:
             partitions = []
             for p in topic.partitions:
-                answer = self.replica_manager.list_offset(
-                    (topic.name, p.partition_index), p.timestamp,
-                    getattr(p, "current_leader_epoch", -1), replica_id)
+                if p.timestamp < 0 and request.api_version < TIMESTAMP_MIN_VERSION.get(
+                        p.timestamp, 1 << 15):
+                    answer = OffsetAnswer(ErrorCode.unsupported_version)
+                else:
+                    answer = self.replica_manager.list_offset(
+                        (topic.name, p.partition_index), p.timestamp,
+                        getattr(p, "current_leader_epoch", -1), replica_id)
                 partitions.append({"partition_index": p.partition_index,
                                    "error_code": answer.error, "timestamp": answer.timestamp,
                                    "offset": answer.offset, "leader_epoch": answer.leader_epoch})

@@ -22,7 +22,11 @@ from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
 
 Key = tuple[str, int]
-EARLIEST, LATEST = -2, -1
+# ListOffsets' special timestamps: latest, earliest, the record with the greatest timestamp
+# (KIP-734, v7), the earliest local offset (KIP-405, v8), the latest tiered one (KIP-1005, v9),
+# the earliest pending upload (KIP-1023, v11)
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = (
+    -1, -2, -3, -4, -5, -6)
 
 
 @attrs.frozen
@@ -262,14 +266,36 @@ class ReplicaManager:
         if error != ErrorCode.none:
             return OffsetAnswer(error)
         log = partition.log
-        if timestamp == EARLIEST:
+        if timestamp in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: all of it is local
             offset = log.log_start_offset
         elif timestamp == LATEST:
             offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
+        elif timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+            return OffsetAnswer(ErrorCode.none)  # nothing is tiered: -1, as Kafka 4.3.1 answers
+        elif timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp(partition)
         else:
             offset, found = self._offset_for_time(partition, timestamp)
             return OffsetAnswer(ErrorCode.none, offset, found, partition.leader_epoch)
         return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
+
+    @staticmethod
+    def _max_timestamp(partition: Partition) -> OffsetAnswer:
+        """The first record below the hw with the greatest timestamp: its offset, timestamp and
+        the leader epoch of its batch; -1 everywhere when there is none (KIP-734, as Kafka 3.7+
+        answers it: the record's offset, not its batch's, KAFKA-16310). A batch is decoded only
+        when its header's max timestamp beats the best so far."""
+        best, hw = OffsetAnswer(ErrorCode.none), partition.high_watermark
+        for header, data in partition.log.iter_batches():
+            if header.base_offset >= hw:
+                break
+            if header.max_timestamp <= best.timestamp:
+                continue
+            for record in records.decode_batch(data).records:
+                if record.offset < hw and record.timestamp > best.timestamp:
+                    best = OffsetAnswer(ErrorCode.none, record.offset, record.timestamp,
+                                        header.partition_leader_epoch)
+        return best
 
     @staticmethod
     def _offset_for_time(partition: Partition, timestamp: int) -> tuple[int, int]:

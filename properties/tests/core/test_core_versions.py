@@ -224,3 +224,65 @@ def test_fetch_v15_reads_the_replica_id_from_replica_state():
             "partition": 0, "fetch_offset": 1, "partition_max_bytes": 1 << 20,
             "current_leader_epoch": 0, "log_start_offset": 0, "last_fetched_epoch": 0}]}]})
     assert leader.replica_manager.partition(("t", 0)).high_watermark == 1
+
+
+# -- ListOffsets ------------------------------------------------------------------------------
+def list_offset(broker, version, timestamp, partition=0):
+    body = call(broker, 2, version, {
+        "replica_id": -1, "isolation_level": 0, "timeout": 1000, "topics": [{
+            "name": "t", "partitions": [{"partition_index": partition, "timestamp": timestamp,
+                                         "current_leader_epoch": -1}]}]})
+    p = body.topics[0].partitions[0]
+    return p.error_code, p.offset, getattr(p, "timestamp", None), getattr(p, "leader_epoch", -1)
+
+
+def produce_at(broker, *timestamps):
+    call(broker, 0, 12, {"transactional_id": None, "acks": 1, "timeout": 1000, "topic_data": [{
+        "name": "t", "partition_data": [{"index": 0, "records": build_batch(
+            [(b"k", b"v", (), t) for t in timestamps], base_timestamp=timestamps[0])}]}]})
+
+
+def test_list_offsets_max_timestamp_is_the_first_record_with_the_greatest_timestamp():
+    """KIP-734 (v7+): what Apache Kafka 4.3.1 answered for the same five records in three
+    batches: the record's own offset and timestamp, the first of two equal maxima."""
+    (b,) = brokers(1)
+    create(b, "t")
+    assert list_offset(b, 7, -3) == (ErrorCode.none, -1, -1, -1)  # an empty log
+    produce_at(b, 5_000, 9_000)
+    produce_at(b, 7_000)
+    produce_at(b, 9_000, 6_000)
+    for version in (7, 9, 11):
+        assert list_offset(b, version, -3) == (ErrorCode.none, 1, 9_000, 0)
+
+
+@pytest.mark.parametrize("version, timestamp, error", [
+    (6, -3, ErrorCode.unsupported_version), (7, -4, ErrorCode.unsupported_version),
+    (8, -5, ErrorCode.unsupported_version), (10, -6, ErrorCode.unsupported_version),
+    (11, -7, ErrorCode.unsupported_version), (11, -6, ErrorCode.none)])
+def test_a_special_timestamp_older_than_its_version_is_unsupported_version(
+        version, timestamp, error):
+    (b,) = brokers(1)
+    create(b, "t")
+    assert list_offset(b, version, timestamp)[0] == error
+
+
+def test_list_offsets_tiered_storage_timestamps_without_tiered_storage():
+    """Nothing is tiered: EARLIEST_LOCAL (-4) is the log start, LATEST_TIERED (-5) and
+    EARLIEST_PENDING_UPLOAD (-6) find nothing (-1), as 4.3.1 answers without remote storage."""
+    (b,) = brokers(1)
+    create(b, "t")
+    produce_at(b, 1_000)
+    assert list_offset(b, 8, -4)[:2] == (ErrorCode.none, 0)
+    assert list_offset(b, 9, -5) == (ErrorCode.none, -1, -1, -1)
+    assert list_offset(b, 11, -6) == (ErrorCode.none, -1, -1, -1)
+
+
+def test_list_offsets_max_timestamp_looks_below_the_high_watermark_only():
+    """Kafka filters a timestamp lookup's answer by the last fetchable offset (the hw for a
+    consumer): a record not yet replicated is not the maximum yet."""
+    b0, b1 = brokers(2)
+    create(b0, "t", replication_factor=2)
+    leader = b0 if b0.metadata.topic("t").partitions[0].leader == 0 else b1
+    produce_at(leader, 4_000)  # acks=1: the follower has not fetched it, the hw stays at 0
+    assert leader.replica_manager.partition(("t", 0)).high_watermark == 0
+    assert list_offset(leader, 7, -3) == (ErrorCode.none, -1, -1, -1)
