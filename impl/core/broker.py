@@ -172,7 +172,8 @@ class Broker:
 
     def _metadata(self, request, respond):
         body = request.body
-        names = None if body.topics is None else [self._topic_name(t) for t in body.topics]
+        all_topics = body.topics is None or (request.api_version == 0 and not body.topics)
+        names = None if all_topics else [self._topic_name(t) for t in body.topics]  # v0: [] all
         missing = [n for n in names or () if isinstance(n, str)
                    and self.metadata.topic(n) is None and legal_topic_name(n)]
         if offsets_topic.NAME in missing:  # created with its own settings, never as a default

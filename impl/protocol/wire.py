@@ -59,7 +59,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     0: ("produce", 0, 13),  # v0-2 advertised, refused: REFUSED
     1: ("fetch", 4, 18),
     2: ("list_offsets", 1, 11),
-    3: ("metadata", 1, 12),  # flexible from 9; topic ids from 10 (a recreated topic)
+    3: ("metadata", 0, 13),  # flexible from 9; topic ids from 10 (a recreated topic)
     8: ("offset_commit", 2, 7),
     9: ("offset_fetch", 1, 5),
     10: ("find_coordinator", 0, 2),

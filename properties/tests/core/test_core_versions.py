@@ -286,3 +286,22 @@ def test_list_offsets_max_timestamp_looks_below_the_high_watermark_only():
     produce_at(leader, 4_000)  # acks=1: the follower has not fetched it, the hw stays at 0
     assert leader.replica_manager.partition(("t", 0)).high_watermark == 0
     assert list_offset(leader, 7, -3) == (ErrorCode.none, -1, -1, -1)
+
+
+# -- Metadata ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("version, listed", [(0, ["t"]), (1, [])])
+def test_metadata_v0_with_no_topics_lists_them_all(version, listed):
+    """v0 had no null array: an empty one meant every topic (Kafka's isAllTopics); from v1 it
+    means none (4.3.1 answers so)."""
+    (b,) = brokers(1)
+    create(b, "t")
+    assert [t.name for t in call(b, 3, version, {"topics": []}).topics] == listed
+
+
+def test_metadata_v13_answers_a_top_level_error_code():
+    (b,) = brokers(1)
+    create(b, "t")
+    body = call(b, 3, 13, {"topics": None, "allow_auto_topic_creation": False,
+                           "include_topic_authorized_operations": False})
+    assert body.error_code == ErrorCode.none and [t.name for t in body.topics] == ["t"]
+    assert body.topics[0].topic_id == topic_id(b, "t")
