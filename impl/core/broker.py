@@ -612,12 +612,18 @@ class Broker:
         if error == ErrorCode.none:
             error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
                                              getattr(body, "group_instance_id", None))
+            if error == ErrorCode.illegal_generation and request.api_version >= 9 and (
+                    group_id not in self.groups.groups):
+                error = ErrorCode.group_id_not_found  # v9+ says so (OffsetMetadataManager)
         errors, commits, now = {}, {}, self.clock()
-        for topic in body.topics:
+        names = [self._topic_name(t) for t in body.topics]  # v10 names topics by id
+        for name, topic in zip(names, body.topics, strict=True):
             for p in topic.partitions:
-                key = (topic.name, p.partition_index)
-                meta = self.metadata.topic(topic.name)
-                if error != ErrorCode.none:
+                key = (name, p.partition_index)
+                meta = self.metadata.topic(name)
+                if isinstance(name, uuid.UUID):  # KafkaApis, before the group's checks
+                    errors[key] = ErrorCode.unknown_topic_id
+                elif error != ErrorCode.none:
                     errors[key] = error
                 elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
                     errors[key] = ErrorCode.unknown_topic_or_partition  # as Kafka does
@@ -630,10 +636,10 @@ class Broker:
                         p.committed_metadata or "", now)
 
         def answer():
-            topics = [{"name": t.name, "partitions": [
+            topics = [{"name": n, "topic_id": self._topic_id(n), "partitions": [
                 {"partition_index": p.partition_index,
-                 "error_code": errors.get((t.name, p.partition_index), ErrorCode.none)}
-                for p in t.partitions]} for t in body.topics]
+                 "error_code": errors.get((n, p.partition_index), ErrorCode.none)}
+                for p in t.partitions]} for n, t in zip(names, body.topics, strict=True)]
             respond(self._response(request, {"topics": topics}))
 
         if not commits:
@@ -657,28 +663,50 @@ class Broker:
                                             {(offsets_topic.NAME, index): batch}, appended)
 
     def _offset_fetch(self, request, respond):
+        """One group's committed offsets, or from v8 several groups' (KIP-709); from v10 the
+        topics are named by id, an unknown one answered UNKNOWN_TOPIC_ID (as 4.3.1 does)."""
         body = request.body
-        error = self._coordinator_error(body.group_id)
-        index = self._offsets_partition(body.group_id)
-        committed = self.committed.group(index, body.group_id) if error == 0 else {}
-        if body.topics is None:
-            wanted: dict[str, list[int]] = {}
+        if not hasattr(body, "groups"):
+            error, topics = self._group_offsets(body.group_id, body.topics, False)
+            respond(self._response(request, {"topics": topics, "error_code": error}))
+            return
+        groups = []
+        for group in body.groups:
+            error, topics = self._group_offsets(group.group_id, group.topics,
+                                                request.api_version >= 10)
+            groups.append({"group_id": group.group_id, "error_code": error,
+                           "topics": topics if error == ErrorCode.none else []})
+        respond(self._response(request, {"groups": groups}))
+
+    def _group_offsets(self, group_id: str, requested,
+                       by_id: bool) -> tuple[ErrorCode, list[dict]]:
+        """(the group's error, its topics' committed offsets) for an OffsetFetch naming
+        `requested` topics (None: every topic the group committed), by topic id if by_id."""
+        error = self._coordinator_error(group_id)
+        index = self._offsets_partition(group_id)
+        committed = self.committed.group(index, group_id) if error == 0 else {}
+        wanted: dict = {}
+        if requested is None:
             for name, partition in committed:
                 wanted.setdefault(name, []).append(partition)
         else:
-            wanted = {t.name: list(t.partition_indexes) for t in body.topics}
+            for t in requested:
+                wanted.setdefault(self._topic_name(t), []).extend(t.partition_indexes)
         topics = []
         for name, indexes in wanted.items():
             partitions = []
             for partition in indexes:
                 value = committed.get((name, partition))
+                unknown_id = isinstance(name, uuid.UUID)
                 partitions.append({
-                    "partition_index": partition, "error_code": error,  # v1 has only this one
+                    "partition_index": partition,  # v1 has only this error code
+                    "error_code": ErrorCode.unknown_topic_id if unknown_id else error,
                     "committed_offset": value.offset if value else -1,
                     "committed_leader_epoch": value.leader_epoch if value else -1,
                     "metadata": value.metadata if value else ""})
-            topics.append({"name": name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics, "error_code": error}))
+            named = {"topic_id": self._topic_id(name)} if by_id else {"name": name}
+            topics.append({**named, "partitions": partitions})
+        return error, topics
 
     # -- consumer groups (classic protocol) ----------------------------------------------------
     def _join_group(self, request, respond):

@@ -60,8 +60,8 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     1: ("fetch", 4, 18),
     2: ("list_offsets", 1, 11),
     3: ("metadata", 0, 13),  # flexible from 9; topic ids from 10 (a recreated topic)
-    8: ("offset_commit", 2, 7),
-    9: ("offset_fetch", 1, 5),
+    8: ("offset_commit", 2, 10),
+    9: ("offset_fetch", 1, 10),
     10: ("find_coordinator", 0, 2),
     11: ("join_group", 0, 5),
     12: ("heartbeat", 0, 3),

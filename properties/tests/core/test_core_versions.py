@@ -305,3 +305,82 @@ def test_metadata_v13_answers_a_top_level_error_code():
                            "include_topic_authorized_operations": False})
     assert body.error_code == ErrorCode.none and [t.name for t in body.topics] == ["t"]
     assert body.topics[0].topic_id == topic_id(b, "t")
+
+
+# -- OffsetCommit, OffsetFetch ----------------------------------------------------------------
+def coordinator(broker):
+    """Ask for a coordinator until __consumer_offsets exists (a single broker leads it all)."""
+    for _ in range(3):
+        body = call(broker, 10, 2, {"key": "g", "key_type": 0})
+        if body.error_code == ErrorCode.none:
+            return
+    raise AssertionError(body)
+
+
+def commit(broker, version, topic, partitions=(0,), group="g", generation=-1):
+    named = {"topic_id": topic} if isinstance(topic, uuid.UUID) else {"name": topic}
+    return call(broker, 8, version, {
+        "group_id": group, "generation_id_or_member_epoch": generation, "member_id": "",
+        "group_instance_id": None, "retention_time": -1, "topics": [{**named, "partitions": [
+            {"partition_index": p, "committed_offset": 3, "committed_leader_epoch": -1,
+             "committed_metadata": "m"} for p in partitions]}]}).topics[0]
+
+
+@pytest.mark.parametrize("version", [8, 9, 10])
+def test_offset_commit_and_fetch_at_the_flexible_versions(version):
+    (b,) = brokers(1)
+    create(b, "t")
+    coordinator(b)
+    topic = topic_id(b, "t") if version >= 10 else "t"
+    answer = commit(b, version, topic)
+    assert answer.partitions[0].error_code == ErrorCode.none
+    body = call(b, 9, version, {"groups": [{"group_id": "g", "member_id": None,
+                                            "member_epoch": -1, "topics": [
+        {**({"topic_id": topic} if version >= 10 else {"name": topic}),
+         "partition_indexes": [0]}]}], "require_stable": False})
+    (group,) = body.groups
+    assert (group.group_id, group.error_code) == ("g", ErrorCode.none)
+    assert group.topics[0].partitions[0].committed_offset == 3
+    if version >= 10:
+        assert answer.topic_id == topic == group.topics[0].topic_id
+
+
+def test_offset_commit_v10_to_an_unknown_topic_id_is_unknown_topic_id():
+    (b,) = brokers(1)
+    create(b, "t")
+    coordinator(b)
+    stranger = uuid.uuid4()
+    answer = commit(b, 10, stranger, partitions=(0, 9))
+    assert answer.topic_id == stranger
+    assert [p.error_code for p in answer.partitions] == [ErrorCode.unknown_topic_id] * 2
+
+
+def test_offset_fetch_v8_answers_several_groups_and_v10_an_unknown_id_per_partition():
+    """KIP-709 batches groups; a group with topics None gets every offset it committed; an
+    unknown topic id is UNKNOWN_TOPIC_ID on each of its partitions (4.3.1 answers so)."""
+    (b,) = brokers(1)
+    create(b, "t")
+    coordinator(b)
+    commit(b, 9, "t", group="g1")
+    stranger = uuid.uuid4()
+    body = call(b, 9, 10, {"require_stable": False, "groups": [
+        {"group_id": "g1", "member_id": None, "member_epoch": -1, "topics": None},
+        {"group_id": "g2", "member_id": None, "member_epoch": -1, "topics": [
+            {"topic_id": stranger, "partition_indexes": [0]}]}]})
+    g1, g2 = body.groups
+    assert [(t.topic_id, [p.committed_offset for p in t.partitions]) for t in g1.topics] == [
+        (topic_id(b, "t"), [3])]
+    assert [(t.topic_id, [p.error_code for p in t.partitions]) for t in g2.topics] == [
+        (stranger, [ErrorCode.unknown_topic_id])]
+
+
+def test_offset_commit_v9_with_a_generation_to_an_unknown_group_is_group_id_not_found():
+    """From v9 (KIP-848) a commit naming a generation of a group the coordinator does not have
+    is GROUP_ID_NOT_FOUND; before, ILLEGAL_GENERATION (OffsetMetadataManager)."""
+    (b,) = brokers(1)
+    create(b, "t")
+    coordinator(b)
+    assert commit(b, 8, "t", group="nobody", generation=3).partitions[0].error_code == (
+        ErrorCode.illegal_generation)
+    assert commit(b, 9, "t", group="nobody", generation=3).partitions[0].error_code == (
+        ErrorCode.group_id_not_found)
