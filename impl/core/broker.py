@@ -44,6 +44,8 @@ PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
 # 4.3.1 at v11 and refused at v10). Another negative one: never.
 TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
 
+GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator key types (2: share groups)
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -281,28 +283,40 @@ class Broker:
 
     def _find_coordinator(self, request, respond):
         """The coordinator of a group is the leader of its __consumer_offsets partition; the
-        topic is created on first need (COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka)."""
+        topic is created on first need (COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka). From v4
+        one request asks for several keys (KIP-699) and each gets its own answer."""
         body = request.body
-
-        def answer(error, endpoint=None):
-            respond(self._response(request, {
-                "error_code": error, "error_message": None,
-                "node_id": endpoint.broker_id if endpoint else -1,
-                "host": endpoint.host if endpoint else "", "port": endpoint.port if endpoint else -1}))
-
-        if getattr(body, "key_type", 0) != 0:  # transactions are not supported
-            answer(ErrorCode.transactional_id_authorization_failed)
+        key_type = getattr(body, "key_type", GROUP_KEY)
+        if not hasattr(body, "coordinator_keys"):
+            error, endpoint = self._coordinator_for(key_type, body.key or "")
+            respond(self._response(request, {"error_code": error, "error_message": None,
+                                             **_coordinator_endpoint(endpoint)}))
             return
+        coordinators = []
+        for key in body.coordinator_keys:
+            error, endpoint = self._coordinator_for(key_type, key)
+            coordinators.append({"key": key, "error_code": error, "error_message": None,
+                                 **_coordinator_endpoint(endpoint)})
+        respond(self._response(request, {"coordinators": coordinators}))
+
+    def _coordinator_for(self, key_type: int, key: str):
+        """(error, the coordinator's endpoint or None) for one key. Transactions are not
+        implemented: a transactional id is refused as an authorizer denying every one would
+        (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); share groups are off: a share key is
+        INVALID_REQUEST, as Kafka answers without a share coordinator (and before v6), and so
+        is a key type Kafka does not know (KafkaApis.getCoordinator)."""
+        if key_type == TRANSACTION_KEY:
+            return ErrorCode.transactional_id_authorization_failed, None
+        if key_type != GROUP_KEY:
+            return ErrorCode.invalid_request, None
         topic = self.metadata.topic(offsets_topic.NAME)
         if topic is None:
             self._create_offsets_topic()
-            answer(ErrorCode.coordinator_not_available)
-            return
-        leader = topic.partitions[offsets_topic.partition_for(body.key or "",
-                                                              len(topic.partitions))].leader
+            return ErrorCode.coordinator_not_available, None
+        leader = topic.partitions[offsets_topic.partition_for(key, len(topic.partitions))].leader
         endpoint = self.metadata.broker(leader) if leader >= 0 else None
-        answer(ErrorCode.coordinator_not_available if endpoint is None else ErrorCode.none,
-               endpoint)
+        return (ErrorCode.coordinator_not_available if endpoint is None else ErrorCode.none,
+                endpoint)
 
     def _create_offsets_topic(self) -> None:
         live = len(self.metadata.brokers)
@@ -805,6 +819,13 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
     return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _coordinator_endpoint(endpoint) -> dict:
+    """A FindCoordinator answer's node fields: the coordinator's, or Kafka's Node.noNode."""
+    if endpoint is None:
+        return {"node_id": -1, "host": "", "port": -1}
+    return {"node_id": endpoint.broker_id, "host": endpoint.host, "port": endpoint.port}
 
 
 def _fetch_replica_id(body) -> int:

@@ -62,7 +62,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     3: ("metadata", 0, 13),  # flexible from 9; topic ids from 10 (a recreated topic)
     8: ("offset_commit", 2, 10),
     9: ("offset_fetch", 1, 10),
-    10: ("find_coordinator", 0, 2),
+    10: ("find_coordinator", 0, 6),
     11: ("join_group", 0, 5),
     12: ("heartbeat", 0, 3),
     13: ("leave_group", 0, 2),

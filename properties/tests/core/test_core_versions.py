@@ -384,3 +384,21 @@ def test_offset_commit_v9_with_a_generation_to_an_unknown_group_is_group_id_not_
         ErrorCode.illegal_generation)
     assert commit(b, 9, "t", group="nobody", generation=3).partitions[0].error_code == (
         ErrorCode.group_id_not_found)
+
+
+# -- FindCoordinator --------------------------------------------------------------------------
+def test_find_coordinator_v4_answers_each_key_and_refuses_the_features_kafkaref_lacks():
+    """KIP-699 batches keys. Share groups are off: a share key (type 2) is INVALID_REQUEST, as
+    Kafka without a share coordinator answers, and so is a type Kafka does not know; a
+    transactional id is refused as an authorizer denying every one would."""
+    (b,) = brokers(1)
+    coordinator(b)
+    body = call(b, 10, 6, {"key_type": 0, "coordinator_keys": ["g1", "g2"]})
+    assert [(c.key, c.error_code, c.node_id, c.port) for c in body.coordinators] == [
+        ("g1", ErrorCode.none, 0, 9092), ("g2", ErrorCode.none, 0, 9092)]
+    for key_type, error in ((1, ErrorCode.transactional_id_authorization_failed),
+                            (2, ErrorCode.invalid_request), (3, ErrorCode.invalid_request)):
+        body = call(b, 10, 6, {"key_type": key_type, "coordinator_keys": ["k"]})
+        assert [(c.error_code, c.node_id, c.host, c.port) for c in body.coordinators] == [
+            (error, -1, "", -1)]
+    assert call(b, 10, 4, {"key_type": 0, "coordinator_keys": []}).coordinators == ()
