@@ -45,6 +45,7 @@ PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
 TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
 
 GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator key types (2: share groups)
+CLASSIC_GROUP = "classic"  # the only group type kafkaref has (ListGroups v5's group_type)
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -734,10 +735,14 @@ class Broker:
         def done(answer):
             members = [{"member_id": m, "group_instance_id": i, "metadata": meta}
                        for m, i, meta in answer.members]
+            group = self.groups.groups.get(body.group_id)
+            joined = answer.error == ErrorCode.none and group is not None
+            nullable = request.api_version >= 7  # the protocol's type and name: null if none
             respond(self._response(request, {
                 "error_code": answer.error, "generation_id": answer.generation_id,
-                "protocol_name": answer.protocol_name or "", "leader": answer.leader,
-                "member_id": answer.member_id, "members": members}))
+                "protocol_type": group.protocol_type if joined else None,
+                "protocol_name": answer.protocol_name if nullable else answer.protocol_name or "",
+                "leader": answer.leader, "member_id": answer.member_id, "members": members}))
 
         session = millis(body.session_timeout)
         rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
@@ -747,18 +752,28 @@ class Broker:
                          require_known_member_id=request.api_version >= 4)
 
     def _sync_group(self, request, respond):
+        """From v5 the member names the group's protocol type and name: both must be given
+        (KafkaApis) and be the group's, else INCONSISTENT_GROUP_PROTOCOL; the answer names them."""
         body = request.body
+        protocol = (getattr(body, "protocol_type", None), getattr(body, "protocol_name", None))
         error = self._coordinator_error(body.group_id, membership=True)
+        if request.api_version >= 5 and None in protocol:
+            error = ErrorCode.inconsistent_group_protocol
         if error != ErrorCode.none:
             respond(self._response(request, {"error_code": error}))
             return
 
         def done(error, assignment):
-            respond(self._response(request, {"error_code": error, "assignment": assignment}))
+            group = self.groups.groups.get(body.group_id)
+            synced = error == ErrorCode.none and group is not None
+            respond(self._response(request, {
+                "error_code": error, "assignment": assignment,
+                "protocol_type": group.protocol_type if synced else None,
+                "protocol_name": group.protocol_name if synced else None}))
 
         self.groups.sync(body.group_id, body.generation_id, body.member_id,
                          [(a.member_id, a.assignment) for a in body.assignments], done,
-                         getattr(body, "group_instance_id", None))
+                         getattr(body, "group_instance_id", None), protocol)
 
     def _heartbeat(self, request, respond):
         body = request.body
@@ -769,11 +784,21 @@ class Broker:
         respond(self._response(request, {"error_code": error}))
 
     def _leave_group(self, request, respond):
+        """v3+ names several members (KIP-345), each answered on its own; a member named by
+        its group instance id alone (member id "") is the static member holding it."""
         body = request.body
         error = self._coordinator_error(body.group_id, membership=True)
-        if error == ErrorCode.none:
-            error = self.groups.leave(body.group_id, body.member_id)
-        respond(self._response(request, {"error_code": error}))
+        if not hasattr(body, "members"):
+            if error == ErrorCode.none:
+                error = self.groups.leave(body.group_id, body.member_id)
+            respond(self._response(request, {"error_code": error}))
+            return
+        members = []
+        for m in body.members if error == ErrorCode.none else ():
+            members.append({"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                            "error_code": self.groups.leave(body.group_id, m.member_id,
+                                                            m.group_instance_id)})
+        respond(self._response(request, {"error_code": error, "members": members}))
 
     def _describe_groups(self, request, respond):
         groups = []
@@ -785,6 +810,10 @@ class Broker:
                 "group_id": group_id, "error_code": error, "group_state": "",
                 "protocol_type": "", "protocol_data": "", "members": []})
             groups[-1]["authorized_operations"] = -2**31
+            if request.api_version >= 6 and groups[-1]["group_state"] == "Dead":
+                # v6 says an unknown group is not found (KIP-1043), as 4.3.1 answers
+                groups[-1].update(error_code=ErrorCode.group_id_not_found,
+                                  error_message=f"Group {group_id} not found.")
         respond(self._response(request, {"groups": groups}))
 
     def _list_groups(self, request, respond):
@@ -798,8 +827,13 @@ class Broker:
                 listed[group_id] = {"group_id": group_id,
                                     "protocol_type": group.protocol_type or "",
                                     "group_state": group.state}
-        wanted = set(getattr(request.body, "states_filter", ()) or ())
-        groups = [g for g in listed.values() if not wanted or g["group_state"] in wanted]
+        # v4 filters by state, v5 by type (every group here is a classic one); neither filter
+        # minds the case (Kafka 4.3.1)
+        states = {s.lower() for s in getattr(request.body, "states_filter", ()) or ()}
+        types = {t.lower() for t in getattr(request.body, "types_filter", ()) or ()}
+        groups = [{**g, "group_type": CLASSIC_GROUP} for g in listed.values()
+                  if (not states or g["group_state"].lower() in states)
+                  and (not types or CLASSIC_GROUP in types)]
         respond(self._response(request, {"error_code": 0, "groups": groups}))
 
     # -- time -------------------------------------------------------------------------------

@@ -402,3 +402,103 @@ def test_find_coordinator_v4_answers_each_key_and_refuses_the_features_kafkaref_
         assert [(c.error_code, c.node_id, c.host, c.port) for c in body.coordinators] == [
             (error, -1, "", -1)]
     assert call(b, 10, 4, {"key_type": 0, "coordinator_keys": []}).coordinators == ()
+
+
+# -- consumer groups --------------------------------------------------------------------------
+def join(broker, version=9, member_id="", instance=None, group="jg"):
+    return call(broker, 11, version, {
+        "group_id": group, "session_timeout": 10_000, "rebalance_timeout": 10_000,
+        "member_id": member_id, "group_instance_id": instance, "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b"x"}], "reason": None})
+
+
+def sync(broker, version, generation, member_id, protocol=("consumer", "range"), group="jg"):
+    return call(broker, 14, version, {
+        "group_id": group, "generation_id": generation, "member_id": member_id,
+        "group_instance_id": None, "protocol_type": protocol[0], "protocol_name": protocol[1],
+        "assignments": [{"member_id": member_id, "assignment": b"a"}]})
+
+
+def test_a_member_joins_syncs_beats_and_leaves_at_the_newest_versions():
+    """What 4.3.1 answered to the same sequence: MEMBER_ID_REQUIRED with null protocol fields,
+    then the group's protocol type and name in the join and the sync."""
+    (b,) = brokers(1)
+    coordinator(b)
+    first = join(b)
+    assert (first.error_code, first.protocol_type, first.protocol_name) == (
+        ErrorCode.member_id_required, None, None)
+    joined = join(b, member_id=first.member_id)
+    assert (joined.error_code, joined.protocol_type, joined.protocol_name,
+            joined.skip_assignment) == (ErrorCode.none, "consumer", "range", False)
+    synced = sync(b, 5, joined.generation_id, joined.member_id)
+    assert (synced.error_code, synced.protocol_type, synced.protocol_name, synced.assignment) == (
+        ErrorCode.none, "consumer", "range", b"a")
+    beat = call(b, 12, 4, {"group_id": "jg", "generation_id": joined.generation_id,
+                           "member_id": joined.member_id, "group_instance_id": None})
+    assert beat.error_code == ErrorCode.none
+    left = call(b, 13, 5, {"group_id": "jg", "members": [
+        {"member_id": joined.member_id, "group_instance_id": None, "reason": "done"}]})
+    assert (left.error_code, [(m.member_id, m.error_code) for m in left.members]) == (
+        ErrorCode.none, [(joined.member_id, ErrorCode.none)])
+
+
+@pytest.mark.parametrize("protocol", [(None, None), ("other", "range"), ("consumer", "rr")])
+def test_sync_group_v5_without_the_groups_protocol_is_inconsistent(protocol):
+    """v5 makes the protocol type and name mandatory and checks them (4.3.1 answers
+    INCONSISTENT_GROUP_PROTOCOL with null protocol fields to each of these)."""
+    (b,) = brokers(1)
+    coordinator(b)
+    joined = join(b, member_id=join(b).member_id)
+    synced = sync(b, 5, joined.generation_id, joined.member_id, protocol)
+    assert (synced.error_code, synced.protocol_type, synced.protocol_name) == (
+        ErrorCode.inconsistent_group_protocol, None, None)
+    assert sync(b, 4, joined.generation_id, joined.member_id, protocol).error_code == (
+        ErrorCode.none)  # before v5 nobody asked
+
+
+def test_leave_group_v3_removes_a_static_member_by_its_instance_id_and_answers_each():
+    (b,) = brokers(1)
+    coordinator(b)
+    joined = join(b, instance="i-1")
+    assert joined.error_code == ErrorCode.none  # static members need no second round
+    left = call(b, 13, 5, {"group_id": "jg", "members": [
+        {"member_id": "", "group_instance_id": "i-1", "reason": None},
+        {"member_id": "nobody", "group_instance_id": None, "reason": None}]})
+    assert [(m.group_instance_id, m.error_code) for m in left.members] == [
+        ("i-1", ErrorCode.none), (None, ErrorCode.unknown_member_id)]
+    assert not b.groups.groups["jg"].members
+
+
+def test_leave_group_of_an_unknown_group_per_version():
+    """As 4.3.1: v0-2 answer UNKNOWN_MEMBER_ID for the request, v3+ for each member."""
+    (b,) = brokers(1)
+    coordinator(b)
+    assert call(b, 13, 2, {"group_id": "zz", "member_id": "a"}).error_code == (
+        ErrorCode.unknown_member_id)
+    left = call(b, 13, 5, {"group_id": "zz", "members": [
+        {"member_id": "a", "group_instance_id": None, "reason": None}]})
+    assert (left.error_code, [m.error_code for m in left.members]) == (
+        ErrorCode.none, [ErrorCode.unknown_member_id])
+
+
+def test_describe_groups_v6_says_an_unknown_group_is_not_found():
+    (b,) = brokers(1)
+    coordinator(b)
+    for version, error, message in ((5, ErrorCode.none, None),
+                                    (6, ErrorCode.group_id_not_found, "Group zz not found.")):
+        (group,) = call(b, 15, version, {"groups": ["zz"],
+                                         "include_authorized_operations": False}).groups
+        assert (group.error_code, group.group_state) == (error, "Dead")
+        assert getattr(group, "error_message", None) == message
+
+
+def test_list_groups_v5_filters_by_type_and_state_whatever_their_case():
+    (b,) = brokers(1)
+    coordinator(b)
+    join(b, member_id=join(b).member_id)
+    for types, states, listed in (([], [], ["jg"]), (["Classic"], [], ["jg"]),
+                                  (["consumer"], [], []), ([], ["completingrebalance"], ["jg"]),
+                                  ([], ["Empty"], [])):
+        body = call(b, 16, 5, {"states_filter": states, "types_filter": types})
+        assert [(g.group_id, g.group_type) for g in body.groups] == [
+            (g, "classic") for g in listed]
