@@ -17,12 +17,12 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core import offsets_topic
-from kafkaref.impl.core.admin import AdminApis
+from kafkaref.impl.core.admin import AdminApis, created_topic_configs
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.groups import GroupCoordinator
-from kafkaref.impl.core.metadata import ClusterMetadata
+from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
 from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.protocol import records, wire
@@ -396,7 +396,9 @@ class Broker:
                     pending.append(topic)
 
         def finish():
-            topics = [{"name": n, "error_code": e, "error_message": m}
+            requested = {t.name: t for t in body.topics}
+            topics = [{"name": n, "error_code": e, "error_message": m,
+                       **self._created_topic(n, e, requested[n], body.validate_only)}
                       for n, (e, m) in results.items()]
             respond(self._response(request, {"topics": topics}))
 
@@ -429,6 +431,24 @@ class Broker:
                                   assignment=assignment)
             else:
                 self.create_topic(topic.name, partitions, rf, configs, done)
+
+    def _created_topic(self, name: str, error: ErrorCode, requested,
+                       validate_only: bool) -> dict:
+        """What CreateTopics v5+ tells of a topic it created (or, validate_only, would create):
+        its partition count, replication factor and configs, and from v7 its id (a fresh one
+        when only validated, as 4.3.1 answers); -1 and nothing after a failure."""
+        if error != ErrorCode.none:
+            return {"num_partitions": -1, "replication_factor": -1, "configs": []}
+        topic = None if validate_only else self.metadata.topic(name)
+        if topic is None:
+            partitions, rf = _requested_shape(requested, self.config)
+            overrides, topic_id = {c.name: c.value for c in requested.configs}, new_topic_id()
+        else:
+            partitions, rf = len(topic.partitions), len(topic.partitions[0].replicas)
+            overrides, topic_id = dict(topic.configs), topic.topic_id
+        return {"num_partitions": partitions, "replication_factor": rf,
+                "configs": created_topic_configs(overrides),
+                "topic_id": _wire_topic_id(topic_id) or uuid.UUID(int=0)}
 
     def _validated(self, topic) -> tuple[ErrorCode, str | None]:
         """What creating this (already rule-checked) topic would answer, for validate_only:
@@ -853,6 +873,16 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
     return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _requested_shape(topic, config: BrokerConfig) -> tuple[int, int]:
+    """(partitions, replication factor) a CreateTopics entry asks for, defaults filled in."""
+    if topic.assignments:
+        return len(topic.assignments), len(topic.assignments[0].broker_ids)
+    partitions = topic.num_partitions if topic.num_partitions > 0 else config.default_partitions
+    rf = topic.replication_factor if topic.replication_factor > 0 else (
+        config.default_replication_factor)
+    return partitions, rf
 
 
 def _coordinator_endpoint(endpoint) -> dict:

@@ -70,14 +70,14 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     15: ("describe_groups", 0, 6),
     16: ("list_groups", 0, 5),
     18: ("api_versions", 0, 3),
-    19: ("create_topics", 2, 4),
-    20: ("delete_topics", 1, 3),  # kio has no v0; v4 is flexible
+    19: ("create_topics", 2, 7),
+    20: ("delete_topics", 1, 6),
     22: ("init_producer_id", 0, 1),
     23: ("offset_for_leader_epoch", 2, 3),
-    32: ("describe_configs", 1, 3),  # kio has no v0; v4 is flexible
-    33: ("alter_configs", 0, 1),
-    37: ("create_partitions", 0, 1),
-    44: ("incremental_alter_configs", 0, 0),
+    32: ("describe_configs", 1, 4),
+    33: ("alter_configs", 0, 2),
+    37: ("create_partitions", 0, 3),
+    44: ("incremental_alter_configs", 0, 1),
 }
 # Advertised but refused, as Kafka 4 refuses them: KIP-896 removed Produce v0-2, yet Kafka 4
 # still lists Produce from v0 because librdkafka will not compress unless the broker's range

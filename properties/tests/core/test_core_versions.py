@@ -502,3 +502,66 @@ def test_list_groups_v5_filters_by_type_and_state_whatever_their_case():
         body = call(b, 16, 5, {"states_filter": states, "types_filter": types})
         assert [(g.group_id, g.group_type) for g in body.groups] == [
             (g, "classic") for g in listed]
+
+
+# -- admin APIs -------------------------------------------------------------------------------
+def create_v7(broker, name, validate_only=False, configs=(), partitions=2):
+    return call(broker, 19, 7, {"topics": [{
+        "name": name, "num_partitions": partitions, "replication_factor": -1, "assignments": [],
+        "configs": [{"name": k, "value": v} for k, v in configs]}],
+        "timeout": 5000, "validate_only": validate_only}).topics[0]
+
+
+def test_create_topics_v5_tells_the_shape_and_configs_and_v7_the_id():
+    """As 4.3.1: partitions, replication factor (defaults filled in), every topic config with
+    its source (1 the override, 5 a default), the id; -1 and no configs after a failure."""
+    (b,) = brokers(1)
+    for validate_only in (True, False):
+        created = create_v7(b, "t", validate_only, configs=[("retention.ms", "1000")])
+        assert (created.error_code, created.num_partitions, created.replication_factor) == (
+            ErrorCode.none, 2, 1)
+        configs = {c.name: (c.value, c.config_source) for c in created.configs}
+        assert configs["retention.ms"] == ("1000", 1)
+        assert configs["cleanup.policy"] == ("delete", 5)
+        assert created.topic_id is not None
+    assert created.topic_id == topic_id(b, "t")
+    again = create_v7(b, "t")
+    assert (again.error_code, again.num_partitions, again.replication_factor, again.configs,
+            again.topic_id) == (ErrorCode.topic_already_exists, -1, -1, (), None)
+
+
+def test_delete_topics_v6_by_name_or_by_id_never_both():
+    """As 4.3.1 answered: by id (the name given back), by name (the id given back), an
+    unknown id UNKNOWN_TOPIC_ID, a name and an id at once INVALID_REQUEST."""
+    (b,) = brokers(1)
+    for name in ("d1", "d2"):
+        create(b, name)
+    d1, d2, stranger = topic_id(b, "d1"), topic_id(b, "d2"), uuid.uuid4()
+    body = call(b, 20, 6, {"timeout": 5000, "topics": [
+        {"name": "d1", "topic_id": None}, {"name": None, "topic_id": d2},
+        {"name": None, "topic_id": stranger}, {"name": "d1", "topic_id": d2}]})
+    assert [(r.name, r.topic_id, r.error_code) for r in body.responses] == [
+        ("d1", d1, ErrorCode.none), ("d2", d2, ErrorCode.none),
+        (None, stranger, ErrorCode.unknown_topic_id), ("d1", d2, ErrorCode.invalid_request)]
+    assert b.metadata.topics == ()
+
+
+def test_the_config_and_partition_apis_at_their_flexible_versions():
+    (b,) = brokers(1)
+    create(b, "t")
+    altered = call(b, 33, 2, {"validate_only": False, "resources": [{
+        "resource_type": 2, "resource_name": "t",
+        "configs": [{"name": "retention.ms", "value": "5000"}]}]})
+    assert altered.responses[0].error_code == ErrorCode.none
+    incremental = call(b, 44, 1, {"validate_only": False, "resources": [{
+        "resource_type": 2, "resource_name": "t",
+        "configs": [{"name": "segment.ms", "config_operation": 0, "value": "60000"}]}]})
+    assert incremental.responses[0].error_code == ErrorCode.none
+    described = call(b, 32, 4, {"include_synonyms": False, "include_documentation": False,
+                                "resources": [{"resource_type": 2, "resource_name": "t",
+                                               "configuration_keys": ["segment.ms"]}]})
+    assert [(c.name, c.value) for c in described.results[0].configs] == [("segment.ms", "60000")]
+    grown = call(b, 37, 3, {"timeout": 5000, "validate_only": False, "topics": [
+        {"name": "t", "count": 3, "assignments": None}]})
+    assert grown.results[0].error_code == ErrorCode.none
+    assert len(b.metadata.topic("t").partitions) == 3
