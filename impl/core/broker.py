@@ -627,10 +627,19 @@ class Broker:
         respond(self._response(request, {"topics": topics}))
 
     def _init_producer_id(self, request, respond):
-        if request.body.transactional_id is not None:
-            respond(self._response(request, {
-                "error_code": ErrorCode.transactional_id_authorization_failed,
-                "producer_id": -1, "producer_epoch": -1}))
+        """A new producer id, epoch 0. From v3 the producer may name its current id and epoch
+        (KIP-360): both or neither, else INVALID_REQUEST (KafkaApis); an idempotent producer
+        naming them gets a new id all the same (Kafka's coordinator, without a transactional
+        id, always hands out a new one)."""
+        body = request.body
+        refused = None
+        if body.transactional_id is not None:
+            refused = ErrorCode.transactional_id_authorization_failed
+        elif (getattr(body, "producer_id", -1) == -1) != (getattr(body, "producer_epoch", -1) == -1):
+            refused = ErrorCode.invalid_request
+        if refused is not None:
+            respond(self._response(request, {"error_code": refused,
+                                             "producer_id": -1, "producer_epoch": -1}))
             return
         respond(self._response(request, {"error_code": 0,
                                          "producer_id": next(self._producer_ids),

@@ -565,3 +565,27 @@ def test_the_config_and_partition_apis_at_their_flexible_versions():
         {"name": "t", "count": 3, "assignments": None}]})
     assert grown.results[0].error_code == ErrorCode.none
     assert len(b.metadata.topic("t").partitions) == 3
+
+
+# -- InitProducerId, OffsetForLeaderEpoch -----------------------------------------------------
+@pytest.mark.parametrize("named, error", [
+    ((-1, -1), ErrorCode.none), ((7, 0), ErrorCode.none), ((7, -1), ErrorCode.invalid_request),
+    ((-1, 3), ErrorCode.invalid_request)])
+def test_init_producer_id_v3_names_the_current_id_and_epoch_both_or_neither(named, error):
+    (b,) = brokers(1)
+    body = call(b, 22, 5, {"transactional_id": None, "transaction_timeout": 60_000,
+                           "producer_id": named[0], "producer_epoch": named[1]})
+    assert body.error_code == error
+    if error == ErrorCode.none:
+        assert body.producer_id >= 0 and body.producer_id != named[0] and body.producer_epoch == 0
+    else:
+        assert (body.producer_id, body.producer_epoch) == (-1, -1)
+
+
+def test_offset_for_leader_epoch_v4():
+    (b,) = brokers(1)
+    create(b, "t")
+    produce(b, 12, "t")
+    body = call(b, 23, 4, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
+        {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0}]}]})
+    assert body.topics[0].partitions[0].end_offset == 1
