@@ -69,7 +69,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     14: ("sync_group", 0, 5),
     15: ("describe_groups", 0, 6),
     16: ("list_groups", 0, 5),
-    18: ("api_versions", 0, 3),
+    18: ("api_versions", 0, 4),
     19: ("create_topics", 2, 7),
     20: ("delete_topics", 1, 6),
     22: ("init_producer_id", 0, 5),

@@ -589,3 +589,20 @@ def test_offset_for_leader_epoch_v4():
     body = call(b, 23, 4, {"replica_id": -1, "topics": [{"topic": "t", "partitions": [
         {"partition": 0, "current_leader_epoch": 0, "leader_epoch": 0}]}]})
     assert body.topics[0].partitions[0].end_offset == 1
+
+
+# -- ApiVersions ------------------------------------------------------------------------------
+def test_api_versions_v4_lists_every_api_and_v5_is_answered_with_the_v0_layout():
+    (b,) = brokers(1)
+    body = call(b, 18, 4, {"client_software_name": "x", "client_software_version": "1"})
+    assert body.error_code == ErrorCode.none
+    assert {k.api_key: (k.min_version, k.max_version) for k in body.api_keys} == {
+        key: (low, high) for key, (_, low, high) in wire.SUPPORTED.items()}
+    frame = bytearray(wire.encode_request(9, "x", build(load_request_schema(18, 4), {
+        "client_software_name": "x", "client_software_version": "1"})))
+    frame[6:8] = (5).to_bytes(2, "big")  # 4.4.0's newest, which 4.3.1 does not know
+    decoded = wire.decode_request(bytes(frame[4:]))
+    out = []
+    b.handle(decoded, out.append)
+    _, answer = wire.decode_response(18, 0, wire.encode_response(9, out[0])[4:])
+    assert answer.error_code == ErrorCode.unsupported_version
