@@ -52,9 +52,10 @@ TRAILING_BYTES_IGNORED = frozenset({METADATA_API})
 request_class = functools.cache(load_request_schema)
 response_class = functools.cache(load_response_schema)
 
-# api_key -> (name, min advertised, max advertised). docs/semantics.md "Wire protocol for real
-# clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
-# librdkafka starts with it; answering it directly saves a round trip).
+# api_key -> (name, min advertised, max advertised): for every API kafkaref serves, exactly the
+# range Apache Kafka 4.3.1 (the pinned peer, docs/peers.md) advertises, each version with its
+# semantics (docs/semantics.md "Protocol versions"); properties/tests/peers/
+# test_peers_api_versions.py compares this table with a real node's ApiVersions answer.
 SUPPORTED: dict[int, tuple[str, int, int]] = {
     0: ("produce", 0, 13),  # v0-2 advertised, refused: REFUSED
     1: ("fetch", 4, 18),
