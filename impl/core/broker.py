@@ -21,6 +21,7 @@ from kafkaref.impl.core.admin import AdminApis, created_topic_configs
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
+from kafkaref.impl.core.describe import DescribeApis
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
 from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
@@ -84,6 +85,9 @@ class Broker:
         # control plane is set with create_topic
         self.delete_topic = self.create_partitions = self.alter_topic_configs = None
         self._handlers.update(AdminApis(self).handlers())
+        # DescribeCluster, DescribeTopicPartitions, DescribeLogDirs (describe.py)
+        self._handlers.update(DescribeApis(self).handlers())
+        self.log_dir: str | None = None  # the server's data directory (DescribeLogDirs)
         self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
         # the wire's topic ids of the current image, both ways (requests may name topics by id)
         self._ids_by_name: dict[str, uuid.UUID] = {}

@@ -112,6 +112,11 @@ class MemoryLog:
                           positioned[-1][1].last_offset, len(positioned), total,
                           self.log_start_offset)
 
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the batches held (DescribeLogDirs' partition size)."""
+        return sum(len(raw) for _, raw in self._batches)
+
     def set_segment_bytes(self, segment_bytes: int | None) -> None:
         """The topic's segment.bytes (Log.set_segment_bytes): nothing to do, a MemoryLog is
         one segment that never rolls."""

@@ -77,8 +77,11 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     23: ("offset_for_leader_epoch", 2, 4),
     32: ("describe_configs", 1, 4),
     33: ("alter_configs", 0, 2),
+    35: ("describe_log_dirs", 1, 5),
     37: ("create_partitions", 0, 3),
     44: ("incremental_alter_configs", 0, 1),
+    60: ("describe_cluster", 0, 2),
+    75: ("describe_topic_partitions", 0, 0),
 }
 # Advertised but refused, as Kafka 4 refuses them: KIP-896 removed Produce v0-2, yet Kafka 4
 # still lists Produce from v0 because librdkafka will not compress unless the broker's range

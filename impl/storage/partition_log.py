@@ -83,6 +83,10 @@ class PartitionLog(Protocol):
         """Everything below it survives a crash."""
 
     @property
+    def size_bytes(self) -> int:
+        """Bytes the log holds (DescribeLogDirs' partition size)."""
+
+    @property
     def topic_id(self) -> str | None:
         """The topic id record_topic_id recorded; None if none was."""
 

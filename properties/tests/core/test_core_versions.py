@@ -606,3 +606,74 @@ def test_api_versions_v4_lists_every_api_and_v5_is_answered_with_the_v0_layout()
     b.handle(decoded, out.append)
     _, answer = wire.decode_response(18, 0, wire.encode_response(9, out[0])[4:])
     assert answer.error_code == ErrorCode.unsupported_version
+
+
+# -- DescribeCluster, DescribeTopicPartitions, DescribeLogDirs --------------------------------
+def test_describe_cluster_names_the_brokers_and_refuses_other_endpoint_types():
+    """As 4.3.1: the live brokers (is_fenced from v2), the controller; asked for controllers,
+    MISMATCHED_ENDPOINT_TYPE; an endpoint type Kafka does not know, UNSUPPORTED_ENDPOINT_TYPE."""
+    b0, _ = brokers(2)
+    body = call(b0, 60, 2, {"include_cluster_authorized_operations": False,
+                            "endpoint_type": 1, "include_fenced_brokers": True})
+    assert (body.error_code, body.cluster_id, body.endpoint_type) == (
+        ErrorCode.none, "kafkaref", 1)
+    assert sorted((b.broker_id, b.port, b.is_fenced) for b in body.brokers) == [
+        (0, 9092, False), (1, 9093, False)]
+    for endpoint_type, error in ((2, ErrorCode.mismatched_endpoint_type),
+                                 (3, ErrorCode.unsupported_endpoint_type)):
+        body = call(b0, 60, 1, {"include_cluster_authorized_operations": False,
+                                "endpoint_type": endpoint_type})
+        assert (body.error_code, body.brokers, body.controller_id) == (error, (), -1)
+    assert call(b0, 60, 0, {"include_cluster_authorized_operations": False}).brokers
+
+
+def describe_partitions(broker, names, limit, cursor=None):
+    body = call(broker, 75, 0, {"topics": [{"name": n} for n in names],
+                                "response_partition_limit": limit, "cursor": cursor})
+    cursor = body.next_cursor
+    return ([(t.name, t.error_code, [p.partition_index for p in t.partitions])
+             for t in body.topics],
+            None if cursor is None else (cursor.topic_name, cursor.partition_index))
+
+
+def test_describe_topic_partitions_pages_by_name_as_kafka_does():
+    """The pages 4.3.1 gave for the same topics (KIP-966): sorted names, unknown and illegal
+    ones answered in place, at most `limit` partitions, a cursor to the next page."""
+    (b,) = brokers(1)
+    create(b, "cv5", partitions=2)
+    create(b, "p1")
+    create(b, "p2")
+    none, unknown = ErrorCode.none, ErrorCode.unknown_topic_or_partition
+    assert describe_partitions(b, ["p2", "nope", "cv5", "bad name!"], 100) == ([
+        ("bad name!", ErrorCode.invalid_topic_exception, []), ("cv5", none, [0, 1]),
+        ("nope", unknown, []), ("p2", none, [0])], None)
+    assert describe_partitions(b, ["p2", "nope", "cv5"], 2) == ([("cv5", none, [0, 1])],
+                                                                ("nope", 0))
+    assert describe_partitions(b, ["p2", "cv5", "p1"], 2, {"topic_name": "cv5",
+                                                           "partition_index": 1}) == (
+        [("cv5", none, [1]), ("p1", none, [0])], ("p2", 0))
+    assert describe_partitions(b, ["cv5", "p2"], 1) == ([("cv5", none, [0])], ("cv5", 1))
+    assert describe_partitions(b, ["p2"], 0) == ([("p2", none, [0])], None)
+    assert describe_partitions(b, [], 3) == ([("cv5", none, [0, 1]), ("p1", none, [0])],
+                                             ("p2", 0))
+    refused = ErrorCode.invalid_request
+    assert describe_partitions(b, ["p2"], 5, {"topic_name": "zzz", "partition_index": 0}) == (
+        [("p2", refused, [])], None)
+    assert describe_partitions(b, ["cv5"], 5, {"topic_name": "cv5", "partition_index": -1}) == (
+        [("cv5", refused, [])], None)
+
+
+def test_describe_log_dirs_gives_the_size_of_each_hosted_partition():
+    (b,) = brokers(1)
+    b.log_dir = "/nonexistent/kafkaref-log-dir"  # no such volume: its bytes are unknown
+    create(b, "t")
+    produce(b, 12, "t")
+    body = call(b, 35, 5, {"topics": None})
+    (result,) = body.results
+    assert (result.log_dir, result.total_bytes, result.usable_bytes) == (b.log_dir, -1, -1)
+    assert [(t.name, [(p.partition_index, p.partition_size) for p in t.partitions])
+            for t in result.topics] == [("t", [(0, len(BATCH))])]
+    body = call(b, 35, 1, {"topics": [{"topic": "t", "partitions": [0, 5]},
+                                      {"topic": "nope", "partitions": [0]}]})
+    assert [(t.name, [p.partition_index for p in t.partitions])
+            for t in body.results[0].topics] == [("t", [0])]

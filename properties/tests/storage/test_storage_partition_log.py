@@ -271,3 +271,15 @@ def test_close_flushes_and_may_be_repeated(kind, tmp_path):
     log.close()
     log.close()
     assert log.flushed_offset == 7
+
+
+@KINDS
+def test_size_bytes_counts_the_batches_held(kind, tmp_path):
+    log = open_log(kind, tmp_path)
+    assert log.size_bytes == 0
+    first, second = batch(3), batch(2)
+    log.append_as_leader(first, 0)
+    log.append_as_leader(second, 0)
+    assert log.size_bytes == len(first) + len(second)
+    log.truncate_to(3)
+    assert log.size_bytes == len(first)
