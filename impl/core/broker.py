@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import attrs
 from kio.schema.errors import ErrorCode
@@ -21,6 +22,7 @@ from kafkaref.impl.core.admin import AdminApis, created_topic_configs
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
+from kafkaref.impl.core.delete_records import delete_records
 from kafkaref.impl.core.describe import DescribeApis
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
@@ -61,6 +63,7 @@ class Broker:
             config.broker_id, clock, log_factory, alter_isr,
             isr_check_interval_ms=max(1, config.replica_lag_time_max_ms // 2),
             known_partition=self._known_partition,
+            live_broker=lambda broker_id: self.metadata.broker(broker_id) is not None,
         )
         self.metadata = ClusterMetadata()
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
@@ -87,6 +90,7 @@ class Broker:
         self._handlers.update(AdminApis(self).handlers())
         # DescribeCluster, DescribeTopicPartitions, DescribeLogDirs (describe.py)
         self._handlers.update(DescribeApis(self).handlers())
+        self._handlers[21] = partial(delete_records, self)  # delete_records.py
         self.log_dir: str | None = None  # the server's data directory (DescribeLogDirs)
         self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
         # the wire's topic ids of the current image, both ways (requests may name topics by id)
@@ -558,6 +562,7 @@ class Broker:
                         p.fetch_offset, p.partition_max_bytes,
                         getattr(p, "current_leader_epoch", -1),
                         getattr(p, "last_fetched_epoch", -1),
+                        getattr(p, "log_start_offset", -1),  # a follower's (DeleteRecords)
                         topic_id=None if topic_id is None else str(topic_id))
 
         def done(results):

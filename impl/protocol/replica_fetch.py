@@ -46,6 +46,7 @@ class FetchPosition(NamedTuple):
     fetch_offset: int
     last_fetched_epoch: int
     partition_max_bytes: int
+    log_start_offset: int = -1  # the follower's: how far a DeleteRecords has reached
 
 
 class FetchedPartition(NamedTuple):
@@ -79,7 +80,8 @@ def encode_fetch_request(correlation_id: int, client_id: str | None, replica_id:
         out += encode_unsigned(len(positions) + 1)
         for p in positions:
             out += _PARTITION.pack(p.partition, p.current_leader_epoch, p.fetch_offset,
-                                   p.last_fetched_epoch, -1, p.partition_max_bytes, 0)
+                                   p.last_fetched_epoch, p.log_start_offset,
+                                   p.partition_max_bytes, 0)
         out.append(0)  # topic tagged fields
     out += b"\x01\x01\x00"  # no forgotten topics, rack id "", no tagged fields
     _I32.pack_into(out, 0, len(out) - 4)

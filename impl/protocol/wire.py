@@ -73,6 +73,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     18: ("api_versions", 0, 4),
     19: ("create_topics", 2, 7),
     20: ("delete_topics", 1, 6),
+    21: ("delete_records", 0, 2),
     22: ("init_producer_id", 0, 5),
     23: ("offset_for_leader_epoch", 2, 4),
     32: ("describe_configs", 1, 4),

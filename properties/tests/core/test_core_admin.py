@@ -13,10 +13,7 @@ from hypothesis import strategies as st
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.controller.state import ControllerState
-from kafkaref.impl.core.broker import Broker, BrokerConfig
-from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.topic_rules import (
     APPEND,
     DELETE,
@@ -30,21 +27,13 @@ from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.server import storage_log_factory
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import alter_incremental, call
+from kafkaref.properties.wire_calls import alter_incremental, call, core_brokers
 
 TOPIC, BROKER = 2, 4
 SECONDS = datetime.timedelta(seconds=5)
 
 
-def brokers(count=1, log_factory=None):
-    controller, clock = LocalController(), ManualClock()
-    found = []
-    for broker_id in range(count):
-        b = Broker(BrokerConfig(broker_id=broker_id), clock,
-                   log_factory or (lambda key: MemoryLog()))
-        controller.register(b, "127.0.0.1", 9092 + broker_id)
-        found.append(b)
-    return found
+brokers = core_brokers
 
 
 

@@ -9,25 +9,12 @@ import pytest
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.controller.local import LocalController
-from kafkaref.impl.core.broker import Broker, BrokerConfig
-from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import call
+from kafkaref.properties.wire_calls import call, core_brokers
 
-
-def brokers(count: int):
-    """count core brokers (ids 0..count-1, ports 9092..) sharing one LocalController."""
-    controller = LocalController()
-    out = []
-    for broker_id in range(count):
-        b = Broker(BrokerConfig(broker_id=broker_id), ManualClock(), lambda key: MemoryLog())
-        controller.register(b, "127.0.0.1", 9092 + broker_id)
-        out.append(b)
-    return out
+brokers = core_brokers
 
 
 def create(broker, name, partitions=1, replication_factor=1):
