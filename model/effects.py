@@ -35,7 +35,7 @@ class FetchResponse:
     first_offset: int = -1
     records: tuple[Entry, ...] = ()
     via: str = IMMEDIATE
-    log_start_offset: int = -1  # 0 in every answer that reached the log (no retention here)
+    log_start_offset: int = -1  # the replica's log start in every answer that reached the log
 
 
 @attrs.frozen(slots=True)
@@ -43,6 +43,14 @@ class ListOffsetsResponse:
     request_id: int
     error: ErrorCode
     offset: int = -1
+
+
+@attrs.frozen(slots=True)
+class DeleteRecordsResponse:
+    request_id: int
+    error: ErrorCode
+    low_watermark: int = -1
+    via: str = IMMEDIATE
 
 
 @attrs.frozen(slots=True)
@@ -81,5 +89,6 @@ class IsrChangeResult:
     isr: frozenset[int] = frozenset()
 
 
-Response = ProduceResponse | FetchResponse | ListOffsetsResponse | Disconnected
+Response = (ProduceResponse | FetchResponse | ListOffsetsResponse | DeleteRecordsResponse
+            | Disconnected)
 Effect = Response | ReplicaFetchResult | ElectionResult | IsrChangeResult

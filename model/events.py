@@ -11,6 +11,7 @@ import attrs
 
 ACKS_NONE, ACKS_LEADER, ACKS_ALL = 0, 1, -1
 EARLIEST, LATEST = -2, -1  # ListOffsets timestamps
+HIGH_WATERMARK = -1  # DeleteRecords up to the high watermark
 
 
 @attrs.frozen(slots=True)
@@ -47,6 +48,18 @@ class ListOffsets:
     broker: int
     partition: int
     timestamp: int = LATEST  # EARLIEST (-2), LATEST (-1), or a lookup by time
+
+
+@attrs.frozen(slots=True)
+class DeleteRecords:
+    """Move the partition's log start up to `offset` (HIGH_WATERMARK: the hw), answered once
+    every live replica has it or at the timeout (Kafka's DeleteRecords)."""
+
+    request_id: int
+    broker: int
+    partition: int
+    offset: int = -1  # HIGH_WATERMARK
+    timeout_ms: int = 30_000
 
 
 @attrs.frozen(slots=True)
@@ -112,6 +125,6 @@ class Flush:
 
 
 Event = (
-    Produce | Fetch | ListOffsets | ReplicaFetch | Tick | CrashBroker | RestartBroker | Elect
-    | CommitIsrChange | Flush
+    Produce | Fetch | ListOffsets | DeleteRecords | ReplicaFetch | Tick | CrashBroker
+    | RestartBroker | Elect | CommitIsrChange | Flush
 )

@@ -110,6 +110,23 @@ def trim_epoch_cache(cache: tuple[tuple[int, int], ...], end_offset: int) -> tup
     return cache if keep == len(cache) else cache[:keep]
 
 
+def trim_epoch_cache_start(cache: tuple[tuple[int, int], ...],
+                           start_offset: int) -> tuple[tuple[int, int], ...]:
+    """The cache after the log start moved up to `start_offset` (DeleteRecords): epochs wholly
+    before it go, the one covering it is moved to start there (Kafka's truncateFromStart).
+
+    pre: start_offset >= 0
+    pre: all(cache[i][1] < cache[i + 1][1] for i in range(len(cache) - 1))
+    post: all(start >= start_offset for _, start in __return__)
+    post: len(__return__) <= len(cache)
+    """
+    kept = tuple(pair for pair in cache if pair[1] >= start_offset)
+    covering = [pair for pair in cache if pair[1] < start_offset]
+    if covering and (not kept or kept[0][1] > start_offset):
+        kept = ((covering[-1][0], start_offset), *kept)
+    return kept
+
+
 def assign_epoch(cache: tuple[tuple[int, int], ...], epoch: int, start_offset: int) -> tuple[tuple[int, int], ...]:
     """Record that `epoch` starts at `start_offset` (a new leader, or a follower appending a
     batch), as Kafka's LeaderEpochFileCache.assign does: nothing to do when it is the latest

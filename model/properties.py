@@ -22,7 +22,8 @@ from kafkaref.model import events as ev
 from kafkaref.model.values import ModelState
 
 # Request kinds in Ghost.outstanding.
-PRODUCE_ALL, PRODUCE_ONE, FETCH, LIST_OFFSETS = "produce-all", "produce-1", "fetch", "list-offsets"
+PRODUCE_ALL, PRODUCE_ONE, FETCH, LIST_OFFSETS, DELETE_RECORDS = (
+    "produce-all", "produce-1", "fetch", "list-offsets", "delete-records")
 
 
 @attrs.frozen(slots=True)
@@ -44,7 +45,8 @@ class Ghost:
     errors: tuple[str, ...] = ()
 
 
-_ANSWERS = (eff.ProduceResponse, eff.FetchResponse, eff.ListOffsetsResponse, eff.Disconnected)
+_ANSWERS = (eff.ProduceResponse, eff.FetchResponse, eff.ListOffsetsResponse,
+            eff.DeleteRecordsResponse, eff.Disconnected)
 
 
 def _asked(event: ev.Event, now: int) -> tuple[int, int, int, str] | None:
@@ -58,6 +60,8 @@ def _asked(event: ev.Event, now: int) -> tuple[int, int, int, str] | None:
         return event.request_id, now + max(event.max_wait_ms, 0), event.partition, FETCH
     if isinstance(event, ev.ListOffsets):
         return event.request_id, now, event.partition, LIST_OFFSETS
+    if isinstance(event, ev.DeleteRecords):
+        return event.request_id, now + max(event.timeout_ms, 0), event.partition, DELETE_RECORDS
     return None
 
 
@@ -107,6 +111,8 @@ def _survives(state: ModelState, records: frozenset[tuple[int, int, int]], uncle
         found = state.leader_replica(partition)
         if found is None:
             continue  # unavailable is not lost
+        if offset < found[1].log_start:
+            continue  # deleted on purpose (DeleteRecords) is not lost
         log = found[1].log
         if offset >= len(log) or log[offset].id != record_id:
             return False
@@ -157,9 +163,14 @@ def offsets_dense_and_increasing(state: ModelState, ghost: Ghost) -> bool:
 
 
 def _log_well_formed(replica) -> bool:
+    """From the log start on (what lies below is never read: DeleteRecords, or a log that
+    started again at its leader's log start): dense, ids increasing, batches contiguous, and the
+    epoch cache the log's own."""
     previous = None
     cache = []
-    for offset, entry in enumerate(replica.log):
+    log = replica.log
+    for offset in range(replica.log_start, len(log)):
+        entry = log[offset]
         if not entry.base <= offset:
             return False
         if previous is not None:
@@ -169,13 +180,14 @@ def _log_well_formed(replica) -> bool:
                 return False
             if entry.base == previous.base and entry.epoch != previous.epoch:
                 return False
-        elif entry.base != 0:
+        elif entry.base != 0 and replica.log_start == 0:
             return False
         if not cache or cache[-1][0] < entry.epoch:
             cache.append((entry.epoch, offset))
         previous = entry
     known = [pair for pair in replica.epoch_cache if pair[1] < replica.leo]
-    return known == cache and replica.hw <= replica.leo and replica.flushed <= replica.leo
+    return known == cache and replica.hw <= replica.leo and replica.flushed <= replica.leo and (
+        replica.log_start <= replica.hw)
 
 
 CLIENT_PROPERTIES: dict[str, Callable[[ModelState, Ghost], bool]] = {

@@ -23,10 +23,12 @@ from kafkaref.model.helpers import (
     follower_truncation,
     high_watermark,
     trim_epoch_cache,
+    trim_epoch_cache_start,
 )
 from kafkaref.model.values import (
     UNKNOWN_OFFSET,
     Delayed,
+    DelayedDeleteRecords,
     DelayedFetch,
     DelayedProduce,
     Entry,
@@ -92,6 +94,7 @@ def _replace(
     r: Replica, *, log=_KEEP, hw=_KEEP, flushed=_KEEP, epoch_cache=_KEEP, leader=_KEEP,
     leader_epoch=_KEEP, partition_epoch=_KEEP, isr=_KEEP, pending_isr=_KEEP,
     follower_offsets=_KEEP, caught_up_ms=_KEEP, synced_epoch=_KEEP, last_fetch=_KEEP,
+    log_start=_KEEP, follower_log_starts=_KEEP,
 ) -> Replica:
     """attrs.evolve without its per-call introspection (step() is on the hot path)."""
     return Replica(
@@ -108,6 +111,8 @@ def _replace(
         r.caught_up_ms if caught_up_ms is _KEEP else caught_up_ms,
         r.synced_epoch if synced_epoch is _KEEP else synced_epoch,
         r.last_fetch if last_fetch is _KEEP else last_fetch,
+        r.log_start if log_start is _KEEP else log_start,
+        r.follower_log_starts if follower_log_starts is _KEEP else follower_log_starts,
     )
 
 
@@ -137,10 +142,39 @@ def _truncate(replica: Replica, length: int) -> Replica:
 def _recover(replica: Replica) -> Replica:
     """What an unclean shutdown leaves: the flushed prefix, and the epoch cache truncated to its
     end (Kafka's log loading always runs truncateFromEnd(recovered leo), so an epoch that had
-    no records yet is forgotten even when no record was lost)."""
+    no records yet is forgotten even when no record was lost). A flushed prefix ending below
+    the log start (kept on disk at once) starts the log again, empty, at the log start
+    (Kafka's LogLoader)."""
+    if replica.flushed < replica.log_start:
+        return _start_at(replica, replica.log.truncate(replica.log_start))
     replica = _truncate(replica, replica.flushed)
     cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
     return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
+
+
+def _start_at(replica: Replica, log) -> Replica:
+    """The log dropped and started again, empty, at len(log) (log start = leo = hw = flushed,
+    no epochs: Kafka's truncateFullyAndStartAt). What it held below is kept in `log` but never
+    read again (below the log start)."""
+    end = len(log)
+    return _replace(replica, log=log, hw=end, flushed=end, epoch_cache=(), log_start=end)
+
+
+def _move_log_start(replica: Replica, offset: int) -> Replica:
+    if offset <= replica.log_start:
+        return replica
+    return _replace(replica, log_start=offset,
+                    epoch_cache=trim_epoch_cache_start(replica.epoch_cache, offset))
+
+
+def _low_watermark(state: ModelState, p: int, broker: int, replica: Replica) -> int:
+    """The smallest log start of a leader and its followers on live brokers (one that has not
+    fetched in this epoch counts as -1): Kafka's lowWatermarkIfLeader."""
+    low = replica.log_start
+    for follower in state.config.assignment(p):
+        if follower != broker and state.alive[follower]:
+            low = min(low, replica.follower_log_start(follower))
+    return low
 
 
 # ---------------------------------------------------------------------------------------------
@@ -227,14 +261,27 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
 
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> eff.FetchResponse:
+    if offset < replica.log_start:  # a parked fetch below a log start moved meanwhile
+        return eff.FetchResponse(request_id, ErrorCode.offset_out_of_range, replica.hw, via=via,
+                                 log_start_offset=replica.log_start)
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
-    return eff.FetchResponse(request_id, NONE, replica.hw, first, records, via, log_start_offset=0)
+    return eff.FetchResponse(request_id, NONE, replica.hw, first, records, via,
+                             log_start_offset=replica.log_start)
 
 
-def _settle(config: ClusterConfig, op: Delayed, replica: Replica | None,
+def _settle(state: ModelState, op: Delayed, replica: Replica | None,
             broker: int) -> eff.Effect | None:
     """The answer for a parked operation if it can complete now, else None."""
+    config = state.config
     lost = replica is None or replica.leader != broker
+    if isinstance(op, DelayedDeleteRecords):
+        if lost:
+            return eff.DeleteRecordsResponse(op.request_id, ErrorCode.not_leader_or_follower,
+                                             via=eff.COMPLETED)
+        low = _low_watermark(state, op.partition, broker, replica)
+        if low < op.required_offset:
+            return None
+        return eff.DeleteRecordsResponse(op.request_id, NONE, low, eff.COMPLETED)
     if isinstance(op, DelayedProduce):
         if lost:
             return eff.ProduceResponse(op.request_id, ErrorCode.not_leader_or_follower,
@@ -267,17 +314,19 @@ def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) 
 
 
 def _try_complete(
-    config: ClusterConfig, purgatory: tuple[Delayed, ...], broker: int, p: int, replica: Replica | None
+    state: ModelState, purgatory: tuple[Delayed, ...], broker: int, p: int,
+    replica: Replica | None, kinds: tuple[type, ...] = (DelayedProduce, DelayedFetch,
+                                                        DelayedDeleteRecords),
 ) -> tuple[tuple[Delayed, ...], list[eff.Effect]]:
-    """Check every operation watched on (broker, partition): the trigger after an hw change or a
-    leadership change."""
+    """Check every operation of `kinds` watched on (broker, partition): the trigger after an hw
+    change or a leadership change (every kind), or a follower's fetch (deletions)."""
     if not purgatory:
         return purgatory, []
     keep: list[Delayed] = []
     effects: list[eff.Effect] = []
     for op in purgatory:
-        if op.broker == broker and op.partition == p:
-            answer = _settle(config, op, replica, broker)
+        if op.broker == broker and op.partition == p and isinstance(op, kinds):
+            answer = _settle(state, op, replica, broker)
             if answer is not None:
                 effects.append(answer)
                 continue
@@ -294,9 +343,23 @@ def _leader_progress(state: ModelState, p: int, broker: int, part: PartitionStat
     part = _with_replica(part, broker, replica)
     purgatory = state.purgatory
     if replica.hw != before:
-        purgatory, done = _try_complete(state.config, purgatory, broker, p, replica)
+        purgatory, done = _try_complete(state, purgatory, broker, p, replica,
+                                        (DelayedProduce, DelayedFetch))
         effects.extend(done)
     return _with_partition(state, p, part, purgatory)
+
+
+def _complete_deletions(state: ModelState, p: int, broker: int,
+                        effects: list[eff.Effect]) -> ModelState:
+    """A follower's fetch (its log start) or a follower's crash (it no longer counts) may have
+    raised the low watermark: complete the deletions it reaches."""
+    replica = state.partitions[p].replicas[broker]
+    purgatory, done = _try_complete(state, state.purgatory, broker, p, replica,
+                                    (DelayedDeleteRecords,))
+    if not done:
+        return state
+    effects.extend(done)
+    return ModelState(state.config, state.now_ms, state.alive, state.partitions, purgatory)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -344,7 +407,7 @@ def _produce(state: ModelState, event: ev.Produce) -> tuple[ModelState, Effects]
     elif event.acks == ev.ACKS_ALL:
         op = DelayedProduce(event.request_id, broker, p, base, base + len(entries), record_ids,
                             state.now_ms + event.timeout_ms)
-        answer = _settle(config, op, replica, broker)
+        answer = _settle(state, op, replica, broker)
         if answer is not None:
             effects.append(eff.ProduceResponse(op.request_id, answer.error, base, record_ids))
         elif event.timeout_ms <= 0:
@@ -385,9 +448,9 @@ def _fetch(state: ModelState, event: ev.Fetch) -> tuple[ModelState, Effects]:
                                          event.current_leader_epoch)
     if replica is None:
         return state, (eff.FetchResponse(event.request_id, error),)
-    if not 0 <= event.offset <= replica.leo:
+    if not replica.log_start <= event.offset <= replica.leo:
         return state, (eff.FetchResponse(event.request_id, ErrorCode.offset_out_of_range,
-                                         replica.hw, log_start_offset=0),)
+                                         replica.hw, log_start_offset=replica.log_start),)
     end = _consumer_end(config, replica)
     # Kafka answers at once when max_wait <= 0, when what it read reaches min_bytes, or when the
     # purgatory's first try (tryCompleteElseWatch) finds enough available
@@ -414,7 +477,7 @@ def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState,
     if replica is None:
         return state, (eff.ListOffsetsResponse(event.request_id, error),)
     if event.timestamp == ev.EARLIEST:
-        return state, (eff.ListOffsetsResponse(event.request_id, NONE, 0),)
+        return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.log_start),)
     if event.timestamp == ev.LATEST:
         # read_uncommitted consumers see up to the hw, so "latest" is the hw.
         return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.hw),)
@@ -423,6 +486,37 @@ def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState,
     # timestamps: every one counts as stamped 0 (what the impl's clients here send).
     found = 0 if event.timestamp <= RECORD_TIMESTAMP and replica.hw > 0 else -1
     return state, (eff.ListOffsetsResponse(event.request_id, NONE, found),)
+
+
+def _delete_records(state: ModelState, event: ev.DeleteRecords) -> tuple[ModelState, Effects]:
+    """Kafka's Partition.deleteRecordsOnLeader and ReplicaManager.deleteRecords: the leader
+    moves its log start up to the offset (the hw for HIGH_WATERMARK; beyond the hw is
+    OFFSET_OUT_OF_RANGE); answered at once if the low watermark is there already, else parked
+    until followers' fetches carry it (or they stop counting), the leadership is lost
+    (NOT_LEADER_OR_FOLLOWER) or the timeout passes (REQUEST_TIMED_OUT)."""
+    _check_broker(state, event.broker)
+    if not state.alive[event.broker]:
+        return state, (eff.Disconnected(event.request_id),)
+    p, broker = event.partition, event.broker
+    replica, error = _leader_for_request(state, p, broker, -1)
+    if replica is None:
+        return state, (eff.DeleteRecordsResponse(event.request_id, error),)
+    wanted = replica.hw if event.offset == ev.HIGH_WATERMARK else event.offset
+    if not 0 <= wanted <= replica.hw:
+        return state, (eff.DeleteRecordsResponse(event.request_id,
+                                                 ErrorCode.offset_out_of_range),)
+    replica = _move_log_start(replica, wanted)
+    state = _with_partition(state, p, _with_replica(state.partitions[p], broker, replica))
+    low = _low_watermark(state, p, broker, replica)
+    if low >= wanted:
+        return state, (eff.DeleteRecordsResponse(event.request_id, NONE, low),)
+    if event.timeout_ms <= 0:  # Kafka's timer runs an already expired operation at once
+        return state, (eff.DeleteRecordsResponse(event.request_id, ErrorCode.request_timed_out,
+                                                 low, eff.EXPIRED),)
+    op = DelayedDeleteRecords(event.request_id, broker, p, wanted, low,
+                              state.now_ms + event.timeout_ms)
+    return ModelState(state.config, state.now_ms, state.alive, state.partitions,
+                      state.purgatory + (op,)), ()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -468,18 +562,27 @@ def _replica_fetch(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelStat
                 return state, (result(NONE, diverging=(epoch, end), applied=False),)
             offset, _settled = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
                                                    min(follower.hw, follower.leo))
+            offset = max(follower.log_start, offset)  # never below the log start (apply.py)
             follower = _truncate(follower, offset)
             part = _with_replica(part, follower_id, follower)
             return _with_partition(state, p, part), (
                 result(NONE, diverging=(epoch, end), truncated_to=offset),
             )
 
-    if not 0 <= event.fetch_offset <= leader.leo:
+    if not leader.log_start <= event.fetch_offset <= leader.leo:
         if current and follower.leo > leader.leo:
             follower = _truncate(follower, leader.leo)
             part = _with_replica(part, follower_id, follower)
             return _with_partition(state, p, part), (
                 result(ErrorCode.offset_out_of_range, truncated_to=leader.leo),
+            )
+        if current and follower.leo < leader.log_start:
+            # below the leader's log start (its ListOffsets EARLIEST says where): start again,
+            # empty, there (Kafka's fetcher: truncateFullyAndStartAt)
+            follower = _start_at(follower, leader.log.truncate(leader.log_start))
+            part = _with_replica(part, follower_id, follower)
+            return _with_partition(state, p, part), (
+                result(ErrorCode.offset_out_of_range, truncated_to=leader.log_start),
             )
         return state, (result(ErrorCode.offset_out_of_range, applied=current),)
 
@@ -488,9 +591,11 @@ def _replica_fetch(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelStat
     response_hw = leader.hw
     stop = _replica_fetch_stop(leader, event.fetch_offset, event.max_bytes)
     records = leader.log.slice(event.fetch_offset, stop)
-    leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset)
+    leader = _follower_fetched(state, leader, leader_id, follower_id, event.fetch_offset,
+                               follower.log_start)
     effects: list[eff.Effect] = []
     state = _leader_progress(state, p, leader_id, part, leader, effects)
+    state = _complete_deletions(state, p, leader_id, effects)
     part = state.partitions[p]
 
     # Follower side.
@@ -498,6 +603,8 @@ def _replica_fetch(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelStat
         effects.insert(0, result(NONE, applied=False))
         return state, tuple(effects)
     follower = _follower_append(config, follower, records, response_hw, event.current_leader_epoch)
+    if follower.log_start < leader.log_start <= follower.hw:  # the leader's log start, once
+        follower = _move_log_start(follower, leader.log_start)  # the hw passed it
     state = _with_partition(state, p, _with_replica(part, follower_id, follower))
     effects.insert(0, result(NONE, appended=len(records)))
     return state, tuple(effects)
@@ -513,7 +620,7 @@ def _replica_fetch_stop(leader: Replica, fetch_offset: int, max_bytes: int) -> i
 
 
 def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follower_id: int,
-                      fetch_offset: int) -> Replica:
+                      fetch_offset: int, log_start: int) -> Replica:
     """The leader records the follower's fetch offset and catch-up time, and proposes an ISR
     expansion when the follower has reached the hw and the start of the leader's epoch.
 
@@ -539,8 +646,10 @@ def _follower_fetched(state: ModelState, leader: Replica, leader_id: int, follow
         epoch_start = leader.epoch_cache[-1][1] if leader.epoch_cache else 0
         if fetch_offset >= leader.hw and fetch_offset >= epoch_start:
             pending = leader.isr | {follower_id}
+    starts = leader.follower_log_starts or (UNKNOWN_OFFSET,) * len(offsets)
+    starts = starts[:follower_id] + (log_start,) + starts[follower_id + 1 :]
     return _replace(leader, follower_offsets=offsets, caught_up_ms=caught_up, pending_isr=pending,
-                    last_fetch=last)
+                    last_fetch=last, follower_log_starts=starts)
 
 
 def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[Entry, ...],
@@ -578,6 +687,9 @@ def _tick(state: ModelState, event: ev.Tick) -> tuple[ModelState, Effects]:
             if isinstance(op, DelayedProduce):
                 effects.append(eff.ProduceResponse(op.request_id, ErrorCode.request_timed_out,
                                                    op.base_offset, op.record_ids, eff.EXPIRED))
+            elif isinstance(op, DelayedDeleteRecords):
+                effects.append(eff.DeleteRecordsResponse(
+                    op.request_id, ErrorCode.request_timed_out, op.low_watermark, eff.EXPIRED))
             elif (error := _parked_fetch_error(op, replica, op.broker)) != NONE:
                 effects.append(eff.FetchResponse(op.request_id, error, via=eff.EXPIRED))
             else:
@@ -689,6 +801,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
             follower_offsets=(UNKNOWN_OFFSET,) * brokers,
             caught_up_ms=caught_up,
             last_fetch=(),
+            follower_log_starts=(),
             synced_epoch=control.leader_epoch,
         )
     else:
@@ -707,7 +820,8 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
     part = _with_replica(part, broker, replica)
     purgatory = state.purgatory
     if was_leader:  # a leadership change or a new epoch: what waits here is checked again
-        purgatory, done = _try_complete(config, purgatory, broker, p, replica)
+        purgatory, done = _try_complete(_with_partition(state, p, part), purgatory, broker, p,
+                                        replica)
         effects.extend(done)
     return part, purgatory
 
@@ -805,6 +919,7 @@ def _crash(state: ModelState, event: ev.CrashBroker) -> tuple[ModelState, Effect
             found = state.leader_replica(p)
             if found is not None:  # the maximal ISR may have lost the crashed broker: hw again
                 state = _leader_progress(state, p, found[0], part, found[1], effects)
+                state = _complete_deletions(state, p, found[0], effects)  # it no longer counts
     return state, tuple(effects)
 
 
@@ -824,7 +939,11 @@ def _forget_crashed_follower(state: ModelState, part: PartitionState, broker: in
         pending = None
     offsets = leader.follower_offsets
     offsets = offsets[:broker] + (UNKNOWN_OFFSET,) + offsets[broker + 1 :]
-    return _with_replica(part, leader_id, _replace(leader, pending_isr=pending, follower_offsets=offsets))
+    starts = leader.follower_log_starts
+    if starts:
+        starts = starts[:broker] + (UNKNOWN_OFFSET,) + starts[broker + 1 :]
+    return _with_replica(part, leader_id, _replace(leader, pending_isr=pending, follower_offsets=offsets,
+                                                   follower_log_starts=starts))
 
 
 def _new_partition_epoch(state: ModelState, part: PartitionState, epoch: int) -> PartitionState:
@@ -881,6 +1000,7 @@ _HANDLERS = {
     ev.Produce: _produce,
     ev.Fetch: _fetch,
     ev.ListOffsets: _list_offsets,
+    ev.DeleteRecords: _delete_records,
     ev.ReplicaFetch: _replica_fetch,
     ev.Tick: _tick,
     ev.CrashBroker: _crash,

@@ -75,6 +75,11 @@ class Replica:
     # Leader only, per broker: (the leader's leo at the follower's previous fetch, its time), for
     # Kafka's second catch-up clause; () until a follower fetches in this epoch.
     last_fetch: tuple[tuple[int, int], ...] = ()
+    # The first offset still readable (DeleteRecords moves it up; records below it are kept
+    # here but never read, as Kafka keeps a segment holding it), and, leader only, per broker,
+    # the log start each follower's last fetch said it has (-1 unknown; () all unknown).
+    log_start: int = 0
+    follower_log_starts: tuple[int, ...] = ()
 
     @property
     def leo(self) -> int:
@@ -98,7 +103,13 @@ class Replica:
             return self
         return Replica(self.log, hw, self.flushed, self.epoch_cache, self.leader, self.leader_epoch,
                        self.partition_epoch, self.isr, self.pending_isr, self.follower_offsets,
-                       self.caught_up_ms, self.synced_epoch, self.last_fetch)
+                       self.caught_up_ms, self.synced_epoch, self.last_fetch, self.log_start,
+                       self.follower_log_starts)
+
+    def follower_log_start(self, broker: int) -> int:
+        """A leader's view of a follower's log start (-1 until it fetched in this epoch)."""
+        starts = self.follower_log_starts
+        return starts[broker] if starts else UNKNOWN_OFFSET
 
 
 @attrs.frozen(slots=True)
@@ -161,7 +172,21 @@ class DelayedFetch:
     current_leader_epoch: int = -1  # checked again when it completes (KIP-320)
 
 
-Delayed = DelayedProduce | DelayedFetch
+@attrs.frozen(slots=True)
+class DelayedDeleteRecords:
+    """A DeleteRecords parked until the low watermark (the smallest log start of the leader and
+    its live followers) reaches required_offset; low_watermark is the one first seen (the
+    answer at expiry)."""
+
+    request_id: int
+    broker: int
+    partition: int
+    required_offset: int
+    low_watermark: int
+    deadline_ms: int
+
+
+Delayed = DelayedProduce | DelayedFetch | DelayedDeleteRecords
 
 
 @attrs.frozen(slots=True)

@@ -32,13 +32,18 @@ from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
 from kafkaref.impl.protocol.records import build_batch, decode_batch, split_batches
-from kafkaref.impl.replication.apply import apply_fetch_response, response_is_current
+from kafkaref.impl.replication.apply import (
+    apply_fetch_response,
+    response_is_current,
+    start_at_leader_log_start,
+)
 from kafkaref.model import events as ev
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import (
     COMPLETED,
     EXPIRED,
     IMMEDIATE,
+    DeleteRecordsResponse,
     Disconnected,
     Effect,
     ElectionResult,
@@ -62,6 +67,7 @@ from kafkaref.properties.clock import ManualClock
 
 TOPIC = "t"
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
+UNREADABLE = Entry(NO_ID, NO_EPOCH, b"", -1)  # an offset below a log start
 
 
 class CoreLockstep:
@@ -224,6 +230,25 @@ class CoreLockstep:
         answer = self.brokers[e.broker].replica_manager.list_offset((TOPIC, e.partition), e.timestamp)
         self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset))
 
+    def _delete_records(self, e: ev.DeleteRecords) -> None:
+        self._check_broker(e.broker)
+        if not self.alive(e.broker):
+            self._effects.append(Disconnected(e.request_id))
+            return
+        key = (TOPIC, e.partition)
+
+        def done(results):
+            r = results[key]
+            answer = DeleteRecordsResponse(e.request_id, r.error, r.low_watermark)
+            if r.error == ErrorCode.request_timed_out:  # only the purgatory's timer says this
+                self._parked.pop(e.request_id, None)
+                self._effects.append(attrs.evolve(answer, via=EXPIRED))
+            else:
+                self._answer(e.request_id, answer)
+
+        self._immediate(e.request_id, e.broker, lambda: self.brokers[
+            e.broker].replica_manager.delete_records(e.timeout_ms, {key: e.offset}, done))
+
     # -- replication ----------------------------------------------------------------------------
     def _replica_fetch(self, e: ev.ReplicaFetch) -> None:
         self._check_broker(e.leader)
@@ -237,8 +262,10 @@ class CoreLockstep:
 
         if not self.alive(e.leader):
             return result(ErrorCode.network_exception, applied=False)
+        own_log = self.logs.get((e.follower, p))
         request = FetchPartition(e.fetch_offset, e.max_bytes, e.current_leader_epoch,
-                                 e.last_fetched_epoch)
+                                 e.last_fetched_epoch,
+                                 -1 if own_log is None else own_log.log_start_offset)
         answers = []
         self.brokers[e.leader].replica_manager.fetch(e.follower, 0, 1, e.max_bytes, {key: request},
                                                      answers.append)
@@ -252,11 +279,21 @@ class CoreLockstep:
             return result(answer.error, diverging=diverging, applied=False)
         leo = follower.log_end_offset
         outcome = apply_fetch_response(follower, answer.error, diverging, bytes(answer.records),
-                                       answer.high_watermark)
+                                       answer.high_watermark, answer.log_start_offset)
+        if answer.error == ErrorCode.offset_out_of_range and self._start_at_leader_log_start(
+                e, follower):  # as the fetcher thread does: ListOffsets EARLIEST, then restart
+            return result(answer.error, truncated_to=follower.log_end_offset)
         after = follower.log_end_offset
         truncated = after if after < leo or outcome == "truncated" else None
         result(answer.error, appended=max(0, after - leo), diverging=diverging,
                truncated_to=truncated)
+
+    def _start_at_leader_log_start(self, e: ev.ReplicaFetch, follower) -> bool:
+        leader = self.brokers[e.leader].replica_manager
+        earliest = leader.list_offset((TOPIC, e.partition), ev.EARLIEST, e.current_leader_epoch,
+                                      replica_id=e.follower)
+        return earliest.error == ErrorCode.none and start_at_leader_log_start(
+            follower, earliest.offset)
 
     # -- time, ISR, controller, faults ----------------------------------------------------------
     def _tick(self, e: ev.Tick) -> None:
@@ -268,6 +305,7 @@ class CoreLockstep:
             for broker in live:
                 broker.replica_manager.produce_purgatory.advance_clock(now)
                 broker.replica_manager.fetch_purgatory.advance_clock(now)
+                broker.replica_manager.delete_records_purgatory.advance_clock(now)
         finally:
             self._via = COMPLETED
         for broker in live:
@@ -354,6 +392,7 @@ _HANDLERS = {
     ev.Produce: CoreLockstep._produce,
     ev.Fetch: CoreLockstep._fetch,
     ev.ListOffsets: CoreLockstep._list_offsets,
+    ev.DeleteRecords: CoreLockstep._delete_records,
     ev.ReplicaFetch: CoreLockstep._replica_fetch,
     ev.Tick: CoreLockstep._tick,
     ev.CrashBroker: CoreLockstep._crash,
@@ -392,13 +431,18 @@ def core_image(cluster, entries=None) -> ModelState:
 def _replica_image(cluster, b: int, p: int, entries) -> Replica:
     log = cluster.log(b, p)
     entries = tuple(e for _, raw in log.batches() for e in _batch_entries(cluster, entries, p, raw))
+    # a log that started again at its leader's log start holds nothing below it: those
+    # offsets are never read (observable_state compares from the log start on)
+    first = entries[0].base if entries else log.log_end_offset
+    entries = (UNREADABLE,) * first + entries
     part = cluster.partition(b, p)
     brokers = cluster.config.brokers
     offsets, caught_up = [UNKNOWN_OFFSET] * brokers, [0] * brokers
     if part is None:  # down: what its disk holds
         return Replica(PLog.of(entries), log.high_watermark, log.flushed_offset,
                        tuple(log.epochs.entries), None, NO_EPOCH, 0, frozenset(), None,
-                       tuple(offsets), tuple(caught_up), NO_EPOCH)
+                       tuple(offsets), tuple(caught_up), NO_EPOCH,
+                       log_start=log.log_start_offset)
     for f, state in part.followers.items():
         offsets[f], caught_up[f] = state.log_end_offset, state.last_caught_up_ms
     leader = part.leader_id if part.leader_id is not None and part.leader_id >= 0 else None
@@ -407,7 +451,7 @@ def _replica_image(cluster, b: int, p: int, entries) -> Replica:
                    tuple(log.epochs.entries), leader, part.leader_epoch, part.partition_epoch,
                    frozenset(part.isr) if leading else frozenset(),
                    part.pending_isr if leading else None, tuple(offsets), tuple(caught_up),
-                   NO_EPOCH)
+                   NO_EPOCH, log_start=log.log_start_offset)
 
 
 def _batch_entries(cluster, entries, p: int, raw) -> tuple[Entry, ...]:
@@ -424,9 +468,10 @@ def _batch_entries(cluster, entries, p: int, raw) -> tuple[Entry, ...]:
 
 def observable_state(state: ModelState) -> tuple:
     """What lockstep compares after every step, from either side's ModelState: the controller's
-    record of each partition and, per replica, its log (ids, epochs, batch bases, values), leo,
-    hw, flushed offset, epoch cache and leader epoch; a live leader's committed and pending ISR
-    too. (Followers' ISR views, fetch positions and times are internal to each side.)"""
+    record of each partition and, per replica, its log from its log start on (ids, epochs,
+    batch bases, values; what lies below is never read), log start, leo, hw, flushed offset,
+    epoch cache and leader epoch; a live leader's committed and pending ISR too. (Followers'
+    ISR views, fetch positions and times are internal to each side.)"""
     out = []
     for p, part in enumerate(state.partitions):
         c = part.control
@@ -436,7 +481,8 @@ def observable_state(state: ModelState) -> tuple:
                 continue
             up = state.alive[b]
             leading = up and r.leader == b
-            out.append((p, b, up, tuple(r.log), r.leo, r.hw, r.flushed, r.epoch_cache,
+            readable = (UNREADABLE,) * r.log_start + tuple(r.log)[r.log_start:]
+            out.append((p, b, up, readable, r.log_start, r.leo, r.hw, r.flushed, r.epoch_cache,
                         r.leader_epoch if up else None, r.leader if up else None,
                         (r.isr, r.pending_isr) if leading else None))
     return tuple(out)

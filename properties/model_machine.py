@@ -76,7 +76,7 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
     if isinstance(event, ev.Produce):
         shape = "+batches" if event.more_batches else ""
         labels.append(f"Produce acks={event.acks}{shape}: {outcome if effects else 'parked/none'}")
-    elif isinstance(event, ev.Fetch | ev.ListOffsets):
+    elif isinstance(event, ev.Fetch | ev.ListOffsets | ev.DeleteRecords):
         lagging = ""
         if 0 <= event.partition < before.config.partitions:
             replica = before.partitions[event.partition].replicas[event.broker]
@@ -215,6 +215,16 @@ class ModelMachine(RuleBasedStateMachine):
         broker = self.leader_or_any(p, to_leader, broker)
         timestamp = ev.LATEST if latest else ev.EARLIEST
         self.feed(ev.ListOffsets(self.request_id(), broker, p, timestamp))
+
+    @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-2, 2),
+          timeout_ms=st.sampled_from([0, 50, 1000, 60_000]))
+    def delete_records(self, p, to_leader, broker, back, timeout_ms):
+        """Up to hw - back; back -1: one past the hw (OFFSET_OUT_OF_RANGE), -2: HIGH_WATERMARK."""
+        broker = self.leader_or_any(p, to_leader, broker)
+        replica = self.model.state.partitions[p].replicas[broker]
+        hw = replica.hw if replica is not None else 0
+        offset = {-2: ev.HIGH_WATERMARK, -1: hw + 1}.get(back, max(0, hw - back))
+        self.feed(ev.DeleteRecords(self.request_id(), broker, p, offset, timeout_ms))
 
     @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
                                 "stranger", "time", "commit"]),

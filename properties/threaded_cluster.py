@@ -38,6 +38,7 @@ import shutil
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -59,6 +60,7 @@ from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.server import KafkaServer
 from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import (
+    DeleteRecordsResponse,
     Disconnected,
     Effect,
     ElectionResult,
@@ -69,6 +71,7 @@ from kafkaref.model.effects import (
 from kafkaref.model.events import (
     LATEST,
     CrashBroker,
+    DeleteRecords,
     Elect,
     Fetch,
     Flush,
@@ -81,6 +84,16 @@ from kafkaref.model.values import Entry
 
 TOPIC = "lockstep"
 PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
+# The versions a client request goes at, by request id: odd ones at the newest versions Apache
+# Kafka 4.3.1 serves (flexible encodings, topics named by id: Produce 13, Fetch 18), even ones at
+# the older non-flexible versions, so that every walk checks both (issue 23).
+NEWEST = {"produce": 13, "fetch": 18, "list_offsets": 11, "delete_records": 2}
+OLDER = {"produce": PRODUCE_V, "fetch": FETCH_V, "list_offsets": LIST_OFFSETS_V,
+         "delete_records": 0}
+
+
+def versions_for(request_id: int) -> dict[str, int]:
+    return NEWEST if request_id % 2 else OLDER
 RESPONSE_WAIT_S = 15.0  # bound on one expected response (a loaded 2-core machine)
 SETTLE_WAIT_S = 20.0  # bound on replication and metadata catching up after one step
 POLL_S = 0.01
@@ -163,7 +176,8 @@ class Settle:
 
 # -- the client's view of an effect (both sides go through it) ----------------------------------
 
-CLIENT_RESPONSES = (ProduceResponse, FetchResponse, ListOffsetsResponse, Disconnected)
+CLIENT_RESPONSES = (ProduceResponse, FetchResponse, ListOffsetsResponse, DeleteRecordsResponse,
+                    Disconnected)
 
 
 def client_view(effect: Effect) -> tuple:
@@ -180,6 +194,8 @@ def client_view(effect: Effect) -> tuple:
         return ("fetch", effect.request_id, effect.error, effect.high_watermark, records)
     if isinstance(effect, ListOffsetsResponse):
         return ("list_offsets", effect.request_id, effect.error, effect.offset)
+    if isinstance(effect, DeleteRecordsResponse):
+        return ("delete_records", effect.request_id, effect.error, effect.low_watermark)
     if isinstance(effect, Disconnected):
         return ("disconnected", effect.request_id)
     if isinstance(effect, ElectionResult):
@@ -356,6 +372,7 @@ class ThreadedCluster:
         if error != ErrorCode.none:
             raise RuntimeError(f"creating the lockstep topic: {error.name}")
         meta = self.controller.metadata().topic(TOPIC)
+        self.topic_id = uuid.UUID(meta.topic_id)  # Produce 13 and Fetch 13+ name it so
         for p, partition in enumerate(meta.partitions):
             if partition.replicas != c.assignment(p):
                 raise RuntimeError(f"partition {p} on {partition.replicas}, the model says "
@@ -402,12 +419,14 @@ class ThreadedCluster:
     def _do(self, event) -> list[Effect]:
         if isinstance(event, Produce):
             return self._produce(event)
+        versions = versions_for(getattr(event, "request_id", 0))
         if isinstance(event, Fetch):
-            return self._send(event.request_id, event.broker, event.partition, 1, FETCH_V, {
+            return self._send(event.request_id, event.broker, event.partition, 1,
+                              versions["fetch"], {
                 "replica_id": -1, "max_wait": event.max_wait_ms, "min_bytes": event.min_bytes,
                 "max_bytes": 50 << 20, "isolation_level": 0, "session_id": 0,
                 "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],
-                "topics": [{"topic": TOPIC, "partitions": [{
+                "topics": [{"topic": TOPIC, "topic_id": self.topic_id, "partitions": [{
                     "partition": event.partition, "fetch_offset": event.offset,
                     "current_leader_epoch": event.current_leader_epoch, "log_start_offset": -1,
                     "partition_max_bytes": event.max_bytes}]}]})
@@ -415,8 +434,15 @@ class ThreadedCluster:
             return self._pipelined(event.events)
         if isinstance(event, ListOffsets):
             return self._send(event.request_id, event.broker, event.partition, 2,
-                              LIST_OFFSETS_V, _list_offsets_request(event.partition,
-                                                                    event.timestamp))
+                              versions["list_offsets"], _list_offsets_request(event.partition,
+                                                                              event.timestamp))
+        if isinstance(event, DeleteRecords):
+            return self._send(event.request_id, event.broker, event.partition, 21,
+                              versions["delete_records"], {
+                                  "timeout": event.timeout_ms, "topics": [{
+                                      "name": TOPIC, "partitions": [{
+                                          "partition_index": event.partition,
+                                          "offset": event.offset}]}]})
         if isinstance(event, Tick):
             self._tick(event.ms)
         elif isinstance(event, CrashBroker):
@@ -467,9 +493,14 @@ class ThreadedCluster:
         if self.servers.get(event.broker) is None:
             return [] if event.acks == 0 else [Disconnected(event.request_id)]
         connection = self._connection(event.broker)
+        version = versions_for(event.request_id)["produce"]
         try:
             correlation_id = connection.send_produce_request(
-                PRODUCE_V, event.acks, event.timeout_ms, TOPIC, event.partition, batch)
+                version, event.acks, event.timeout_ms, TOPIC, event.partition, batch
+            ) if version <= PRODUCE_V else connection.send_request(0, version, {
+                "transactional_id": None, "acks": event.acks, "timeout": event.timeout_ms,
+                "topic_data": [{"topic_id": self.topic_id, "partition_data": [
+                    {"index": event.partition, "records": batch}]}]})
             if event.acks == 0:
                 # No answer comes; a request behind it on the same connection is handled after
                 # it, so its answer says the produce was handled (or the connection was closed).
@@ -480,7 +511,7 @@ class ThreadedCluster:
             connection.close()
             return [] if event.acks == 0 else [Disconnected(event.request_id)]
         self.pending[correlation_id_key(event.broker, connection, correlation_id)] = _Pending(
-            event.request_id, event.broker, connection, 0, PRODUCE_V, correlation_id,
+            event.request_id, event.broker, connection, 0, version, correlation_id,
             event.partition)
         return []
 
@@ -679,8 +710,9 @@ def correlation_id_key(broker: int, connection: KafkaConnection, correlation_id:
 
 
 def _list_offsets_request(partition: int, timestamp: int) -> dict:
-    return {"replica_id": -1, "isolation_level": 0, "topics": [{"name": TOPIC, "partitions": [
-        {"partition_index": partition, "timestamp": timestamp, "current_leader_epoch": -1}]}]}
+    return {"replica_id": -1, "isolation_level": 0, "timeout": 30_000, "topics": [{
+        "name": TOPIC, "partitions": [{"partition_index": partition, "timestamp": timestamp,
+                                       "current_leader_epoch": -1}]}]}
 
 
 def decode_answer(request_id: int, api_key: int, body) -> Effect:
@@ -694,6 +726,9 @@ def decode_answer(request_id: int, api_key: int, body) -> Effect:
         error = ErrorCode(part.error_code)
         offset = part.offset if error == ErrorCode.none else -1
         return ListOffsetsResponse(request_id, error, offset)
+    if api_key == 21:
+        part = body.topics[0].partitions[0]
+        return DeleteRecordsResponse(request_id, ErrorCode(part.error_code), part.low_watermark)
     part = body.responses[0].partitions[0]
     error = ErrorCode(part.error_code)
     entries: list[Entry] = []

@@ -227,6 +227,16 @@ class ThreadedMachine(RuleBasedStateMachine):
         offset = max(0, hw - back) if back >= 0 else hw + 1
         self.step(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
 
+    @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-2, 2),
+          timeout_ms=st.sampled_from([0, 1000, 60_000]))
+    def delete_records(self, p, to_leader, broker, back, timeout_ms):
+        """Up to hw - back; back -1: one past the hw, -2: HIGH_WATERMARK (the model machine's)."""
+        broker = self.target(p, to_leader, broker)
+        replica = self.model.state.partitions[p].replicas[broker]
+        hw = replica.hw if replica is not None else 0
+        offset = {-2: ev.HIGH_WATERMARK, -1: hw + 1}.get(back, max(0, hw - back))
+        self.step(ev.DeleteRecords(self.request_id(), broker, p, offset, timeout_ms))
+
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans(),
           pipelined=st.sampled_from([False, False, True]))
     def list_offsets(self, p, to_leader, broker, latest, pipelined):

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from kio.index import load_request_schema
 
+from kafkaref.impl.controller.local import LocalController
+from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
+from kafkaref.properties.clock import ManualClock
 
 CORRELATION_ID = 42
 
@@ -25,6 +29,19 @@ def call(broker, api_key: int, version: int, values: dict, client_id: str = "tes
     correlation_id, body = wire.decode_response(api_key, version, frame[4:])
     assert correlation_id == CORRELATION_ID
     return body
+
+
+def core_brokers(count: int = 1, log_factory=None) -> list[Broker]:
+    """count core brokers (ids 0.., ports 9092..) sharing one LocalController and one
+    ManualClock, on MemoryLogs unless log_factory says otherwise."""
+    controller, clock = LocalController(), ManualClock()
+    found = []
+    for broker_id in range(count):
+        b = Broker(BrokerConfig(broker_id=broker_id), clock,
+                   log_factory or (lambda key: MemoryLog()))
+        controller.register(b, "127.0.0.1", 9092 + broker_id)
+        found.append(b)
+    return found
 
 
 TOPIC_RESOURCE = 2  # ConfigResource type of a topic (4: a broker)

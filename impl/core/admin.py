@@ -18,6 +18,7 @@ as Kafka refuses a config that cannot be updated dynamically). Other types: INVA
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 
 from kio.schema.errors import ErrorCode
@@ -68,15 +69,18 @@ class AdminApis:
     # -- DeleteTopics (20) ------------------------------------------------------------------
     def delete_topics(self, request, respond):
         """Unknown topics: UNKNOWN_TOPIC_OR_PARTITION; a name twice: INVALID_REQUEST (Kafka's
-        ControllerApis.deleteTopics); the others are deleted by the controller."""
-        names = list(request.body.topic_names)
-        gather = _gathering(self.broker, request, respond, len(names), "responses")
+        ControllerApis.deleteTopics); the others are deleted by the controller. v6 names each
+        topic by name or by id (KIP-516): see _deletions."""
+        entries = _deletions(self.broker, request.body)
+        names = [name for name, _, refused in entries if refused is None]
+        gather = _gathering(self.broker, request, respond, len(entries), "responses")
         delete = self.broker.delete_topic
-        for index, name in enumerate(names):
-            def shape(error, message, name=name):
-                return {"name": name, "error_code": error, "error_message": message}
+        for index, (name, topic_id, refused) in enumerate(entries):
+            def shape(error, message, name=name, topic_id=topic_id):
+                return {"name": name, "topic_id": topic_id, "error_code": error,
+                        "error_message": message}
 
-            error, message = self._topic_error(name, names)
+            error, message = refused or self._topic_error(name, names)
             if error == ErrorCode.none and delete is None:
                 error, message = ErrorCode.not_controller, "no control plane"
             if error != ErrorCode.none:
@@ -247,6 +251,26 @@ class AdminApis:
         return (*_unsupported_type(kind), None)
 
 
+def _deletions(broker, body) -> list[tuple[str | None, uuid.UUID, tuple | None]]:
+    """(name, topic id, refusal or None) for each topic a DeleteTopics names. v1-5 name topics;
+    v6 names each by its name or by its id, never both (INVALID_REQUEST), and an id no topic
+    has is UNKNOWN_TOPIC_ID (as 4.3.1 answers, with these messages)."""
+    if not hasattr(body, "topics"):
+        return [(name, broker._topic_id(name), None) for name in body.topic_names]
+    entries = []
+    for topic in body.topics:
+        name, topic_id = topic.name, topic.topic_id or uuid.UUID(int=0)
+        if name is not None and topic.topic_id is not None:
+            refused = ErrorCode.invalid_request, "You may not specify both topic name and topic id."
+        elif name is None and topic_id not in broker._names_by_id:
+            refused = ErrorCode.unknown_topic_id, "This server does not host this topic ID."
+        else:
+            name = name if name is not None else broker._names_by_id[topic_id]
+            topic_id, refused = broker._topic_id(name), None
+        entries.append((name, topic_id, refused))
+    return entries
+
+
 def _gathering(broker, request, respond, count: int, field: str) -> Gather:
     if count == 0:
         respond(broker._response(request, {field: []}))
@@ -262,3 +286,12 @@ def _entry(name, value, read_only, source, kind, synonyms) -> dict:
     return {"name": name, "value": value, "read_only": read_only, "config_source": source,
             "is_sensitive": False, "synonyms": synonyms, "config_type": kind,
             "documentation": None}
+
+
+def created_topic_configs(overrides: dict[str, str]) -> list[dict]:
+    """Every topic config of a topic with these overrides, as CreateTopics v5+ lists them:
+    name, value, its source (an override or the default) and never read-only or sensitive."""
+    return [{"name": name, "value": overrides.get(name, default), "read_only": False,
+             "config_source": DYNAMIC_TOPIC_CONFIG if name in overrides else DEFAULT_CONFIG,
+             "is_sensitive": False}
+            for name, (default, _) in sorted(TOPIC_CONFIG_DEFAULTS.items())]

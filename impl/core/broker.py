@@ -12,22 +12,43 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core import offsets_topic
-from kafkaref.impl.core.admin import AdminApis
+from kafkaref.impl.core.admin import AdminApis, created_topic_configs
 from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
+from kafkaref.impl.core.delete_records import delete_records
+from kafkaref.impl.core.describe import DescribeApis
 from kafkaref.impl.core.groups import GroupCoordinator
-from kafkaref.impl.core.metadata import ClusterMetadata
-from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
+from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.protocol import records, wire
-from kafkaref.impl.protocol.fetch_response import FetchAnswer, PartitionAnswer
+from kafkaref.impl.protocol.fetch_response import (
+    TOPIC_IDS_FROM,
+    FetchAnswer,
+    NodeEndpoint,
+    PartitionAnswer,
+)
 from kafkaref.impl.protocol.messages import build, millis
+
+# Produce v10 and Fetch v16 answer NOT_LEADER_OR_FOLLOWER (Fetch: and FENCED_LEADER_EPOCH)
+# with the partition's current leader and its endpoint (KIP-951, KafkaApis)
+PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
+
+# ListOffsets' special timestamps and the first version that knows each (Kafka's
+# ReplicaManager.isListOffsetsTimestampUnsupported): latest, earliest, max timestamp (KIP-734),
+# earliest local (KIP-405), latest tiered (KIP-1005), earliest pending upload (KIP-1023, seen on
+# 4.3.1 at v11 and refused at v10). Another negative one: never.
+TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
+
+GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator key types (2: share groups)
+CLASSIC_GROUP = "classic"  # the only group type kafkaref has (ListGroups v5's group_type)
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -42,6 +63,7 @@ class Broker:
             config.broker_id, clock, log_factory, alter_isr,
             isr_check_interval_ms=max(1, config.replica_lag_time_max_ms // 2),
             known_partition=self._known_partition,
+            live_broker=lambda broker_id: self.metadata.broker(broker_id) is not None,
         )
         self.metadata = ClusterMetadata()
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
@@ -67,7 +89,14 @@ class Broker:
         # control plane is set with create_topic
         self.delete_topic = self.create_partitions = self.alter_topic_configs = None
         self._handlers.update(AdminApis(self).handlers())
+        # DescribeCluster, DescribeTopicPartitions, DescribeLogDirs (describe.py)
+        self._handlers.update(DescribeApis(self).handlers())
+        self._handlers[21] = partial(delete_records, self)  # delete_records.py
+        self.log_dir: str | None = None  # the server's data directory (DescribeLogDirs)
         self._topic_ids: dict[str, str] = {}  # the topic id each known topic had when last seen
+        # the wire's topic ids of the current image, both ways (requests may name topics by id)
+        self._ids_by_name: dict[str, uuid.UUID] = {}
+        self._names_by_id: dict[uuid.UUID, str] = {}
 
     # -- metadata ---------------------------------------------------------------------------
     def apply_metadata(self, metadata: ClusterMetadata) -> None:
@@ -77,6 +106,7 @@ class Broker:
         live_before = {b.broker_id for b in self.metadata.brokers}
         deleted = _deleted_topics(self.metadata, metadata)
         self.metadata = metadata
+        self._index_topic_ids(metadata)
         rm = self.replica_manager
         self._drop_deleted_topics(metadata)
         for gone in live_before - {b.broker_id for b in metadata.brokers}:
@@ -109,6 +139,11 @@ class Broker:
         self._coordinate_offsets_partitions()
         if deleted:
             self._forget_offsets_of(deleted)
+
+    def _index_topic_ids(self, metadata: ClusterMetadata) -> None:
+        ids = {t.name: _wire_topic_id(t.topic_id) for t in metadata.topics}
+        self._ids_by_name = {name: i for name, i in ids.items() if i is not None}
+        self._names_by_id = {i: name for name, i in self._ids_by_name.items()}
 
     def _known_partition(self, key: tuple[str, int]) -> bool:
         topic = self.metadata.topic(key[0])
@@ -149,7 +184,8 @@ class Broker:
 
     def _metadata(self, request, respond):
         body = request.body
-        names = None if body.topics is None else [self._topic_name(t) for t in body.topics]
+        all_topics = body.topics is None or (request.api_version == 0 and not body.topics)
+        names = None if all_topics else [self._topic_name(t) for t in body.topics]  # v0: [] all
         missing = [n for n in names or () if isinstance(n, str)
                    and self.metadata.topic(n) is None and legal_topic_name(n)]
         if offsets_topic.NAME in missing:  # created with its own settings, never as a default
@@ -172,14 +208,51 @@ class Broker:
             return
         respond(self._metadata_response(request, names))
 
-    def _topic_name(self, requested) -> str | uuid.UUID:
-        """A requested topic's name; Metadata v12 may name it by topic id only: then its
-        name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
-        if requested.name is not None:
-            return requested.name
-        wanted = str(getattr(requested, "topic_id", None) or uuid.UUID(int=0))
-        found = next((t.name for t in self.metadata.topics if t.topic_id == wanted), None)
-        return found if found is not None else uuid.UUID(wanted)
+    def _topic_name(self, requested, field: str = "name") -> str | uuid.UUID:
+        """A requested topic's name. Metadata v12 may name it by topic id only, and the
+        versions of KIP-516 always do (Produce v13, Fetch v13, OffsetCommit v10, ...): then
+        its name, or the id itself when no topic has it (answered UNKNOWN_TOPIC_ID)."""
+        name = getattr(requested, field, None)
+        if name is not None:
+            return name
+        wanted = getattr(requested, "topic_id", None) or uuid.UUID(int=0)
+        return self._names_by_id.get(wanted, wanted)
+
+    def _topic_id(self, name: str | uuid.UUID) -> uuid.UUID:
+        """The wire's id of a topic _topic_name gave (an unknown id answers as itself; a topic
+        without an id, or none of that name, as the zero id)."""
+        if isinstance(name, uuid.UUID):
+            return name
+        return self._ids_by_name.get(name, uuid.UUID(int=0))
+
+    def _current_leader(self, key: tuple[str, int]) -> tuple[int, int]:
+        """(leader id, leader epoch) as this broker knows them: its own replica's view, else
+        the metadata's, else (-1, -1) (Kafka's KafkaApis.getCurrentLeader, KIP-951)."""
+        partition = self.replica_manager.partition(key)
+        if partition is not None:
+            leader = partition.leader_id
+            return (-1 if leader is None else leader), partition.leader_epoch
+        topic = self.metadata.topic(key[0])
+        if topic is None or not 0 <= key[1] < len(topic.partitions):
+            return -1, -1
+        meta = topic.partitions[key[1]]
+        return meta.leader, meta.leader_epoch
+
+    def _leader_hints(self, failed: dict[tuple[str, int], ErrorCode],
+                      errors: tuple[ErrorCode, ...]) -> tuple[dict, list[NodeEndpoint]]:
+        """KIP-951's leader discovery: for each partition that failed with one of `errors`, its
+        current leader ({key: (leader id, leader epoch)}), and the endpoints of those leaders
+        that are alive (node_endpoints), so a client retries at the new leader without first
+        asking for metadata."""
+        leaders, endpoints = {}, {}
+        for key, error in failed.items():
+            if error not in errors:
+                continue
+            leaders[key] = leader_id, _ = self._current_leader(key)
+            endpoint = self.metadata.broker(leader_id) if leader_id >= 0 else None
+            if endpoint is not None:
+                endpoints[leader_id] = NodeEndpoint(leader_id, endpoint.host, endpoint.port)
+        return leaders, list(endpoints.values())
 
     def _metadata_response(self, request, names):
         meta = self.metadata
@@ -220,28 +293,40 @@ class Broker:
 
     def _find_coordinator(self, request, respond):
         """The coordinator of a group is the leader of its __consumer_offsets partition; the
-        topic is created on first need (COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka)."""
+        topic is created on first need (COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka). From v4
+        one request asks for several keys (KIP-699) and each gets its own answer."""
         body = request.body
-
-        def answer(error, endpoint=None):
-            respond(self._response(request, {
-                "error_code": error, "error_message": None,
-                "node_id": endpoint.broker_id if endpoint else -1,
-                "host": endpoint.host if endpoint else "", "port": endpoint.port if endpoint else -1}))
-
-        if getattr(body, "key_type", 0) != 0:  # transactions are not supported
-            answer(ErrorCode.transactional_id_authorization_failed)
+        key_type = getattr(body, "key_type", GROUP_KEY)
+        if not hasattr(body, "coordinator_keys"):
+            error, endpoint = self._coordinator_for(key_type, body.key or "")
+            respond(self._response(request, {"error_code": error, "error_message": None,
+                                             **_coordinator_endpoint(endpoint)}))
             return
+        coordinators = []
+        for key in body.coordinator_keys:
+            error, endpoint = self._coordinator_for(key_type, key)
+            coordinators.append({"key": key, "error_code": error, "error_message": None,
+                                 **_coordinator_endpoint(endpoint)})
+        respond(self._response(request, {"coordinators": coordinators}))
+
+    def _coordinator_for(self, key_type: int, key: str):
+        """(error, the coordinator's endpoint or None) for one key. Transactions are not
+        implemented: a transactional id is refused as an authorizer denying every one would
+        (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); share groups are off: a share key is
+        INVALID_REQUEST, as Kafka answers without a share coordinator (and before v6), and so
+        is a key type Kafka does not know (KafkaApis.getCoordinator)."""
+        if key_type == TRANSACTION_KEY:
+            return ErrorCode.transactional_id_authorization_failed, None
+        if key_type != GROUP_KEY:
+            return ErrorCode.invalid_request, None
         topic = self.metadata.topic(offsets_topic.NAME)
         if topic is None:
             self._create_offsets_topic()
-            answer(ErrorCode.coordinator_not_available)
-            return
-        leader = topic.partitions[offsets_topic.partition_for(body.key or "",
-                                                              len(topic.partitions))].leader
+            return ErrorCode.coordinator_not_available, None
+        leader = topic.partitions[offsets_topic.partition_for(key, len(topic.partitions))].leader
         endpoint = self.metadata.broker(leader) if leader >= 0 else None
-        answer(ErrorCode.coordinator_not_available if endpoint is None else ErrorCode.none,
-               endpoint)
+        return (ErrorCode.coordinator_not_available if endpoint is None else ErrorCode.none,
+                endpoint)
 
     def _create_offsets_topic(self) -> None:
         live = len(self.metadata.brokers)
@@ -320,7 +405,9 @@ class Broker:
                     pending.append(topic)
 
         def finish():
-            topics = [{"name": n, "error_code": e, "error_message": m}
+            requested = {t.name: t for t in body.topics}
+            topics = [{"name": n, "error_code": e, "error_message": m,
+                       **self._created_topic(n, e, requested[n], body.validate_only)}
                       for n, (e, m) in results.items()]
             respond(self._response(request, {"topics": topics}))
 
@@ -354,6 +441,24 @@ class Broker:
             else:
                 self.create_topic(topic.name, partitions, rf, configs, done)
 
+    def _created_topic(self, name: str, error: ErrorCode, requested,
+                       validate_only: bool) -> dict:
+        """What CreateTopics v5+ tells of a topic it created (or, validate_only, would create):
+        its partition count, replication factor and configs, and from v7 its id (a fresh one
+        when only validated, as 4.3.1 answers); -1 and nothing after a failure."""
+        if error != ErrorCode.none:
+            return {"num_partitions": -1, "replication_factor": -1, "configs": []}
+        topic = None if validate_only else self.metadata.topic(name)
+        if topic is None:
+            partitions, rf = _requested_shape(requested, self.config)
+            overrides, topic_id = {c.name: c.value for c in requested.configs}, new_topic_id()
+        else:
+            partitions, rf = len(topic.partitions), len(topic.partitions[0].replicas)
+            overrides, topic_id = dict(topic.configs), topic.topic_id
+        return {"num_partitions": partitions, "replication_factor": rf,
+                "configs": created_topic_configs(overrides),
+                "topic_id": _wire_topic_id(topic_id) or uuid.UUID(int=0)}
+
     def _validated(self, topic) -> tuple[ErrorCode, str | None]:
         """What creating this (already rule-checked) topic would answer, for validate_only:
         the replication factor is the one thing left that only the cluster can refuse."""
@@ -378,17 +483,21 @@ class Broker:
     def _produce(self, request, respond):
         body = request.body
         if body.transactional_id is not None:
-            errors = {(t.name, p.index): ErrorCode.transactional_id_authorization_failed
+            refused = ErrorCode.transactional_id_authorization_failed
+            errors = {(self._topic_name(t), p.index): refused
                       for t in body.topic_data for p in t.partition_data}
             respond(self._produce_response(request, {}, errors))
             return
         entries, errors = {}, {}
         for topic in body.topic_data:
+            name = self._topic_name(topic)  # v13 names the topic by id (KIP-516)
             for p in topic.partition_data:
-                key = (topic.name, p.index)
-                if self.replica_manager.partition(key) is None:
-                    errors[key] = ErrorCode.unknown_topic_or_partition
-                elif offsets_topic.is_internal(topic.name):  # written only by coordinators
+                key = (name, p.index)
+                if isinstance(name, uuid.UUID):
+                    errors[key] = ErrorCode.unknown_topic_id
+                elif not self._known_partition(key):  # hosted elsewhere: the replica manager
+                    errors[key] = ErrorCode.unknown_topic_or_partition  # answers NOT_LEADER
+                elif offsets_topic.is_internal(name):  # written only by coordinators
                     errors[key] = ErrorCode.invalid_topic_exception
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
@@ -417,41 +526,81 @@ class Broker:
                  "error_message": result.error_message if result.error else None,
                  "record_errors": [{"batch_index": i, "batch_index_error_message": m}
                                    for i, m in result.record_errors]})
-        responses = [{"name": n, "partition_responses": ps} for n, ps in by_topic.items()]
-        return self._response(request, {"responses": responses})
+        node_endpoints = []
+        if request.api_version >= PRODUCE_LEADER_HINTS:
+            failed = {**errors, **{k: r.error for k, r in results.items()}}
+            leaders, node_endpoints = self._leader_hints(
+                failed, (ErrorCode.not_leader_or_follower,))
+            for name, partitions in by_topic.items():
+                for p in partitions:
+                    leader_id, epoch = leaders.get((name, p["index"]), (-1, -1))
+                    p["current_leader"] = {"leader_id": leader_id, "leader_epoch": epoch}
+        responses = [{"name": n, "topic_id": self._topic_id(n), "partition_responses": ps}
+                     for n, ps in by_topic.items()]
+        return self._response(request, {"responses": responses, "node_endpoints": [
+            n._asdict() for n in node_endpoints]})
 
     # -- Fetch ------------------------------------------------------------------------------
     def _fetch(self, request, respond):
+        """Partitions the metadata does not know (by name, or from v13 by topic id) are refused
+        before the read and answered after the others, as Kafka's KafkaApis.handleFetchRequest
+        does (its `erroneous` partitions); they do not make the fetch answer at once."""
         body = request.body
-        replica_id = getattr(body, "replica_id", -1)
-        fetches, order = {}, []
+        replica_id = _fetch_replica_id(body)
+        fetches, order, erroneous = {}, [], {}
         for topic in body.topics:
+            name = self._topic_name(topic, "topic")  # v13 names the topic by id (KIP-516)
+            topic_id = getattr(topic, "topic_id", None)
             for p in topic.partitions:
-                key = (topic.topic, p.partition)
-                order.append(key)
-                fetches[key] = FetchPartition(
-                    p.fetch_offset, p.partition_max_bytes,
-                    getattr(p, "current_leader_epoch", -1), getattr(p, "last_fetched_epoch", -1))
+                key = (name, p.partition)
+                if isinstance(name, uuid.UUID):
+                    erroneous[key] = ErrorCode.unknown_topic_id
+                elif not self._known_partition(key):
+                    erroneous[key] = ErrorCode.unknown_topic_or_partition
+                else:
+                    order.append(key)
+                    fetches[key] = FetchPartition(
+                        p.fetch_offset, p.partition_max_bytes,
+                        getattr(p, "current_leader_epoch", -1),
+                        getattr(p, "last_fetched_epoch", -1),
+                        getattr(p, "log_start_offset", -1),  # a follower's (DeleteRecords)
+                        topic_id=None if topic_id is None else str(topic_id))
 
         def done(results):
-            respond(self._fetch_response(request, order, results))
+            respond(self._fetch_response(request, order, results, erroneous))
 
         self.replica_manager.fetch(replica_id, millis(body.max_wait), body.min_bytes,
                                    getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
                                    zero_copy=self.zero_copy_fetch)
 
-    @staticmethod
-    def _fetch_response(request, order, results) -> FetchAnswer:
-        """The answer as values, partitions in the request's order; the server encodes it
-        (impl/protocol/wire.encode_response_parts), records as they were read: bytes, or file
-        ranges it sends with sendfile."""
-        by_topic: dict[str, list] = {}
+    def _fetch_response(self, request, order, results, erroneous) -> FetchAnswer:
+        """The answer as values, partitions in the request's order (those refused before the
+        read last), the partitions of one topic grouped where they are adjacent, as Kafka
+        groups them; the server encodes it (impl/protocol/wire.encode_response_parts), records
+        as they were read: bytes, or file ranges it sends with sendfile. v16+: KIP-951's
+        current leader and its endpoint for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH."""
+        version = request.api_version
+        answers = []
         for key in order:
             r = results[key]
-            by_topic.setdefault(key[0], []).append(PartitionAnswer(
-                key[1], r.error, r.high_watermark, r.log_start_offset, r.records,
-                r.diverging_epoch))
-        return FetchAnswer(request.api_version, list(by_topic.items()))
+            answers.append(PartitionAnswer(key[1], r.error, r.high_watermark, r.log_start_offset,
+                                           r.records, r.diverging_epoch))
+        answers += [PartitionAnswer(key[1], error, -1, -1) for key, error in erroneous.items()]
+        keys = [*order, *erroneous]
+        leaders, endpoints = {}, []
+        if version >= FETCH_LEADER_HINTS:
+            failed = {k: a.error_code for k, a in zip(keys, answers, strict=True)}
+            leaders, endpoints = self._leader_hints(
+                failed, (ErrorCode.not_leader_or_follower, ErrorCode.fenced_leader_epoch))
+        topics: list[tuple] = []
+        for key, answer in zip(keys, answers, strict=True):
+            if key in leaders:
+                answer = answer._replace(current_leader=leaders[key])
+            topic = self._topic_id(key[0]) if version >= TOPIC_IDS_FROM else key[0]
+            if not topics or topics[-1][0] != topic:
+                topics.append((topic, []))
+            topics[-1][1].append(answer)
+        return FetchAnswer(version, topics, node_endpoints=tuple(endpoints))
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):
@@ -461,9 +610,13 @@ class Broker:
         for topic in body.topics:
             partitions = []
             for p in topic.partitions:
-                answer = self.replica_manager.list_offset(
-                    (topic.name, p.partition_index), p.timestamp,
-                    getattr(p, "current_leader_epoch", -1), replica_id)
+                if p.timestamp < 0 and request.api_version < TIMESTAMP_MIN_VERSION.get(
+                        p.timestamp, 1 << 15):
+                    answer = OffsetAnswer(ErrorCode.unsupported_version)
+                else:
+                    answer = self.replica_manager.list_offset(
+                        (topic.name, p.partition_index), p.timestamp,
+                        getattr(p, "current_leader_epoch", -1), replica_id)
                 partitions.append({"partition_index": p.partition_index,
                                    "error_code": answer.error, "timestamp": answer.timestamp,
                                    "offset": answer.offset, "leader_epoch": answer.leader_epoch})
@@ -484,10 +637,19 @@ class Broker:
         respond(self._response(request, {"topics": topics}))
 
     def _init_producer_id(self, request, respond):
-        if request.body.transactional_id is not None:
-            respond(self._response(request, {
-                "error_code": ErrorCode.transactional_id_authorization_failed,
-                "producer_id": -1, "producer_epoch": -1}))
+        """A new producer id, epoch 0. From v3 the producer may name its current id and epoch
+        (KIP-360): both or neither, else INVALID_REQUEST (KafkaApis); an idempotent producer
+        naming them gets a new id all the same (Kafka's coordinator, without a transactional
+        id, always hands out a new one)."""
+        body = request.body
+        refused = None
+        if body.transactional_id is not None:
+            refused = ErrorCode.transactional_id_authorization_failed
+        elif (getattr(body, "producer_id", -1) == -1) != (getattr(body, "producer_epoch", -1) == -1):
+            refused = ErrorCode.invalid_request
+        if refused is not None:
+            respond(self._response(request, {"error_code": refused,
+                                             "producer_id": -1, "producer_epoch": -1}))
             return
         respond(self._response(request, {"error_code": 0,
                                          "producer_id": next(self._producer_ids),
@@ -504,12 +666,18 @@ class Broker:
         if error == ErrorCode.none:
             error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
                                              getattr(body, "group_instance_id", None))
+            if error == ErrorCode.illegal_generation and request.api_version >= 9 and (
+                    group_id not in self.groups.groups):
+                error = ErrorCode.group_id_not_found  # v9+ says so (OffsetMetadataManager)
         errors, commits, now = {}, {}, self.clock()
-        for topic in body.topics:
+        names = [self._topic_name(t) for t in body.topics]  # v10 names topics by id
+        for name, topic in zip(names, body.topics, strict=True):
             for p in topic.partitions:
-                key = (topic.name, p.partition_index)
-                meta = self.metadata.topic(topic.name)
-                if error != ErrorCode.none:
+                key = (name, p.partition_index)
+                meta = self.metadata.topic(name)
+                if isinstance(name, uuid.UUID):  # KafkaApis, before the group's checks
+                    errors[key] = ErrorCode.unknown_topic_id
+                elif error != ErrorCode.none:
                     errors[key] = error
                 elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
                     errors[key] = ErrorCode.unknown_topic_or_partition  # as Kafka does
@@ -522,10 +690,10 @@ class Broker:
                         p.committed_metadata or "", now)
 
         def answer():
-            topics = [{"name": t.name, "partitions": [
+            topics = [{"name": n, "topic_id": self._topic_id(n), "partitions": [
                 {"partition_index": p.partition_index,
-                 "error_code": errors.get((t.name, p.partition_index), ErrorCode.none)}
-                for p in t.partitions]} for t in body.topics]
+                 "error_code": errors.get((n, p.partition_index), ErrorCode.none)}
+                for p in t.partitions]} for n, t in zip(names, body.topics, strict=True)]
             respond(self._response(request, {"topics": topics}))
 
         if not commits:
@@ -549,28 +717,50 @@ class Broker:
                                             {(offsets_topic.NAME, index): batch}, appended)
 
     def _offset_fetch(self, request, respond):
+        """One group's committed offsets, or from v8 several groups' (KIP-709); from v10 the
+        topics are named by id, an unknown one answered UNKNOWN_TOPIC_ID (as 4.3.1 does)."""
         body = request.body
-        error = self._coordinator_error(body.group_id)
-        index = self._offsets_partition(body.group_id)
-        committed = self.committed.group(index, body.group_id) if error == 0 else {}
-        if body.topics is None:
-            wanted: dict[str, list[int]] = {}
+        if not hasattr(body, "groups"):
+            error, topics = self._group_offsets(body.group_id, body.topics, False)
+            respond(self._response(request, {"topics": topics, "error_code": error}))
+            return
+        groups = []
+        for group in body.groups:
+            error, topics = self._group_offsets(group.group_id, group.topics,
+                                                request.api_version >= 10)
+            groups.append({"group_id": group.group_id, "error_code": error,
+                           "topics": topics if error == ErrorCode.none else []})
+        respond(self._response(request, {"groups": groups}))
+
+    def _group_offsets(self, group_id: str, requested,
+                       by_id: bool) -> tuple[ErrorCode, list[dict]]:
+        """(the group's error, its topics' committed offsets) for an OffsetFetch naming
+        `requested` topics (None: every topic the group committed), by topic id if by_id."""
+        error = self._coordinator_error(group_id)
+        index = self._offsets_partition(group_id)
+        committed = self.committed.group(index, group_id) if error == 0 else {}
+        wanted: dict = {}
+        if requested is None:
             for name, partition in committed:
                 wanted.setdefault(name, []).append(partition)
         else:
-            wanted = {t.name: list(t.partition_indexes) for t in body.topics}
+            for t in requested:
+                wanted.setdefault(self._topic_name(t), []).extend(t.partition_indexes)
         topics = []
         for name, indexes in wanted.items():
             partitions = []
             for partition in indexes:
                 value = committed.get((name, partition))
+                unknown_id = isinstance(name, uuid.UUID)
                 partitions.append({
-                    "partition_index": partition, "error_code": error,  # v1 has only this one
+                    "partition_index": partition,  # v1 has only this error code
+                    "error_code": ErrorCode.unknown_topic_id if unknown_id else error,
                     "committed_offset": value.offset if value else -1,
                     "committed_leader_epoch": value.leader_epoch if value else -1,
                     "metadata": value.metadata if value else ""})
-            topics.append({"name": name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics, "error_code": error}))
+            named = {"topic_id": self._topic_id(name)} if by_id else {"name": name}
+            topics.append({**named, "partitions": partitions})
+        return error, topics
 
     # -- consumer groups (classic protocol) ----------------------------------------------------
     def _join_group(self, request, respond):
@@ -584,10 +774,14 @@ class Broker:
         def done(answer):
             members = [{"member_id": m, "group_instance_id": i, "metadata": meta}
                        for m, i, meta in answer.members]
+            group = self.groups.groups.get(body.group_id)
+            joined = answer.error == ErrorCode.none and group is not None
+            nullable = request.api_version >= 7  # the protocol's type and name: null if none
             respond(self._response(request, {
                 "error_code": answer.error, "generation_id": answer.generation_id,
-                "protocol_name": answer.protocol_name or "", "leader": answer.leader,
-                "member_id": answer.member_id, "members": members}))
+                "protocol_type": group.protocol_type if joined else None,
+                "protocol_name": answer.protocol_name if nullable else answer.protocol_name or "",
+                "leader": answer.leader, "member_id": answer.member_id, "members": members}))
 
         session = millis(body.session_timeout)
         rebalance = millis(getattr(body, "rebalance_timeout", body.session_timeout))
@@ -597,18 +791,28 @@ class Broker:
                          require_known_member_id=request.api_version >= 4)
 
     def _sync_group(self, request, respond):
+        """From v5 the member names the group's protocol type and name: both must be given
+        (KafkaApis) and be the group's, else INCONSISTENT_GROUP_PROTOCOL; the answer names them."""
         body = request.body
+        protocol = (getattr(body, "protocol_type", None), getattr(body, "protocol_name", None))
         error = self._coordinator_error(body.group_id, membership=True)
+        if request.api_version >= 5 and None in protocol:
+            error = ErrorCode.inconsistent_group_protocol
         if error != ErrorCode.none:
             respond(self._response(request, {"error_code": error}))
             return
 
         def done(error, assignment):
-            respond(self._response(request, {"error_code": error, "assignment": assignment}))
+            group = self.groups.groups.get(body.group_id)
+            synced = error == ErrorCode.none and group is not None
+            respond(self._response(request, {
+                "error_code": error, "assignment": assignment,
+                "protocol_type": group.protocol_type if synced else None,
+                "protocol_name": group.protocol_name if synced else None}))
 
         self.groups.sync(body.group_id, body.generation_id, body.member_id,
                          [(a.member_id, a.assignment) for a in body.assignments], done,
-                         getattr(body, "group_instance_id", None))
+                         getattr(body, "group_instance_id", None), protocol)
 
     def _heartbeat(self, request, respond):
         body = request.body
@@ -619,11 +823,21 @@ class Broker:
         respond(self._response(request, {"error_code": error}))
 
     def _leave_group(self, request, respond):
+        """v3+ names several members (KIP-345), each answered on its own; a member named by
+        its group instance id alone (member id "") is the static member holding it."""
         body = request.body
         error = self._coordinator_error(body.group_id, membership=True)
-        if error == ErrorCode.none:
-            error = self.groups.leave(body.group_id, body.member_id)
-        respond(self._response(request, {"error_code": error}))
+        if not hasattr(body, "members"):
+            if error == ErrorCode.none:
+                error = self.groups.leave(body.group_id, body.member_id)
+            respond(self._response(request, {"error_code": error}))
+            return
+        members = []
+        for m in body.members if error == ErrorCode.none else ():
+            members.append({"member_id": m.member_id, "group_instance_id": m.group_instance_id,
+                            "error_code": self.groups.leave(body.group_id, m.member_id,
+                                                            m.group_instance_id)})
+        respond(self._response(request, {"error_code": error, "members": members}))
 
     def _describe_groups(self, request, respond):
         groups = []
@@ -635,6 +849,10 @@ class Broker:
                 "group_id": group_id, "error_code": error, "group_state": "",
                 "protocol_type": "", "protocol_data": "", "members": []})
             groups[-1]["authorized_operations"] = -2**31
+            if request.api_version >= 6 and groups[-1]["group_state"] == "Dead":
+                # v6 says an unknown group is not found (KIP-1043), as 4.3.1 answers
+                groups[-1].update(error_code=ErrorCode.group_id_not_found,
+                                  error_message=f"Group {group_id} not found.")
         respond(self._response(request, {"groups": groups}))
 
     def _list_groups(self, request, respond):
@@ -648,8 +866,13 @@ class Broker:
                 listed[group_id] = {"group_id": group_id,
                                     "protocol_type": group.protocol_type or "",
                                     "group_state": group.state}
-        wanted = set(getattr(request.body, "states_filter", ()) or ())
-        groups = [g for g in listed.values() if not wanted or g["group_state"] in wanted]
+        # v4 filters by state, v5 by type (every group here is a classic one); neither filter
+        # minds the case (Kafka 4.3.1)
+        states = {s.lower() for s in getattr(request.body, "states_filter", ()) or ()}
+        types = {t.lower() for t in getattr(request.body, "types_filter", ()) or ()}
+        groups = [{**g, "group_type": CLASSIC_GROUP} for g in listed.values()
+                  if (not states or g["group_state"].lower() in states)
+                  and (not types or CLASSIC_GROUP in types)]
         respond(self._response(request, {"error_code": 0, "groups": groups}))
 
     def _delete_groups(self, request, respond):
@@ -700,6 +923,38 @@ def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]
     """Topics of `before` that `after` no longer has, or has under another topic id."""
     after_ids = {t.name: t.topic_id for t in after.topics}  # one pass: images list thousands
     return {t.name for t in before.topics if after_ids.get(t.name) != t.topic_id}
+
+
+def _requested_shape(topic, config: BrokerConfig) -> tuple[int, int]:
+    """(partitions, replication factor) a CreateTopics entry asks for, defaults filled in."""
+    if topic.assignments:
+        return len(topic.assignments), len(topic.assignments[0].broker_ids)
+    partitions = topic.num_partitions if topic.num_partitions > 0 else config.default_partitions
+    rf = topic.replication_factor if topic.replication_factor > 0 else (
+        config.default_replication_factor)
+    return partitions, rf
+
+
+def _coordinator_endpoint(endpoint) -> dict:
+    """A FindCoordinator answer's node fields: the coordinator's, or Kafka's Node.noNode."""
+    if endpoint is None:
+        return {"node_id": -1, "host": "", "port": -1}
+    return {"node_id": endpoint.broker_id, "host": endpoint.host, "port": endpoint.port}
+
+
+def _fetch_replica_id(body) -> int:
+    """Who fetches: a follower's broker id, or -1 for a consumer (v15 moved the field into
+    replica_state, KIP-903)."""
+    state = getattr(body, "replica_state", None)
+    return state.replica_id if state is not None else getattr(body, "replica_id", -1)
+
+
+def _wire_topic_id(topic_id: str) -> uuid.UUID | None:
+    """A topic id as the wire's uuid; None for none, or for a test's id that is no uuid."""
+    try:
+        return uuid.UUID(topic_id) if topic_id else None
+    except ValueError:
+        return None
 
 
 def _topic_uuid(topic) -> uuid.UUID:

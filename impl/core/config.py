@@ -82,6 +82,9 @@ class PartitionConfig:
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False
+    # cleanup.policy includes "delete": DeleteRecords may move the log start (else
+    # POLICY_VIOLATION, as Kafka's Partition.deleteRecordsOnLeader answers)
+    deletes_records: bool = True
     # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
     # handed to the log (set_segment_bytes), which rolls at it from its next append on.
     segment_bytes: int | None = None

@@ -1,4 +1,5 @@
-"""DelayedProduce (acks=all waits for the hw) and DelayedFetch (min_bytes / max_wait)."""
+"""DelayedProduce (acks=all waits for the hw), DelayedFetch (min_bytes / max_wait) and
+DelayedDeleteRecords (the low watermark reaching the new log start)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ class FetchPartition:
     current_leader_epoch: int = -1
     last_fetched_epoch: int = -1
     log_start_offset: int = -1
+    topic_id: str | None = None  # Fetch v13+ names the topic by id: the log must have that id
 
 
 class DelayedFetch(DelayedOperation):
@@ -105,3 +107,40 @@ class DelayedFetch(DelayedOperation):
 
     def on_complete(self) -> None:
         self.respond(self.read())
+
+
+class DelayedDeleteRecords(DelayedOperation):
+    """Completes when, for every partition whose log start moved, the low watermark (the
+    smallest log start of the leader and its followers on live brokers) has reached the
+    requested offset: Kafka's DelayedDeleteRecords. A lost leadership answers
+    NOT_LEADER_OR_FOLLOWER (low watermark -1); a partition still waiting at expiry answers
+    REQUEST_TIMED_OUT with the low watermark the deletion first saw."""
+
+    def __init__(self, timeout_ms: int, results: dict, lookup, respond: Callable[[dict], None],
+                 missing: Callable, live: Callable[[int], bool]):
+        super().__init__(timeout_ms)
+        self.results = dict(results)
+        self.lookup, self.respond, self.missing, self.live = lookup, respond, missing, live
+        self.waiting = {k for k, r in results.items() if r.error == ErrorCode.none}
+
+    def try_complete(self) -> bool:
+        for key in list(self.waiting):
+            partition = self.lookup(key)
+            wanted = self.results[key].requested_offset
+            if partition is None or not partition.is_leader:
+                error = self.missing(key) if partition is None else (
+                    ErrorCode.not_leader_or_follower)
+                self.results[key] = attrs.evolve(self.results[key], error=error,
+                                                 low_watermark=-1)
+            else:
+                low = partition.low_watermark(self.live)
+                if low < wanted:
+                    continue
+                self.results[key] = attrs.evolve(self.results[key], low_watermark=low)
+            self.waiting.discard(key)
+        return self.force_complete() if not self.waiting else False
+
+    def on_complete(self) -> None:
+        for key in self.waiting:
+            self.results[key] = attrs.evolve(self.results[key], error=ErrorCode.request_timed_out)
+        self.respond(self.results)

@@ -281,9 +281,17 @@ class GroupCoordinator:
     # -- SyncGroup ----------------------------------------------------------------------------
     def sync(self, group_id: str, generation_id: int, member_id: str, assignments,
              respond: Callable[[ErrorCode, bytes], None],
-             group_instance_id: str | None = None) -> None:
+             group_instance_id: str | None = None,
+             protocol: tuple[str | None, str | None] = (None, None)) -> None:
+        """protocol: the (type, name) the member believes the group has (SyncGroup v5+); one
+        given and not the group's is INCONSISTENT_GROUP_PROTOCOL, after the member's checks."""
         group = self.groups.get(group_id)
         error = self._check_member(group, generation_id, member_id, group_instance_id)
+        if error == ErrorCode.none and any(
+                given is not None and held is not None and given != held
+                for given, held in zip(protocol, (group.protocol_type, group.protocol_name),
+                                       strict=True)):
+            error = ErrorCode.inconsistent_group_protocol
         if error != ErrorCode.none:
             respond(error, b"")
             return
@@ -331,7 +339,11 @@ class GroupCoordinator:
 
     def leave(self, group_id: str, member_id: str,
               group_instance_id: str | None = None) -> ErrorCode:
+        """member_id "" with an instance id: the static member holding it (an admin's removal,
+        LeaveGroup v3+); none holding it is UNKNOWN_MEMBER_ID."""
         group = self.groups.get(group_id)
+        if group is not None and not member_id and group_instance_id is not None:
+            member_id = group.static_members.get(group_instance_id, "")
         if group is not None and group.fenced(member_id, group_instance_id):
             return ErrorCode.fenced_instance_id
         if group is not None and group.pending.pop(member_id, None) is not None:

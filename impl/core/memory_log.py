@@ -112,6 +112,11 @@ class MemoryLog:
                           positioned[-1][1].last_offset, len(positioned), total,
                           self.log_start_offset)
 
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of the batches held (DescribeLogDirs' partition size)."""
+        return sum(len(raw) for _, raw in self._batches)
+
     def set_segment_bytes(self, segment_bytes: int | None) -> None:
         """The topic's segment.bytes (Log.set_segment_bytes): nothing to do, a MemoryLog is
         one segment that never rolls."""
@@ -189,6 +194,23 @@ class MemoryLog:
         self.flushed_offset = min(self.flushed_offset, self.log_end_offset)
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
+    def increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: records below offset (<= hw) become unreadable. A MemoryLog is one
+        segment, and a segment holding the new start stays whole (as Log's does)."""
+        if offset <= self.log_start_offset:
+            return
+        if offset > self.high_watermark:
+            raise ValueError(f"log start {offset} above the high watermark {self.high_watermark}")
+        self.log_start_offset = offset
+        self.epochs.truncate_from_start(offset)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop everything and start again, empty, at offset (Log's)."""
+        self._batches, self._bases = [], []
+        self.log_start_offset = self.log_end_offset = self.flushed_offset = offset
+        self.high_watermark = offset
+        self.epochs.clear()
+
     def set_high_watermark(self, offset: int) -> None:
         """Remember the hw (clamped to [log start, leo]), as Log checkpoints it."""
         self.high_watermark = max(self.log_start_offset, min(offset, self.log_end_offset))
@@ -225,8 +247,11 @@ class MemoryLog:
 
     def crash(self) -> None:
         """An unclean shutdown: what was not flushed is lost (the epoch cache is trimmed to the
-        recovered end, as recovery does); the checkpointed hw cannot pass the recovered end."""
+        recovered end, as recovery does); the checkpointed hw cannot pass the recovered end. A
+        recovered end below the log start starts the log again there (Log's recovery)."""
         self.truncate_to(self.flushed_offset)
+        if self.log_end_offset < self.log_start_offset:
+            self.truncate_fully_and_start_at(self.log_start_offset)
         self.high_watermark = min(self.high_watermark, self.log_end_offset)
 
 

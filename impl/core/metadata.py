@@ -12,6 +12,7 @@ import attrs
 
 from kafkaref.impl.core.config import DEFAULT_MAX_MESSAGE_BYTES, PartitionConfig
 from kafkaref.impl.core.topic_rules import (
+    deletes_records,
     is_compacted,
     segment_bytes,
 )
@@ -51,6 +52,7 @@ class TopicMeta:
             min_insync_replicas=int(values.get("min.insync.replicas", 1)),
             max_message_bytes=int(values.get("max.message.bytes", DEFAULT_MAX_MESSAGE_BYTES)),
             compacted=is_compacted(values),
+            deletes_records=deletes_records(values),
             segment_bytes=segment_bytes(values),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 

@@ -52,9 +52,20 @@ class FetchResult:
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
 
 
+@attrs.frozen
+class DeleteRecordsResult:
+    error: ErrorCode
+    requested_offset: int = -1
+    low_watermark: int = -1
+
+
+HIGH_WATERMARK = -1  # DeleteRecords' offset meaning "up to the high watermark"
+
+
 @attrs.define
 class FollowerState:
     log_end_offset: int = -1  # unknown until the follower fetches in this epoch
+    log_start_offset: int = -1  # what its last fetch said its log start is (DeleteRecords)
     last_caught_up_ms: int = 0
     last_fetch_leader_leo: int = -1
     last_fetch_ms: int = 0
@@ -226,12 +237,40 @@ class Partition:
                 return keyless_records_refused(self.topic, self.index, keyless)
         return None
 
+    # -- DeleteRecords ----------------------------------------------------------------------
+    def delete_records(self, offset: int, live: Callable[[int], bool]) -> DeleteRecordsResult:
+        """Move the log start up to offset (HIGH_WATERMARK: the hw), as Kafka's
+        Partition.deleteRecordsOnLeader: only a leader, only a topic whose cleanup.policy has
+        "delete" (POLICY_VIOLATION), only up to the hw (OFFSET_OUT_OF_RANGE). The answer
+        carries the low watermark now; the request is done once it reaches offset."""
+        if not self.is_leader:
+            return DeleteRecordsResult(ErrorCode.not_leader_or_follower)
+        if not self.config.deletes_records:
+            return DeleteRecordsResult(ErrorCode.policy_violation)
+        requested = self.high_watermark if offset == HIGH_WATERMARK else offset
+        if not 0 <= requested <= self.high_watermark:
+            return DeleteRecordsResult(ErrorCode.offset_out_of_range)
+        self.log.increment_log_start_offset(requested)
+        return DeleteRecordsResult(ErrorCode.none, requested, self.low_watermark(live))
+
+    def low_watermark(self, live: Callable[[int], bool]) -> int:
+        """The smallest log start of this leader and its followers on live brokers (a follower
+        that has not fetched in this epoch counts as -1): Kafka's lowWatermarkIfLeader."""
+        low = self.log.log_start_offset
+        for replica_id, state in self.followers.items():
+            if live(replica_id) and state.log_start_offset < low:
+                low = state.log_start_offset
+        return low
+
     # -- follower side ----------------------------------------------------------------------
-    def append_as_follower(self, data, leader_hw: int) -> None:
+    def append_as_follower(self, data, leader_hw: int, leader_log_start: int = -1) -> None:
         """Append batches copied from the leader (offsets and epochs already stamped): their
-        frames (sizes, magic, CRC) checked here once, then written by the log unchecked."""
+        frames (sizes, magic, CRC) checked here once, then written by the log unchecked. The
+        log start follows the leader's once the hw has passed it (Kafka's fetcher, after
+        updating the hw: maybeIncrementLogStartOffset)."""
         if not data:  # an idle partition in a follower fetch: only the hw may move
             self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
+            self._follow_log_start(leader_log_start)
             return
         error, views = records.split_batches(data)
         headers = []
@@ -253,6 +292,18 @@ class Partition:
                         CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset),
                     )
         self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
+        self._follow_log_start(leader_log_start)
+
+    def _follow_log_start(self, leader_log_start: int) -> None:
+        if self.log.log_start_offset < leader_log_start <= self.high_watermark:
+            self.log.increment_log_start_offset(leader_log_start)
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """A follower whose log ends below its leader's log start drops it all and starts
+        again there (Kafka's fetcher on OFFSET_OUT_OF_RANGE: truncateFullyAndStartAt)."""
+        self.log.truncate_fully_and_start_at(offset)
+        self.producers.truncate_to(0)
+        self._set_hw(offset)
 
     def truncate_to(self, offset: int) -> None:
         self.log.truncate_to(offset)
@@ -278,6 +329,7 @@ class Partition:
         last_fetched_epoch: int = UNDEFINED,
         min_one: bool = True,
         zero_copy: bool = False,
+        follower_log_start: int = -1,
     ) -> FetchResult:
         error = self.check_leader_epoch(current_leader_epoch)
         if error == ErrorCode.none and not self.is_leader:
@@ -302,7 +354,7 @@ class Partition:
         # follower's state; so a follower learns an hw it helped raise one fetch later.
         result = FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)
         if is_follower:
-            self._update_follower(replica_id, fetch_offset)
+            self._update_follower(replica_id, fetch_offset, follower_log_start)
         return result
 
     def _read(self, fetch_offset, max_bytes, max_offset, min_one, zero_copy):
@@ -319,9 +371,10 @@ class Partition:
         end = self.log.log_end_offset if replica_id >= 0 else self.high_watermark
         return self.log.bytes_between(fetch_offset, end) if fetch_offset < end else 0
 
-    def _update_follower(self, replica_id: int, fetch_offset: int) -> None:
+    def _update_follower(self, replica_id: int, fetch_offset: int, log_start: int = -1) -> None:
         now, leader_leo = self.clock(), self.log.log_end_offset
         state = self.followers[replica_id]
+        state.log_start_offset = log_start
         moved = fetch_offset != state.log_end_offset
         if fetch_offset >= leader_leo:
             state.last_caught_up_ms = max(state.last_caught_up_ms, now)
@@ -399,7 +452,7 @@ class Partition:
         could enter the ISR on a fetch sent before it)."""
         state = self.followers.get(replica_id)
         if state is not None:
-            state.log_end_offset = -1
+            state.log_end_offset = state.log_start_offset = -1
         pending = self.pending_isr
         if pending is not None and replica_id in pending - self.isr:
             self.pending_isr = None

@@ -14,15 +14,30 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.batches import positioned_headers
-from kafkaref.impl.core.delayed import DelayedFetch, DelayedProduce, FetchPartition
-from kafkaref.impl.core.partition import AppendResult, FetchResult, Partition, PartitionConfig
+from kafkaref.impl.core.delayed import (
+    DelayedDeleteRecords,
+    DelayedFetch,
+    DelayedProduce,
+    FetchPartition,
+)
+from kafkaref.impl.core.partition import (
+    AppendResult,
+    DeleteRecordsResult,
+    FetchResult,
+    Partition,
+    PartitionConfig,
+)
 from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.rules import RULES, rules_for
 from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
 
 Key = tuple[str, int]
-EARLIEST, LATEST = -2, -1
+# ListOffsets' special timestamps: latest, earliest, the record with the greatest timestamp
+# (KIP-734, v7), the earliest local offset (KIP-405, v8), the latest tiered one (KIP-1005, v9),
+# the earliest pending upload (KIP-1023, v11)
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = (
+    -1, -2, -3, -4, -5, -6)
 
 
 @attrs.frozen
@@ -36,15 +51,19 @@ class OffsetAnswer:
 class ReplicaManager:
     def __init__(self, broker_id: int, clock: Callable[[], int], log_factory: Callable,
                  alter_isr: Callable | None = None, isr_check_interval_ms: int | None = None,
-                 known_partition: Callable[[Key], bool] | None = None):
+                 known_partition: Callable[[Key], bool] | None = None,
+                 live_broker: Callable[[int], bool] | None = None):
         self.broker_id, self.clock, self.log_factory = broker_id, clock, log_factory
         # Kafka answers NOT_LEADER_OR_FOLLOWER for a partition the metadata knows but this
         # broker does not host, UNKNOWN_TOPIC_OR_PARTITION only when nobody knows it.
         self.known_partition = known_partition or (lambda key: False)
+        # a broker registered and not fenced (DeleteRecords' low watermark counts only those)
+        self.live_broker = live_broker or (lambda broker_id: True)
         self.alter_isr = alter_isr
         self.partitions: dict[Key, Partition] = {}
         self.produce_purgatory = Purgatory("produce", clock)
         self.fetch_purgatory = Purgatory("fetch", clock)
+        self.delete_records_purgatory = Purgatory("deleteRecords", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
         # The rules of impl/core/rules.py this manager applies (acks=all waiting, produce
@@ -100,6 +119,7 @@ class ReplicaManager:
         # waiting requests learn now that this broker no longer leads
         self.produce_purgatory.check_and_complete(key)
         self.fetch_purgatory.check_and_complete(key)
+        self.delete_records_purgatory.check_and_complete(key)
 
     def isr_committed(self, key: Key, leader_epoch: int, isr,
                       partition_epoch: int | None = None) -> None:
@@ -135,6 +155,7 @@ class ReplicaManager:
                 partition.forget_follower(replica_id)
                 if partition.pending_isr != before:
                     self._wake(key, hw_changed=False)
+                self.delete_records_purgatory.check_and_complete(key)  # it no longer counts
 
     def stop_partition(self, key: Key) -> None:
         """The partition's topic was deleted (or replaced by a new topic of the same name):
@@ -147,6 +168,7 @@ class ReplicaManager:
             return
         self.produce_purgatory.check_and_complete(key)
         self.fetch_purgatory.check_and_complete(key)
+        self.delete_records_purgatory.check_and_complete(key)
         partition.log.delete()
 
     def _wake(self, key: Key, hw_changed: bool) -> None:
@@ -228,18 +250,44 @@ class ReplicaManager:
             if partition is None:
                 results[key] = FetchResult(self.missing(key))
                 continue
+            if fetch.topic_id is not None and partition.log.topic_id not in (None, fetch.topic_id):
+                # the id the fetch named is not this log's (Kafka's readFromLocalLog)
+                results[key] = FetchResult(ErrorCode.inconsistent_topic_id)
+                continue
             before = partition.high_watermark
             result = partition.fetch(
                 fetch.fetch_offset, max(0, min(fetch.partition_max_bytes, remaining)),
                 replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
                 min_one=remaining == max_bytes, zero_copy=zero_copy,
+                follower_log_start=fetch.log_start_offset,
             )
             results[key] = result
             remaining -= len(result.records)
             if partition.high_watermark != before:
                 self.produce_purgatory.check_and_complete(key)
                 self.fetch_purgatory.check_and_complete(key)
+            if replica_id >= 0:  # the follower's log start may have reached a deletion's
+                self.delete_records_purgatory.check_and_complete(key)
         return results
+
+    # -- DeleteRecords ----------------------------------------------------------------------
+    def delete_records(self, timeout_ms: int, offsets: dict[Key, int],
+                       respond: Callable[[dict[Key, DeleteRecordsResult]], None]) -> None:
+        """Move each partition's log start (Partition.delete_records) and answer once every
+        moved one's low watermark has reached it, or park in purgatory until then: Kafka's
+        ReplicaManager.deleteRecords."""
+        results = {}
+        for key, offset in offsets.items():
+            partition = self.partitions.get(key)
+            results[key] = DeleteRecordsResult(self.missing(key)) if partition is None else (
+                partition.delete_records(offset, self.live_broker))
+        if any(r.error == ErrorCode.none and r.low_watermark < r.requested_offset
+               for r in results.values()):
+            op = DelayedDeleteRecords(timeout_ms, results, self.partitions.get, respond,
+                                      self.missing, self.live_broker)
+            self.delete_records_purgatory.try_complete_else_watch(op, list(offsets))
+        else:
+            respond(results)
 
     # -- offsets ----------------------------------------------------------------------------
     def _leader_for(self, key: Key, current_leader_epoch: int) -> tuple[Partition | None, ErrorCode]:
@@ -258,14 +306,36 @@ class ReplicaManager:
         if error != ErrorCode.none:
             return OffsetAnswer(error)
         log = partition.log
-        if timestamp == EARLIEST:
+        if timestamp in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: all of it is local
             offset = log.log_start_offset
         elif timestamp == LATEST:
             offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
+        elif timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+            return OffsetAnswer(ErrorCode.none)  # nothing is tiered: -1, as Kafka 4.3.1 answers
+        elif timestamp == MAX_TIMESTAMP:
+            return self._max_timestamp(partition)
         else:
             offset, found = self._offset_for_time(partition, timestamp)
             return OffsetAnswer(ErrorCode.none, offset, found, partition.leader_epoch)
         return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
+
+    @staticmethod
+    def _max_timestamp(partition: Partition) -> OffsetAnswer:
+        """The first record below the hw with the greatest timestamp: its offset, timestamp and
+        the leader epoch of its batch; -1 everywhere when there is none (KIP-734, as Kafka 3.7+
+        answers it: the record's offset, not its batch's, KAFKA-16310). A batch is decoded only
+        when its header's max timestamp beats the best so far."""
+        best, hw = OffsetAnswer(ErrorCode.none), partition.high_watermark
+        for header, data in partition.log.iter_batches():
+            if header.base_offset >= hw:
+                break
+            if header.max_timestamp <= best.timestamp:
+                continue
+            for record in records.decode_batch(data).records:
+                if record.offset < hw and record.timestamp > best.timestamp:
+                    best = OffsetAnswer(ErrorCode.none, record.offset, record.timestamp,
+                                        header.partition_leader_epoch)
+        return best
 
     @staticmethod
     def _offset_for_time(partition: Partition, timestamp: int) -> tuple[int, int]:
@@ -304,6 +374,7 @@ class ReplicaManager:
         now = self.clock() if now_ms is None else now_ms
         self.produce_purgatory.advance_clock(now)
         self.fetch_purgatory.advance_clock(now)
+        self.delete_records_purgatory.advance_clock(now)
         self.run_isr_checks(now)
 
     def run_isr_checks(self, now: int) -> None:
@@ -323,6 +394,7 @@ class ReplicaManager:
         earliest purgatory expiration or ISR check."""
         due = [self.produce_purgatory.next_expiration_ms(),
                self.fetch_purgatory.next_expiration_ms(),
+               self.delete_records_purgatory.next_expiration_ms(),
                self._next_isr_check_ms if self.isr_check_interval_ms is not None else None]
         return min((d for d in due if d is not None), default=None)
 

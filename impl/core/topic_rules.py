@@ -169,6 +169,13 @@ def is_compacted(configs: dict[str, str]) -> bool:
     return "compact" in _list_items(policy)
 
 
+def deletes_records(configs: dict[str, str]) -> bool:
+    """Does the topic's cleanup.policy include "delete"? Only then may DeleteRecords move its
+    log start (Kafka's Partition.deleteRecordsOnLeader: POLICY_VIOLATION otherwise)."""
+    policy = configs.get("cleanup.policy", TOPIC_CONFIG_DEFAULTS["cleanup.policy"][0])
+    return "delete" in _list_items(policy)
+
+
 def _list_items(value: str) -> list[str]:
     return [item.strip() for item in value.split(",") if item.strip()]
 

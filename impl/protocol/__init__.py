@@ -11,4 +11,6 @@
     produce_request.py  Produce request bodies decoded by hand, records left in the frame
     fetch_response.py   Fetch responses encoded straight from the broker's answers
     replica_fetch.py    Fetch v12 as a replica fetcher speaks it (request and response)
+    flexible.py         the flexible encodings (compact lengths, tagged fields) the hand codecs
+                        read
 """

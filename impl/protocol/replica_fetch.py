@@ -6,6 +6,11 @@ gets up to a MiB of records back; through kio, building and encoding the request
 the response (which copies the records) cost ~70 us of the follower's round, on the path every
 acks=all produce waits for. The bytes and the decoded fields are kio's (property-tested against
 kio), so kio stays the reference. Anything malformed raises MalformedFetchResponse.
+
+Why v12 when the leader serves up to v18: it is the last version naming topics by name, which
+is how replicas key their partitions, and the newer ones add nothing a kafkaref follower uses
+(topic ids, KIP-903's broker epoch, KIP-951's leader hints: a follower learns its leader from
+the controller). The compact fields are read with flexible.py, as produce_request.py reads them.
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kafkaref.impl.protocol.varint import decode_unsigned, encode_unsigned
+from kafkaref.impl.protocol import flexible
+from kafkaref.impl.protocol.flexible import length as _length
+from kafkaref.impl.protocol.flexible import skip_tags as _skip_tags
+from kafkaref.impl.protocol.flexible import unsigned as _unsigned
+from kafkaref.impl.protocol.varint import encode_unsigned
 
 FETCH_API, VERSION = 1, 12
 _HEAD = struct.Struct(">ihhih")  # size, api key, version, correlation id, client id length
@@ -37,6 +46,7 @@ class FetchPosition(NamedTuple):
     fetch_offset: int
     last_fetched_epoch: int
     partition_max_bytes: int
+    log_start_offset: int = -1  # the follower's: how far a DeleteRecords has reached
 
 
 class FetchedPartition(NamedTuple):
@@ -70,7 +80,8 @@ def encode_fetch_request(correlation_id: int, client_id: str | None, replica_id:
         out += encode_unsigned(len(positions) + 1)
         for p in positions:
             out += _PARTITION.pack(p.partition, p.current_leader_epoch, p.fetch_offset,
-                                   p.last_fetched_epoch, -1, p.partition_max_bytes, 0)
+                                   p.last_fetched_epoch, p.log_start_offset,
+                                   p.partition_max_bytes, 0)
         out.append(0)  # topic tagged fields
     out += b"\x01\x01\x00"  # no forgotten topics, rack id "", no tagged fields
     _I32.pack_into(out, 0, len(out) - 4)
@@ -83,7 +94,7 @@ def decode_fetch_response(payload) -> tuple[int, int, list[tuple[str, list[Fetch
     view = memoryview(payload)
     try:
         return _decode(view)
-    except (struct.error, UnicodeDecodeError, IndexError) as exc:
+    except (struct.error, UnicodeDecodeError, IndexError, flexible.Truncated) as exc:
         raise MalformedFetchResponse(f"fetch response: {exc}") from exc
 
 
@@ -145,31 +156,3 @@ def _partition_tags(view: memoryview, pos: int) -> tuple[tuple[int, int] | None,
             diverging = _EPOCH_END.unpack_from(view, pos)
         pos += size
     return diverging, pos
-
-
-def _skip_tags(view: memoryview, pos: int) -> int:
-    count, pos = _unsigned(view, pos)
-    for _ in range(count):
-        _, pos = _unsigned(view, pos)
-        size, pos = _unsigned(view, pos)
-        pos += size
-    if pos > len(view):
-        raise MalformedFetchResponse("tagged field past the end of the response")
-    return pos
-
-
-def _length(view: memoryview, pos: int, nullable: bool = False):
-    """A compact array or string length (unsigned varint n + 1; 0 is null)."""
-    raw, pos = _unsigned(view, pos)
-    if raw == 0:
-        if not nullable:
-            raise MalformedFetchResponse("null where a value is required")
-        return None, pos
-    return raw - 1, pos
-
-
-def _unsigned(view: memoryview, pos: int) -> tuple[int, int]:
-    decoded = decode_unsigned(view, pos, 5)
-    if decoded is None:
-        raise MalformedFetchResponse("bad or truncated varint")
-    return decoded

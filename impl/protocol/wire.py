@@ -32,6 +32,7 @@ from kio.schema.response_header.v0.header import ResponseHeader as ResponseHeade
 from kio.serial import entity_reader, entity_writer
 from kio.serial.errors import SerialError
 
+from kafkaref.impl.protocol import flexible, tagged_fields
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, encode_fetch_response
 from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
 from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
@@ -51,47 +52,50 @@ TRAILING_BYTES_IGNORED = frozenset({METADATA_API})
 request_class = functools.cache(load_request_schema)
 response_class = functools.cache(load_response_schema)
 
-# api_key -> (name, min advertised, max advertised). docs/semantics.md "Wire protocol for real
-# clients": non-flexible versions every current client accepts (ApiVersions 3 is flexible, but
-# librdkafka starts with it; answering it directly saves a round trip).
+# api_key -> (name, min advertised, max advertised): for every API kafkaref serves, exactly the
+# range Apache Kafka 4.3.1 (the pinned peer, docs/peers.md) advertises, each version with its
+# semantics (docs/semantics.md "Protocol versions"); properties/tests/peers/
+# test_peers_api_versions.py compares this table with a real node's ApiVersions answer.
 SUPPORTED: dict[int, tuple[str, int, int]] = {
-    0: ("produce", 3, 8),
-    1: ("fetch", 4, 11),
-    2: ("list_offsets", 1, 5),
-    3: ("metadata", 1, 12),  # flexible from 9; topic ids from 10 (a recreated topic)
-    8: ("offset_commit", 2, 7),
-    9: ("offset_fetch", 1, 5),
-    10: ("find_coordinator", 0, 2),
-    11: ("join_group", 0, 5),
-    12: ("heartbeat", 0, 3),
-    13: ("leave_group", 0, 2),
-    14: ("sync_group", 0, 3),
-    15: ("describe_groups", 0, 4),
-    16: ("list_groups", 0, 2),
-    18: ("api_versions", 0, 3),
-    19: ("create_topics", 2, 4),
-    20: ("delete_topics", 1, 3),  # kio has no v0; v4 is flexible
-    22: ("init_producer_id", 0, 1),
-    23: ("offset_for_leader_epoch", 2, 3),
-    32: ("describe_configs", 1, 3),  # kio has no v0; v4 is flexible
-    33: ("alter_configs", 0, 1),
-    37: ("create_partitions", 0, 1),
-    42: ("delete_groups", 0, 1),  # v2 is flexible
-    44: ("incremental_alter_configs", 0, 0),
+    0: ("produce", 0, 13),  # v0-2 advertised, refused: REFUSED
+    1: ("fetch", 4, 18),
+    2: ("list_offsets", 1, 11),
+    3: ("metadata", 0, 13),  # flexible from 9; topic ids from 10 (a recreated topic)
+    8: ("offset_commit", 2, 10),
+    9: ("offset_fetch", 1, 10),
+    10: ("find_coordinator", 0, 6),
+    11: ("join_group", 0, 9),
+    12: ("heartbeat", 0, 4),
+    13: ("leave_group", 0, 5),
+    14: ("sync_group", 0, 5),
+    15: ("describe_groups", 0, 6),
+    16: ("list_groups", 0, 5),
+    18: ("api_versions", 0, 4),
+    19: ("create_topics", 2, 7),
+    20: ("delete_topics", 1, 6),
+    21: ("delete_records", 0, 2),
+    22: ("init_producer_id", 0, 5),
+    23: ("offset_for_leader_epoch", 2, 4),
+    32: ("describe_configs", 1, 4),
+    33: ("alter_configs", 0, 2),
+    35: ("describe_log_dirs", 1, 5),
+    37: ("create_partitions", 0, 3),
+    42: ("delete_groups", 0, 2),
+    44: ("incremental_alter_configs", 0, 1),
+    60: ("describe_cluster", 0, 2),
+    75: ("describe_topic_partitions", 0, 0),
 }
-# Accepted but not advertised: versions our own replica fetchers use (Fetch 12 carries the last
-# fetched epoch and returns the diverging epoch).
-ACCEPTED_EXTRA: dict[int, tuple[int, int]] = {1: (12, 12)}
+# Advertised but refused, as Kafka 4 refuses them: KIP-896 removed Produce v0-2, yet Kafka 4
+# still lists Produce from v0 because librdkafka will not compress unless the broker's range
+# starts there (KAFKA-18659); a request at one of them closes the connection (seen on 4.3.1).
+REFUSED: dict[int, range] = {0: range(0, 3)}
 
 
 def is_supported(api_key: int, version: int) -> bool:
-    if api_key not in SUPPORTED:
+    if api_key not in SUPPORTED or version in REFUSED.get(api_key, ()):
         return False
     _, low, high = SUPPORTED[api_key]
-    if low <= version <= high:
-        return True
-    extra = ACCEPTED_EXTRA.get(api_key)
-    return extra is not None and extra[0] <= version <= extra[1]
+    return low <= version <= high
 
 
 class MalformedRequest(ValueError):
@@ -133,19 +137,35 @@ def decode_request(payload: bytes) -> Request:
                            _future_api_versions_client_id(payload, api_version), None)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
-    try:
-        header, offset = entity_reader(cls.__header_schema__)(payload, 0)
-        if api_key == PRODUCE_API and api_version in PRODUCE_VERSIONS:
-            body, offset = decode_produce_body(payload, offset, api_version)  # records: views
-        else:
-            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
-            offset += size
-    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
-            IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
-        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
+    header, body, payload, offset = _read(payload, cls)
     if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
         raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)
+
+
+def _read(payload, cls, known_tags_only: bool = False):
+    """(header, body, the payload read, the offset after the body). kio raises KeyError on a
+    tagged field it does not know, where Kafka skips it: the payload is then read again without
+    such tags (tagged_fields.py). Anything else that does not parse is MalformedRequest."""
+    try:
+        header, offset = entity_reader(cls.__header_schema__)(payload, 0)
+        if cls.__api_key__ == PRODUCE_API and cls.__version__ in PRODUCE_VERSIONS:
+            body, offset = decode_produce_body(payload, offset, cls.__version__)  # views
+        else:
+            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
+            offset += size
+        return header, body, payload, offset
+    except KeyError as exc:
+        if cls.__flexible__ and not known_tags_only:
+            try:
+                known = tagged_fields.without_unknown_tags(payload, cls)
+            except flexible.Truncated as truncated:
+                raise MalformedRequest(f"cannot decode {cls.__name__}: {truncated}") from exc
+            return _read(known, cls, known_tags_only=True)
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
+    except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError,
+            IndexError, MemoryError) as exc:
+        raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
 
 
 def _future_api_versions_client_id(payload: bytes, api_version: int) -> str | None:
@@ -177,7 +197,8 @@ def encode_response_parts(correlation_id: int, response) -> list:
     (bytes, or a file range the network thread sends with sendfile)."""
     if isinstance(response, FetchAnswer):
         return encode_fetch_response(response.api_version, correlation_id, response.topics,
-                                     response.error_code, response.session_id)
+                                     response.error_code, response.session_id,
+                                     response.node_endpoints)
     return [_encode_kio_response(correlation_id, response)]
 
 

@@ -29,12 +29,14 @@ def response_is_current(partition, leader_id: int, leader_epoch: int, fetch_offs
     return last_fetched_epoch is None or partition.log.epochs.latest_epoch == last_fetched_epoch
 
 
-def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw: int) -> str:
+def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw: int,
+                         leader_log_start: int = -1) -> str:
     """Apply a fetch answer; returns what happened: 'error', 'truncated' or 'appended'.
 
     diverging is (epoch, end offset) or None. Truncation (KIP-320, fetch v12): at the point
     divergence_target names (Kafka's getOffsetTruncationState); mutant M5 puts a truncation to
-    the follower's own hw in its place, as before KIP-101 (truncation_rule).
+    the follower's own hw in its place, as before KIP-101 (truncation_rule). The follower's log
+    start follows the leader's (DeleteRecords; Partition.append_as_follower).
     """
     if error != ErrorCode.none:
         return "error"
@@ -42,8 +44,20 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
         truncate_on_divergence(partition, *diverging)
         return "truncated"
     records = from_log_end(partition, records) if records else b""
-    partition.append_as_follower(records, leader_hw)
+    partition.append_as_follower(records, leader_hw, leader_log_start)
     return "appended"
+
+
+def start_at_leader_log_start(partition, leader_log_start: int) -> bool:
+    """After OFFSET_OUT_OF_RANGE, with the leader's log start in hand (its ListOffsets
+    EARLIEST): a log ending below it is dropped and starts again there, as Kafka's fetcher does
+    (AbstractFetcherThread.fetchOffsetAndTruncate: truncateFullyAndStartAt). True if it did."""
+    if partition.log_end_offset >= leader_log_start:
+        return False
+    log.info("%s ends at %s, below its leader's log start %s: starting again there",
+             partition.key, partition.log_end_offset, leader_log_start)
+    partition.truncate_fully_and_start_at(leader_log_start)
+    return True
 
 
 def truncate_on_divergence(partition, leader_epoch: int, leader_end: int) -> int:

@@ -8,6 +8,9 @@ its log at min(leader's end offset for that epoch, its own end offset for it) an
 so after a few rounds its log is a prefix-consistent copy of the leader's. Fences
 (FENCED_LEADER_EPOCH, UNKNOWN_LEADER_EPOCH, NOT_LEADER_OR_FOLLOWER) mean "wait for newer
 metadata": the fetcher backs off and retries with whatever the broker then believes.
+OFFSET_OUT_OF_RANGE below the leader's log start (a DeleteRecords passed this follower while it
+lagged): the fetcher asks the leader for its log start (ListOffsets EARLIEST, as Kafka's fetcher
+does) and starts its log again, empty, there (apply.start_at_leader_log_start).
 """
 
 from __future__ import annotations
@@ -15,19 +18,26 @@ from __future__ import annotations
 import logging
 import threading
 
+from kio.schema.errors import ErrorCode
+
 from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
 from kafkaref.impl.protocol.replica_fetch import (
     FetchPosition,
     decode_fetch_response,
     encode_fetch_request,
 )
-from kafkaref.impl.replication.apply import apply_fetch_response, response_is_current
+from kafkaref.impl.replication.apply import (
+    apply_fetch_response,
+    response_is_current,
+    start_at_leader_log_start,
+)
 
 log = logging.getLogger(__name__)
 PARTITION_MAX_BYTES = 1 << 20
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
 FETCH_MAX_BYTES = 16 << 20
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
+LIST_OFFSETS_VERSION, EARLIEST = 5, -2  # the leader's log start, for a fetch out of range
 
 
 class FetcherManager(threading.Thread):
@@ -83,6 +93,7 @@ class ReplicaFetcher(threading.Thread):
                     continue
                 try:
                     progressed = self._apply(fetches, response)
+                    progressed |= self._start_at_leader_log_start(fetches, response)
                 except Exception:  # noqa: BLE001 -- keep fetching; the next round retries
                     log.exception("applying a fetch response from broker %s", self.leader_id)
                     progressed = False
@@ -99,7 +110,8 @@ class ReplicaFetcher(threading.Thread):
             fetches, self.planned = {}, {}
             for key, p in broker.replica_manager.partitions.items():
                 if not p.is_leader and p.leader_id == self.leader_id:
-                    fetches[key] = (p.log_end_offset, p.leader_epoch, p.log.epochs.latest_epoch)
+                    fetches[key] = (p.log_end_offset, p.leader_epoch, p.log.epochs.latest_epoch,
+                                    p.log.log_start_offset)
                     self.planned[key] = p
         if endpoint is None or not fetches:
             return None
@@ -119,9 +131,9 @@ class ReplicaFetcher(threading.Thread):
                 response_bytes_max=RESPONSE_BYTES_MAX)
             self.address = address
         topics: dict[str, list[FetchPosition]] = {}
-        for (topic, index), (offset, epoch, last_epoch) in fetches.items():
+        for (topic, index), (offset, epoch, last_epoch, log_start) in fetches.items():
             topics.setdefault(topic, []).append(
-                FetchPosition(index, epoch, offset, last_epoch, PARTITION_MAX_BYTES))
+                FetchPosition(index, epoch, offset, last_epoch, PARTITION_MAX_BYTES, log_start))
         self.rounds += 1
         connection = self.connection
         correlation_id = connection.next_correlation_id()
@@ -144,7 +156,7 @@ class ReplicaFetcher(threading.Thread):
                     partition = rm.partition(key)
                     if partition is None or partition is not self.planned.get(key):
                         continue  # its topic was deleted (and maybe created again) meanwhile
-                    offset, epoch, _ = fetches[key]
+                    offset, epoch, _, _ = fetches[key]
                     if not response_is_current(partition, self.leader_id, epoch, offset):
                         continue  # the role or the log changed while the fetch was out
                     progressed |= self._apply_partition(partition, answer)
@@ -154,8 +166,31 @@ class ReplicaFetcher(threading.Thread):
     def _apply_partition(partition, answer) -> bool:
         outcome = apply_fetch_response(
             partition, answer.error_code, answer.diverging_epoch,
-            answer.records if answer.records is not None else b"", answer.high_watermark)
+            answer.records if answer.records is not None else b"", answer.high_watermark,
+            answer.log_start_offset)
         return outcome != "error"
+
+    def _start_at_leader_log_start(self, fetches, answers) -> bool:
+        """For each partition answered OFFSET_OUT_OF_RANGE: the leader's log start, and if this
+        log ends below it, start again there. True if a log did."""
+        out_of_range = [(topic, a.partition_index) for topic, partitions in answers
+                        for a in partitions if a.error_code == ErrorCode.offset_out_of_range]
+        started = False
+        for key in out_of_range:
+            offset, epoch, _, _ = fetches[key]
+            answer = self.connection.send(2, LIST_OFFSETS_VERSION, {
+                "replica_id": self.server.broker.broker_id, "isolation_level": 0,
+                "topics": [{"name": key[0], "partitions": [{
+                    "partition_index": key[1], "timestamp": EARLIEST,
+                    "current_leader_epoch": epoch}]}]}).topics[0].partitions[0]
+            if answer.error_code != ErrorCode.none:
+                continue
+            with self.server.lock:
+                partition = self.server.broker.replica_manager.partition(key)
+                if partition is self.planned.get(key) and response_is_current(
+                        partition, self.leader_id, epoch, offset):
+                    started |= start_at_leader_log_start(partition, answer.offset)
+        return started
 
 
 FetcherManager.fetcher_class = ReplicaFetcher

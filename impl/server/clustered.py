@@ -21,6 +21,7 @@ def clustered_broker(data_dir: str, controller_address: str,
                          log_factory or storage_log_factory(
                              data_dir, clock=clock, mutants=broker_config.mutants), clock=clock,
                          producer_id_file=producer_id_file(data_dir))
+    server.broker.log_dir = data_dir or None
     server.controller_client = ControllerClient(server, controller_address)
     server.fetchers = FetcherManager(server, replica_fetch_wait_max_ms)
     server.extra_threads += [server.controller_client, server.fetchers]

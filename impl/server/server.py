@@ -77,7 +77,8 @@ class KafkaServer:
         # that a test can wait for "the ticker is asleep" as a condition.
         self.ticker_wakes_at_ms: int | None = None
         replicas = self.broker.replica_manager
-        for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory):
+        for purgatory in (replicas.produce_purgatory, replicas.fetch_purgatory,
+                          replicas.delete_records_purgatory):
             purgatory.timer.on_earlier = self._wake_ticker
         self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
 

@@ -20,6 +20,7 @@ def single_broker(data_dir: str, server_config: ServerConfig = ServerConfig(),  
                          log_factory or storage_log_factory(
                              data_dir, clock=clock, mutants=broker_config.mutants), clock=clock,
                          producer_id_file=producer_id_file(data_dir))
+    server.broker.log_dir = data_dir or None
     controller = LocalController(controller_id=broker_config.broker_id)
     with server.lock:
         controller.register(server.broker, server_config.host, server.port)

@@ -479,7 +479,7 @@ class Log:
             self.epochs.truncate_from_end(self._leo)
             return
         if offset < self.segments[0].base_offset:
-            self._truncate_fully_and_start_at(offset)
+            self.truncate_fully_and_start_at(offset)
             return
         while len(self.segments) > 1 and self.segments[-1].base_offset > offset:
             self.segments.pop().delete()
@@ -498,13 +498,17 @@ class Log:
             self.segments.pop().delete()
             self._bases.pop()
 
-    def _truncate_fully_and_start_at(self, offset: int) -> None:
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop everything and start again, empty, at offset (log start = leo = offset): a
+        follower whose log ends below its leader's log start (Kafka's truncateFullyAndStartAt),
+        or a log recovered to an end below its log start."""
+        self._check_open()
         for segment in self.segments:
             segment.delete()
         self.segments = [LogSegment.create(self.directory, offset, self.config, self.clock_ms())]
         self._bases = [offset]
         self._leo = offset
-        self.log_start_offset = offset
+        self.log_start_offset = self.high_watermark = self.recovery_point = offset
         self.epochs.clear()
         self._after_truncation()
 
@@ -706,8 +710,12 @@ class Log:
         self._leo = self.active_segment.next_offset
         saved = opened.checkpoint
         start = saved["log_start_offset"] if saved else self.segments[0].base_offset
-        self.log_start_offset = min(max(start, self.segments[0].base_offset), self._leo)
+        self.log_start_offset = max(start, self.segments[0].base_offset)
         self.high_watermark = 0
+        if self._leo < self.log_start_offset:
+            # recovered to an end below the log start (DeleteRecords moved it past what a
+            # crash kept): start again, empty, at the log start (Kafka's LogLoader)
+            self.truncate_fully_and_start_at(self.log_start_offset)
         self.set_high_watermark(saved["high_watermark"] if saved else 0)
         self.recovery_point = self._leo
         self.epochs.truncate_from_end(self._leo)

@@ -83,6 +83,10 @@ class PartitionLog(Protocol):
         """Everything below it survives a crash."""
 
     @property
+    def size_bytes(self) -> int:
+        """Bytes the log holds (DescribeLogDirs' partition size)."""
+
+    @property
     def topic_id(self) -> str | None:
         """The topic id record_topic_id recorded; None if none was."""
 
@@ -118,6 +122,14 @@ class PartitionLog(Protocol):
 
     def truncate_to(self, offset: int) -> None:
         """Remove every batch holding an offset >= offset (a straddling batch goes whole)."""
+
+    def increment_log_start_offset(self, offset: int) -> None:
+        """DeleteRecords: move the log start up to offset (never down; above the hw is a caller
+        bug, ValueError); reads below it are out of range from now on, and it survives a
+        restart (recovered to an end below it, the log starts again, empty, there)."""
+
+    def truncate_fully_and_start_at(self, offset: int) -> None:
+        """Drop everything; the log starts again, empty, at offset (log start = leo = hw)."""
 
     def set_high_watermark(self, offset: int) -> None:
         """Remember the hw (clamped to [log start, leo]) for the next open."""

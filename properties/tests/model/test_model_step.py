@@ -430,3 +430,55 @@ def test_a_follower_crashing_after_its_isr_addition_was_proposed_does_not_enter_
     model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.isr == {0}
     assert leader(model).follower_offsets[1] == -1
+
+
+# -- DeleteRecords (the log start) ----------------------------------------------------------
+
+
+def follower(model, broker, partition=0):
+    return model.state.partitions[partition].replicas[broker]
+
+
+def test_delete_records_waits_for_the_live_followers_log_start():
+    model = started()
+    produce(model, 1, [b"a", b"b", b"c"])
+    sync(model, 1, 2)
+    assert model.feed(ev.DeleteRecords(2, 0, 0, 2)) == ()  # parked: followers still say 0
+    assert leader(model).log_start == 2
+    assert model.feed(ev.Fetch(3, 0, 0, 1)) == (
+        eff.FetchResponse(3, ErrorCode.offset_out_of_range, 3, log_start_offset=2),)
+    assert model.feed(ev.ListOffsets(4, 0, 0, ev.EARLIEST)) == (
+        eff.ListOffsetsResponse(4, OK, 2),)
+    effects = sync(model, 1, 2)  # they learn it, then say it
+    assert responses(effects, eff.DeleteRecordsResponse) == [
+        eff.DeleteRecordsResponse(2, OK, 2, eff.COMPLETED)]
+    assert follower(model, 1).log_start == follower(model, 2).log_start == 2
+
+
+def test_delete_records_refusals_and_expiry():
+    model = started()
+    produce(model, 1, [b"a"])
+    sync(model, 1, 2)
+    assert model.feed(ev.DeleteRecords(2, 0, 0, 5)) == (
+        eff.DeleteRecordsResponse(2, ErrorCode.offset_out_of_range),)
+    assert model.feed(ev.DeleteRecords(3, 1, 0, 0)) == (
+        eff.DeleteRecordsResponse(3, ErrorCode.not_leader_or_follower),)
+    assert model.feed(ev.DeleteRecords(4, 0, 0, ev.HIGH_WATERMARK, timeout_ms=100)) == ()
+    (expired,) = model.feed(ev.Tick(101))
+    assert expired == eff.DeleteRecordsResponse(4, ErrorCode.request_timed_out, 0, eff.EXPIRED)
+
+
+def test_a_crashed_follower_stops_counting_and_a_lagging_one_starts_at_the_leaders_start():
+    model = started()
+    produce(model, 1, [b"a", b"b"])
+    sync(model, 1, 2)
+    model.feed(ev.CrashBroker(2))
+    model.feed(ev.DeleteRecords(2, 0, 0, ev.HIGH_WATERMARK))
+    effects = sync(model, 1)
+    assert responses(effects, eff.DeleteRecordsResponse)[0].error == OK
+    model.feed(ev.RestartBroker(2))
+    if follower(model, 2).leo < 2:  # it lost its unflushed records in the crash
+        effects = model.replicate(2)
+        assert effects[0].error == ErrorCode.offset_out_of_range
+    sync(model, 2)
+    assert (follower(model, 2).log_start, follower(model, 2).leo) == (2, 2)

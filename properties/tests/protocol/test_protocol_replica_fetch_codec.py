@@ -20,7 +20,8 @@ INT32 = st.integers(-(2**31), 2**31 - 1)
 NAMES = st.text(min_size=1, max_size=12)
 positions = st.builds(FetchPosition, partition=st.integers(0, 2**31 - 1),
                       current_leader_epoch=INT32, fetch_offset=INT64,
-                      last_fetched_epoch=INT32, partition_max_bytes=INT32)
+                      last_fetched_epoch=INT32, partition_max_bytes=INT32,
+                      log_start_offset=INT64)
 
 
 @given(correlation_id=INT32, client_id=st.one_of(st.none(), st.text(max_size=20)),
@@ -36,7 +37,8 @@ def test_request_bytes_are_kios(correlation_id, client_id, replica_id, max_wait,
         "topics": [{"topic": name, "partitions": [{
             "partition": p.partition, "current_leader_epoch": p.current_leader_epoch,
             "fetch_offset": p.fetch_offset, "last_fetched_epoch": p.last_fetched_epoch,
-            "log_start_offset": -1, "partition_max_bytes": p.partition_max_bytes}
+            "log_start_offset": p.log_start_offset,
+            "partition_max_bytes": p.partition_max_bytes}
             for p in ps]} for name, ps in topics]})
     assert encode_fetch_request(correlation_id, client_id, replica_id, max_wait, min_bytes,
                                 max_bytes, topics) == wire.encode_request(

@@ -83,7 +83,9 @@ def test_kafka_python_admin_lists_and_describes_groups(tmp_path):
         try:
             wait_until(lambda: consumer.assignment(), step=lambda: consumer.poll(100),
                        timeout_s=60, what="an assignment")
-            assert {"group_id": "kpg", "protocol_type": "consumer"} in admin.list_groups()
+            listed = admin.list_groups()  # ListGroups v5 adds the state and the type
+            assert [(g["group_id"], g["protocol_type"], g.get("group_type", "classic"))
+                    for g in listed] == [("kpg", "consumer", "classic")]
             group = admin.describe_groups(["kpg"])["kpg"]
             assert (group["group_state"], group["protocol_type"]) == ("Stable", "consumer")
             [member] = group["members"]  # metadata and assignment decoded by the client

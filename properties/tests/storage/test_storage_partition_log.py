@@ -271,3 +271,67 @@ def test_close_flushes_and_may_be_repeated(kind, tmp_path):
     log.close()
     log.close()
     assert log.flushed_offset == 7
+
+
+@KINDS
+def test_size_bytes_counts_the_batches_held(kind, tmp_path):
+    log = open_log(kind, tmp_path)
+    assert log.size_bytes == 0
+    first, second = batch(3), batch(2)
+    log.append_as_leader(first, 0)
+    log.append_as_leader(second, 0)
+    assert log.size_bytes == len(first) + len(second)
+    log.truncate_to(3)
+    assert log.size_bytes == len(first)
+
+
+def _log_with(kind, tmp_path, batches: int):
+    log = open_log(kind, tmp_path)
+    for _ in range(batches):
+        log.append_as_leader(batch(2), 3)
+    log.set_high_watermark(log.log_end_offset)
+    return log
+
+
+@KINDS
+def test_increment_log_start_offset_hides_what_is_below_and_never_goes_back(kind, tmp_path):
+    log = _log_with(kind, tmp_path, 3)  # offsets 0..5, batches at 0, 2, 4
+    log.increment_log_start_offset(3)
+    assert log.log_start_offset == 3 and log.log_end_offset == 6
+    assert log.read(1, 1 << 20) == b"" and log.read(3, 1 << 20) != b""
+    assert log.read_slice(2, 1 << 20).error == ErrorCode.offset_out_of_range
+    assert log.epochs.entries == [(3, 3)]  # the epoch covering the start moves there
+    log.increment_log_start_offset(1)
+    assert log.log_start_offset == 3
+    with pytest.raises(ValueError):
+        log.increment_log_start_offset(7)  # above the hw
+
+
+@KINDS
+def test_truncate_fully_and_start_at_empties_the_log_there(kind, tmp_path):
+    log = _log_with(kind, tmp_path, 2)
+    log.truncate_fully_and_start_at(10)
+    assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (10, 10, 10)
+    assert list(log.iter_batches()) == [] and log.epochs.entries == []
+    info = log.append(stamped(batch(1), 10, 4))
+    assert (info.first_offset, log.log_end_offset) == (10, 11)
+
+
+def test_a_log_start_survives_a_restart_and_one_past_the_recovered_end_restarts_the_log(tmp_path):
+    """Kafka's LogLoader: recovered to an end below the checkpointed log start (DeleteRecords
+    moved it past what a crash kept), the log starts again, empty, at the log start."""
+    log = _log_with("disk", tmp_path, 3)
+    log.flush()
+    log.increment_log_start_offset(4)
+    log.close()
+    again = open_log("disk", tmp_path)
+    assert (again.log_start_offset, again.log_end_offset) == (4, 6)
+    for path in again.crash():  # a power loss cuts the segment back to its first batch
+        os.truncate(path, len(batch(2)))
+    reopened = open_log("disk", tmp_path)
+    assert (reopened.log_start_offset, reopened.log_end_offset) == (4, 4)
+    memory = _log_with("memory", tmp_path, 3)
+    memory.flushed_offset = 2
+    memory.increment_log_start_offset(4)
+    memory.crash()
+    assert (memory.log_start_offset, memory.log_end_offset) == (4, 4)
