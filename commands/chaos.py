@@ -2,8 +2,9 @@
 `kafkaref chaos tear`: one fault by hand, a power loss tearing a stopped broker's last write.
 
 run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
-2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
-of its runs (3 > 1 > 2 > 0: a crash first, then an anomaly). The runs are chaos/run.py's, judged
+2 when the checker could not decide, 3 when the run itself crashed, 4 when it could not be set
+up (--peer did not start, no root for its partitions). soak exits with the worst of its runs
+(4 > 3 > 1 > 2 > 0: a harness problem first, then an anomaly). The runs are chaos/run.py's, judged
 by the checker spark_checks/checker.py builds from --checker.
 """
 
@@ -21,7 +22,8 @@ from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, parse_kinds
 
 EXIT_HELP = """\b
 Exit codes: 0 valid, 1 anomalies the configuration disallows,
-2 unknown (the checker could not decide), 3 the run crashed."""
+2 unknown (the checker could not decide), 3 the run crashed,
+4 the run could not be set up (nothing recorded)."""
 
 
 def _kinds(ctx, param, value: str) -> tuple[str, ...]:
@@ -66,7 +68,8 @@ def run_options(**kw):
         seed=kw["seed"], time_limit_s=kw["time_limit"], nemesis=kw["nemesis"],
         workload=workload, bootstrap=kw["bootstrap"],
         external=ExternalCommands(kw["kill_cmd"], kw["restart_cmd"]),
-        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"])
+        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"],
+        peer=kw["peer"])
 
 
 def checker(kw):
@@ -82,7 +85,7 @@ def hunted(options):
 
     if len(options.mutants) > 1:
         raise click.UsageError("--hunt follows one --mutant")
-    if options.bootstrap:
+    if options.bootstrap or options.peer not in (None, "kafkaref"):
         raise click.UsageError("--hunt needs the embedded cluster (its faults are on processes)")
     keep = {"seed": options.seed, "runs_dir": options.runs_dir, "mutants": options.mutants}
     if options.mutants:
@@ -108,6 +111,10 @@ def common_options(function):
         click.option("--subscribe", type=click.IntRange(0, 8), default=0, show_default=True,
                      help="Consumers subscribing in a group (confluent-kafka); judged in "
                      "subscribe mode (skips across rebalances allowed)."),
+        click.option("--peer", type=click.Choice(["kafkaref", "apache-kafka"]), default=None,
+                     help="The broker to start and fault: kafkaref (the default, through the "
+                     "proxy mesh) or apache-kafka (3 KRaft nodes, each in a network namespace "
+                     "of its own: needs root and iproute2; docs/chaos-kafka.md)."),
         click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
                      help="Run against this broker instead of an embedded 3-broker cluster."),
         click.option("--replication-factor", type=click.IntRange(1, 32), default=3,
@@ -156,6 +163,7 @@ def run_command(seed, hunt, **kw):
     options = run_options(seed=seed, **kw)
     if hunt:
         options = hunted(options)
+    refuse_setup(options)
     result = run(options, log=_log, check=checker(kw))
     print_summary(result)
     sys.exit(result.exit_code)
@@ -171,6 +179,7 @@ def soak_command(runs, seed, **kw):
     from kafkaref.chaos.run import run
     from kafkaref.chaos.soak import SoakTotals
 
+    refuse_setup(run_options(seed=seed, **kw))
     check = checker(kw)  # one Spark session for every run
     totals = SoakTotals()
     # rewritten after every run, so a soak stopped early still leaves its totals
@@ -184,6 +193,16 @@ def soak_command(runs, seed, **kw):
         totals_path.write_text(json.dumps(attrs.asdict(totals), indent=2) + "\n")
     click.echo(totals.note())
     sys.exit(totals.exit_code())
+
+
+def refuse_setup(options) -> None:
+    """A run that cannot be set up here says so in one line before anything starts (exit 4)."""
+    from kafkaref.chaos.run import EXIT_SETUP, setup_problem
+
+    problem = setup_problem(options)
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_SETUP)
 
 
 def _log(message: str) -> None:
