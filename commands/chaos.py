@@ -195,6 +195,82 @@ def soak_command(runs, seed, **kw):
     sys.exit(totals.exit_code())
 
 
+BROKERS = ("kafkaref", "apache-kafka")
+
+
+@chaos.command("compare", epilog=EXIT_HELP)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--broker", "brokers", multiple=True, type=click.Choice(BROKERS),
+              default=BROKERS, show_default=True, help="Brokers to run, one after the other.")
+@common_options
+def compare_command(seed, brokers, **kw):
+    """The same seeded run against each broker in turn, then compare.html side by side
+    (verdicts, anomalies, liveness, fault windows, plots). Exits with the worst run's code."""
+    from kafkaref.chaos.compare import write_comparison
+    from kafkaref.chaos.run import new_run_id, run
+    from kafkaref.chaos.soak import SoakTotals
+
+    if kw["peer"] or kw["bootstrap"]:
+        raise click.UsageError("compare starts its own brokers: use --broker, not --peer or "
+                               "--bootstrap")
+    folder = Path(kw["runs_dir"], "compare-" + new_run_id(seed))
+    check, totals, run_dirs = checker(kw), SoakTotals(), []
+    for broker in brokers:
+        options = run_options(seed=seed, **{**kw, "peer": broker, "runs_dir": str(folder)})
+        options = attrs.evolve(options, run_id=broker)
+        refuse_setup(options)
+        result = run(options, log=_log, check=check)
+        totals.add(result)
+        print_summary(result)
+        run_dirs.append(result.run_dir)
+    page = write_comparison(folder / "compare.html", run_dirs)
+    click.echo(f"side by side: {page}")
+    sys.exit(totals.exit_code())
+
+
+@chaos.command("side-by-side")
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False))
+@click.option("--out", default="compare.html", show_default=True, type=click.Path(dir_okay=False))
+def side_by_side_command(run_dirs, out):
+    """compare.html from finished runs (each a folder with report.json and history/)."""
+    from kafkaref.chaos.compare import write_comparison
+
+    missing = [d for d in run_dirs if not Path(d, "report.json").exists()]
+    if missing:
+        click.echo(f"error: no report.json in {', '.join(missing)}", err=True)
+        sys.exit(2)
+    click.echo(f"side by side: {write_comparison(out, list(run_dirs))}")
+
+
+@chaos.command("liveness")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+def liveness_command(runs):
+    """Time from each fault's end (and each leader kill) until every partition took a write
+    again, over the runs of each RUNS folder (a soak's --runs-dir, or one run)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from kafkaref.chaos.liveness import histories, measure, summarise
+    from kafkaref.history.store import read_meta
+
+    table = Table(title="liveness: ms until every partition took a write again")
+    for column in ("runs", "from", "events", "censored", "median", "p90", "max"):
+        table.add_column(column, justify="left" if column in ("runs", "from") else "right")
+    for folder in runs:
+        found = histories(folder)
+        if not found:
+            click.echo(f"error: no run history under {folder}", err=True)
+            sys.exit(2)
+        measures = [m for history in found for m in measure(history)]
+        broker = read_meta(found[0]).get("broker", "kafkaref")
+        for s in summarise(measures):
+            table.add_row(f"{broker}: {len(found)} run(s)", s.kind, str(s.events), str(s.censored),
+                          *("-" if v is None else f"{v:,.0f}"
+                            for v in (s.median_ms, s.p90_ms, s.max_ms)))
+    Console().print(table)
+
+
 def refuse_setup(options) -> None:
     """A run that cannot be set up here says so in one line before anything starts (exit 4)."""
     from kafkaref.chaos.run import EXIT_SETUP, setup_problem

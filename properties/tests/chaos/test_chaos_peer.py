@@ -1,0 +1,246 @@
+"""Chaos against a peer (`kafkaref chaos run --peer apache-kafka`): each node in a network
+namespace of its own (chaos/netns.py), partitions as blackhole routes, the nemesis driving the
+peer through PeerCluster (chaos/peer_cluster.py); liveness measured from histories
+(chaos/liveness.py); the one-line refusals when a run cannot be set up."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from kafkaref.chaos import netns
+from kafkaref.chaos.liveness import measure, summarise
+from kafkaref.chaos.nemesis import Nemesis, Step
+from kafkaref.chaos.peer_cluster import NetnsLinks, PeerCluster
+from kafkaref.chaos.proxy import Fault
+from kafkaref.chaos.recorder import Recorder
+from kafkaref.chaos.run import EXIT_SETUP, EXIT_VALID, RunOptions, run, setup_problem
+from kafkaref.commands.main import main as cli
+from kafkaref.history.format import NEMESIS_PROCESS
+from kafkaref.history.store import write_ops
+
+needs_netns = pytest.mark.skipif(netns.unavailable() is not None,
+                                 reason=str(netns.unavailable()))
+
+
+class RecordingHosts:
+    """Hosts' drop/heal, remembered instead of routed."""
+
+    def __init__(self):
+        self.drops: set[tuple[int, int]] = set()
+
+    def drop(self, source: int, target: int) -> None:
+        self.drops.add((source, target))
+
+    def heal(self) -> None:
+        self.drops.clear()
+
+
+def test_mesh_links_map_onto_address_cuts():
+    hosts = RecordingHosts()
+    links = NetnsLinks(hosts, [1, 2, 3])
+    cut = Fault(cut_up=True, cut_down=True)
+    links.set_fault("peer-1-2", cut)
+    links.set_fault("peer-3-1", Fault(cut_up=True))
+    links.set_fault("ctrl-1", cut)  # combined mode: the quorum is the nodes, nothing more
+    links.set_fault("client-2", Fault(cut_down=True))
+    assert hosts.drops == {(1, 2), (2, 1), (3, 1), (2, netns.HOST_ID)}
+    with pytest.raises(ValueError):
+        links.set_fault("peer-1-3", Fault(delay_ms=50))  # no netem: refused, never faked
+    links.heal()
+    assert hosts.drops == set()
+    assert len(links.links) == 3 + 3 + 6
+
+
+class FakePeer:
+    name, supports = "apache-kafka", frozenset({"kill", "restart", "pause"})
+    nodes = {1: None, 2: None, 3: None}
+    controller_ports = {1: 9093, 2: 9093, 3: 9093}
+
+    def __init__(self):
+        self.calls: list[tuple[str, int]] = []
+        self.dead: set[int] = set()
+
+    def alive(self, node_id):
+        return node_id not in self.dead
+
+    def kill(self, node_id):
+        self.calls.append(("kill", node_id))
+        self.dead.add(node_id)
+
+    def restart(self, node_id):
+        self.calls.append(("restart", node_id))
+        self.dead.discard(node_id)
+
+    def pause(self, node_id):
+        self.calls.append(("pause", node_id))
+
+    def resume(self, node_id):
+        self.calls.append(("resume", node_id))
+
+
+class FakeCluster(PeerCluster):
+    def partition_meta(self, topic):
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(leader=2, replicas=[1, 2, 3], isr=[1, 2, 3])]
+
+    def quorum_leader(self):
+        return 3
+
+
+def test_the_nemesis_drives_a_peer_and_skips_what_it_cannot_do():
+    peer, hosts = FakePeer(), RecordingHosts()
+    cluster = FakeCluster(peer, hosts)
+    nemesis = Nemesis(Recorder(), [], "chaos", seed=1, cluster=cluster)
+    undo = nemesis.apply(Step(0, "kill", "controller", 1))  # the KRaft leader, node 3
+    assert peer.calls == [("kill", 3)]
+    undo()
+    assert peer.calls[-1] == ("restart", 3)
+    nemesis.apply(Step(0, "partition", "isolate", 1))()
+    assert hosts.drops == set()  # healed by the undo
+    undo = nemesis.apply(Step(0, "partition", "isolate", 1))
+    assert hosts.drops == {(2, 1), (1, 2), (2, 3), (3, 2)}  # the leader, 2, cut off
+    undo()
+    for kind, target in (("partition", "delay"), ("clock", "wall-forward"),
+                         ("corrupt", "bitflip")):
+        assert nemesis.apply(Step(0, kind, target, 1)) is None
+    assert set(nemesis.skipped) == {"partition delay", "clock", "corrupt"}
+    nemesis.apply(Step(0, "pause", "leader", 1))
+    peer.dead.add(1)
+    nemesis.heal_all()  # resumes the paused, restarts the dead
+    assert peer.calls[-2:] == [("restart", 1), ("resume", 2)]
+
+
+def test_runs_that_cannot_be_set_up_are_refused_before_they_start(tmp_path, monkeypatch):
+    assert "not 'tansu'" in setup_problem(RunOptions(peer="tansu"))
+    assert "--bootstrap" in setup_problem(RunOptions(peer="apache-kafka",
+                                                     bootstrap="127.0.0.1:9092"))
+    assert setup_problem(RunOptions(peer="kafkaref")) is None
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    result = CliRunner().invoke(cli, ["chaos", "run", "--peer", "apache-kafka",
+                                      "--runs-dir", str(tmp_path)])
+    assert result.exit_code == EXIT_SETUP
+    assert result.output.strip().splitlines() == [
+        "error: partitions need root: network namespaces and veth pairs are made with "
+        "`ip netns`"]
+    assert not list(tmp_path.iterdir())  # nothing recorded
+
+
+def _history(tmp_path, ops):
+    rows = []
+    for index, (time_ms, process, type_, f, value, partition) in enumerate(ops):
+        row = {"index": index, "time": time_ms * 1_000_000, "process": process, "type": type_,
+               "f": f, "value": value}
+        if type_ != "invoke":
+            row["invoke_index"] = _invocation_of(rows, process, f)
+        if f == "send" and type_ != "invoke":
+            row["records"] = [{"kind": "send", "topic": "chaos", "partition": partition,
+                               "offset": index if type_ == "ok" else None, "value": index}]
+        rows.append(row)
+    path = tmp_path / "history"
+    write_ops(path, rows)
+    return path
+
+
+def _invocation_of(rows, process, f):
+    return max(r["index"] for r in rows if r["process"] == process and r["f"] == f
+               and r["type"] == "invoke")
+
+
+def test_liveness_is_until_every_partition_took_a_write_invoked_after_the_moment(tmp_path):
+    n = NEMESIS_PROCESS
+    history = _history(tmp_path, [
+        (0, 1, "invoke", "send", None, 0), (5, 1, "ok", "send", None, 0),
+        (6, 2, "invoke", "send", None, 1), (8, 2, "ok", "send", None, 1),
+        (10, n, "invoke", "kill", {"role": "leader", "brokers": [1]}, None),
+        (12, n, "ok", "kill", None, None),
+        (11, 1, "invoke", "send", None, 0),  # invoked before the kill completed: not counted
+        (300, 1, "ok", "send", None, 0),
+        (20, 2, "invoke", "send", None, 1), (50, 2, "ok", "send", None, 1),
+        (400, 3, "invoke", "send", None, 0), (412, 3, "ok", "send", None, 0),
+        (500, n, "invoke", "restart", {"role": "leader", "brokers": [1]}, None),
+        (600, n, "ok", "restart", None, None),
+        (610, 3, "invoke", "send", None, 0), (700, 3, "ok", "send", None, 0),
+        (620, 2, "invoke", "send", None, 1),  # partition 1 never writes again: censored
+        (900, 2, "info", "send", None, 1),
+    ])
+    measures = measure(history)
+    assert [(m.kind, m.recovery_ns) for m in measures] == [
+        ("leader-kill", 400_000_000), ("restart", None)]
+    assert [(s.kind, s.events, s.censored, s.median_ms) for s in summarise(measures)] == [
+        ("restart", 1, 1, None), ("leader-kill", 1, 0, 400.0)]
+
+
+@needs_netns
+def test_hosts_cut_node_pairs_and_leave_nothing_behind():
+    with netns.Hosts([1, 2]) as hosts:
+        server = subprocess.Popen(hosts.wrap(2, [
+            sys.executable, "-c", "import socket,time;s=socket.create_server(('0.0.0.0',7000));"
+            "print('up',flush=True);time.sleep(60)"]), stdout=subprocess.PIPE)
+        try:
+            assert server.stdout.readline().strip() == b"up"
+            connect = [sys.executable, "-c", f"import socket;socket.create_connection(("
+                       f"'{hosts.address(2)}',7000),timeout=3)"]
+            assert subprocess.run(hosts.wrap(1, connect), check=False).returncode == 0
+            assert subprocess.run(connect, check=False).returncode == 0  # the root side
+            hosts.drop(1, 2)
+            assert subprocess.run(hosts.wrap(1, connect), capture_output=True,
+                                  check=False).returncode != 0
+            assert subprocess.run(connect, check=False).returncode == 0
+            hosts.heal()
+            assert subprocess.run(hosts.wrap(1, connect), check=False).returncode == 0
+        finally:
+            server.kill()
+            server.wait()
+        names = [hosts.namespace(1), hosts.namespace(2)]
+    listed = netns.ip("netns", "list").stdout
+    assert not any(name in listed for name in names)
+    assert hosts.bridge not in netns.ip("-o", "link").stdout
+
+
+@needs_netns
+def test_what_a_killed_runner_left_is_swept_by_the_next():
+    orphan = subprocess.Popen(["true"])
+    orphan.wait()  # a pid that no longer runs
+    left = netns.Hosts([1], owner=orphan.pid).create()
+    assert left.namespace(1) in netns.ip("netns", "list").stdout
+    with netns.Hosts([1]):
+        assert left.namespace(1) not in netns.ip("netns", "list").stdout
+
+
+@needs_netns
+def test_a_short_chaos_run_against_apache_kafka_is_valid(tmp_path):
+    """Isolation, a majority/minority split, a killed leader and a killed controller, a pause:
+    acks=all, RF 3, min ISR 2 on Kafka itself must come out valid, and nothing stays behind."""
+    from kafkaref.spark_checks.checker import history_checker
+    from kafkaref.spark_checks.session import shared_test_session
+
+    schedule = (Step(2, "partition", "isolate", 3), Step(7, "partition", "halves", 3),
+                Step(12, "kill", "leader", 2), Step(16, "kill", "controller", 2),
+                Step(20, "pause", "follower", 2))
+    options = RunOptions(seed=3, time_limit_s=24, peer="apache-kafka", schedule=schedule,
+                         runs_dir=str(tmp_path), run_id="kafka", settle_s=2)
+    before = netns.ip("netns", "list").stdout
+    result = run(options, log=lambda _: None,
+                 check=history_checker("spark", spark=shared_test_session()))
+    anomalies = {k: v["examples"][:2] for k, v in result.report.get("anomalies", {}).items()
+                 if v["count"]}
+    assert result.exit_code == EXIT_VALID, (result.report.get("error"), anomalies)
+    assert result.summary["faults"] == {"partition": 2, "kill": 2, "pause": 1}
+    assert result.summary["acknowledged"] > 300
+    assert netns.ip("netns", "list").stdout == before
+    assert (tmp_path / "kafka" / "report.html").exists()
+    assert not _pids_named(tmp_path)  # every node stopped
+
+
+def _pids_named(folder) -> list[int]:
+    """Pids still running whose command line names folder (the peer's nodes)."""
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"])
+            if any(str(folder) in part for part in (p.info["cmdline"] or []))]
