@@ -161,11 +161,12 @@ class PeerCluster:
                     answer = conn.send(55, 1, {"topics": [{
                         "topic_name": CLUSTER_METADATA,
                         "partitions": [{"partition_index": 0}]}]})
-                leader = answer.topics[0].partitions[0].leader_id
-                if leader >= 0:
-                    return int(leader)
+                partition = answer.topics[0].partitions[0]
             except (OSError, ValueError, IndexError):
                 continue
+            # Only the leader answers; the others say NOT_LEADER_OR_FOLLOWER with leader 0.
+            if partition.error_code == 0 and partition.leader_id in self.peer.nodes:
+                return int(partition.leader_id)
         return None
 
 
