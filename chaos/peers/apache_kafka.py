@@ -213,7 +213,12 @@ def _read(path: str) -> str:
 
 
 def _cluster_id() -> str:
-    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64."""
+    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64, never
+    starting with "-" (Kafka's Uuid.randomUuid draws again then: `format -t -X...` reads the id
+    as an option, and one chaos run in 64 per node failed to start that way)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
