@@ -5,6 +5,7 @@ peer through PeerCluster (chaos/peer_cluster.py); liveness measured from histori
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -244,3 +245,43 @@ def _pids_named(folder) -> list[int]:
 
     return [p.pid for p in psutil.process_iter(["cmdline"])
             if any(str(folder) in part for part in (p.info["cmdline"] or []))]
+
+
+def test_compare_page_puts_each_run_in_a_column_of_its_own(tmp_path):
+    from kafkaref.chaos.compare import write_comparison
+
+    n = NEMESIS_PROCESS
+    runs = []
+    for broker in ("kafkaref", "apache-kafka"):
+        run_dir = tmp_path / broker
+        run_dir.mkdir()
+        _history(run_dir, [
+            (0, 1, "invoke", "send", None, 0), (5, 1, "ok", "send", None, 0),
+            (10, n, "invoke", "partition", {"mode": "isolate"}, None),
+            (11, n, "ok", "partition", None, None),
+            (900, n, "invoke", "heal", {"mode": "isolate"}, None),
+            (901, n, "ok", "heal", None, None),
+            (950, 1, "invoke", "send", None, 0), (960, 1, "ok", "send", None, 0)])
+        (run_dir / "report.json").write_text(json.dumps({
+            "valid": True, "anomalies": {}, "run": {"broker": broker, "seed": 7,
+                                                    "skipped": {"partition delay": "no netem"}}}))
+        runs.append(run_dir)
+    page = write_comparison(tmp_path / "compare.html", runs).read_text()
+    assert page.count('<div class="side" style="--n:2">') >= 5
+    assert "apache-kafka" in page and "kafkaref" in page and "no netem" in page
+    assert page.count("<td>heal</td><td class=n>1</td><td class=n>0</td><td class=n>59") == 2
+
+
+def test_bench_ratios_are_kafkaref_over_each_peer():
+    from kafkaref.chaos.peer_bench import _ratios
+
+    rows = [{"broker": "kafkaref", "rf": 1, "produce MB/s": 100.0, "p99 ms": 2.0},
+            {"broker": "apache-kafka", "rf": 1, "produce MB/s": 50.0, "p99 ms": 4.0},
+            {"broker": "tansu", "rf": 1, "produce MB/s": 200.0, "p99 ms": 1.0},
+            {"broker": "tansu", "rf": 3, "note": "one node"}]
+    figures = _ratios(rows)
+    assert figures["rf1_produce_mb_s_kafkaref_over_apache_kafka"] == 2.0
+    assert figures["rf1_produce_mb_s_kafkaref_over_tansu"] == 0.5
+    assert figures["rf1_p99_latency_kafkaref_over_apache_kafka"] == 2.0  # higher: better
+    assert figures["rf1_p99_latency_kafkaref_over_tansu"] == 0.5
+    assert not any(key.startswith("rf3_") for key in figures)
