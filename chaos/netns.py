@@ -2,14 +2,15 @@
 everything a node says -- clients, replication, the controller quorum -- the way a network does.
 
     hosts = Hosts([1, 2, 3]).create()       # needs root and iproute2 (`ip`)
-    hosts.address(2)                        # 10.213.X.2: node 2's only address
+    hosts.address(2)                        # 10.213.X.3: node 2's only address
     hosts.wrap(["java", ...])               # the command run inside node 2's namespace
     hosts.drop(1, 2)                        # packets from node 1 to node 2 are dropped
     hosts.heal(); hosts.remove()
 
-The layout: a bridge in the root namespace holds this process's address (10.213.X.254: the
-clients and the runner), and one veth pair per node leads to its namespace, where the node has
-10.213.X.<id> on its eth0. Nothing leaves the machine: the subnet is routed only to the bridge.
+The layout: a bridge in the root namespace holds this process's addresses (10.213.X.254: the
+clients and the runner; 10.213.X.253: a controller the runner runs, kafkaref's), and one veth
+pair per node leads to its namespace, where node n has 10.213.X.<n+1> on its eth0. Nothing
+leaves the machine: the subnet is routed only to the bridge.
 
 A cut is a blackhole route: `drop(a, b)` adds `blackhole <b>/32` in a's namespace, so every
 packet a sends to b is dropped at a (new connections fail at once, established ones hear
@@ -32,7 +33,9 @@ import subprocess
 
 PREFIX = "kafkaref-"
 SUBNET_BASE = ipaddress.ip_network("10.213.0.0/16")  # a /24 of it per set of hosts
-HOST_ID = 254  # the root namespace's address on the bridge (clients, the runner)
+# Ids of the root namespace's two addresses on the bridge, which node ids stay below: the
+# clients and the runner, and a controller running in the runner's process (kafkaref's).
+HOST_ID, CONTROLLER_ID = 254, 253
 IP_TIMEOUT_S = 20
 
 
@@ -61,8 +64,8 @@ class Hosts:
     """One network namespace per node id on a bridge of our own; see the module's docstring."""
 
     def __init__(self, node_ids: list[int], owner: int | None = None):
-        if not node_ids or min(node_ids) < 0 or max(node_ids) >= HOST_ID:
-            raise ValueError(f"node ids must be in 0..{HOST_ID - 1}: {node_ids}")
+        if not node_ids or min(node_ids) < 0 or max(node_ids) >= CONTROLLER_ID - 1:
+            raise ValueError(f"node ids must be in 0..{CONTROLLER_ID - 2}: {node_ids}")
         self.node_ids = list(node_ids)
         self.owner = os.getpid() if owner is None else owner
         self.bridge = f"krb{self.owner}"
@@ -77,12 +80,19 @@ class Hosts:
         return f"krv{self.owner}n{node_id}"
 
     def address(self, node_id: int) -> str:
-        return str(self.subnet[node_id])
+        """Node node_id's address (.1 is node 0); HOST_ID and CONTROLLER_ID: the root side's."""
+        return str(self.subnet[node_id if node_id in (HOST_ID, CONTROLLER_ID) else node_id + 1])
 
     @property
     def host_address(self) -> str:
         """This process's address on the bridge: where the nodes see clients come from."""
-        return str(self.subnet[HOST_ID])
+        return self.address(HOST_ID)
+
+    @property
+    def controller_address(self) -> str:
+        """A second address of this process on the bridge, for a controller it runs: cut apart
+        from the clients' (a node can lose its controller and still serve clients)."""
+        return self.address(CONTROLLER_ID)
 
     def wrap(self, node_id: int, command: list[str]) -> list[str]:
         """command run inside node_id's namespace (`ip netns exec` execs it: same pid)."""
@@ -98,7 +108,8 @@ class Hosts:
         self.made = True
         try:
             ip("link", "add", self.bridge, "type", "bridge")
-            ip("addr", "add", f"{self.host_address}/24", "dev", self.bridge)
+            ip("addr", "add", f"{self.host_address}/24", "dev", self.bridge)  # primary: clients
+            ip("addr", "add", f"{self.controller_address}/24", "dev", self.bridge)
             ip("link", "set", self.bridge, "up")
             for node_id in self.node_ids:
                 self._add_node(node_id)
@@ -133,7 +144,8 @@ class Hosts:
 
     # -- cutting -------------------------------------------------------------------------------
     def drop(self, source: int, target: int) -> None:
-        """Drop every packet source sends to target; either may be HOST_ID, the root side."""
+        """Drop every packet source sends to target; either may be HOST_ID or CONTROLLER_ID,
+        the root side."""
         route = self._route_of(source, target)
         if route not in self.dropped:
             ip("-n", route[0], "route", "add", "blackhole", f"{route[1]}/32")
@@ -143,10 +155,9 @@ class Hosts:
         """(namespace, destination) of the blackhole route for source -> target. The root
         namespace is shared with other work, so it gets no routes: the root side is cut from
         node n by dropping n's packets to it (a TCP connection needs both ways)."""
-        if source == HOST_ID:
-            return self.namespace(target), self.host_address
-        return self.namespace(source), (self.host_address if target == HOST_ID
-                                        else self.address(target))
+        if source in (HOST_ID, CONTROLLER_ID):
+            return self.namespace(target), self.address(source)
+        return self.namespace(source), self.address(target)
 
     def heal(self) -> None:
         """Remove every cut."""

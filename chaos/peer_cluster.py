@@ -9,8 +9,10 @@ Links keep chaos/cluster.py's names, mapped onto addresses:
                quorum's votes and fetches, broker-to-controller heartbeats: everything i and j
                say to each other, since each node has one address.
     client-j   the root namespace (clients, the runner) and node j cut from each other.
-    ctrl-i     nothing more to cut: in combined mode the controller quorum is the nodes
-               themselves, so cutting node i from the others cuts it from the quorum.
+    ctrl-i     a controller apart (kafkaref's, in the runner: CONTROLLER_ID) and node i cut
+               from each other; for Kafka nothing more to cut: in combined mode the controller
+               quorum is the nodes themselves, so cutting node i from the others cuts it from
+               the quorum.
 
 What a blackhole route cannot do (delay, refuse, corrupt bytes) is unsupported: the nemesis
 skips such a step and says why, and the run's summary lists it under "skipped".
@@ -21,7 +23,7 @@ from __future__ import annotations
 import signal
 from types import SimpleNamespace
 
-from kafkaref.chaos.netns import HOST_ID, Hosts
+from kafkaref.chaos.netns import CONTROLLER_ID, HOST_ID, Hosts
 from kafkaref.chaos.proxy import Fault
 
 METADATA_VERSION = 8
@@ -44,8 +46,8 @@ UNSUPPORTED_TARGETS = {
 class NetnsLinks:
     """The mesh interface (set_fault, heal, links, errors) over Hosts' blackhole routes."""
 
-    def __init__(self, hosts: Hosts, broker_ids: list[int]):
-        self.hosts = hosts
+    def __init__(self, hosts: Hosts, broker_ids: list[int], controller_apart: bool = False):
+        self.hosts, self.controller_apart = hosts, controller_apart
         self.links = [f"client-{j}" for j in broker_ids] + [f"ctrl-{i}" for i in broker_ids] + [
             f"peer-{i}-{j}" for i in broker_ids for j in broker_ids if i != j]
         self.errors: list[str] = []  # the proxy mesh's field; routes fail loudly instead
@@ -54,11 +56,10 @@ class NetnsLinks:
         if fault.delay_ms or fault.refuse or fault.corrupt_produce:
             raise ValueError(f"{name}: a blackhole route cannot {fault}")
         kind, *ids = name.split("-")
-        if kind == "ctrl":
-            return
-        if kind == "client":
-            if fault.cut_up or fault.cut_down:
-                self.hosts.drop(int(ids[0]), HOST_ID)
+        if kind in ("client", "ctrl"):
+            root = HOST_ID if kind == "client" else CONTROLLER_ID
+            if (fault.cut_up or fault.cut_down) and (kind == "client" or self.controller_apart):
+                self.hosts.drop(int(ids[0]), root)
             return
         source, target = map(int, ids)
         if fault.cut_up:
@@ -67,6 +68,10 @@ class NetnsLinks:
             self.hosts.drop(target, source)
 
     def heal(self) -> None:
+        self.hosts.heal()
+
+    def close(self) -> None:
+        """The mesh's close: every cut removed (the hosts are their owner's to remove)."""
         self.hosts.heal()
 
 

@@ -9,10 +9,10 @@
 The check is handed in (`check`: history directory -> report, such as spark_checks/checker.py
 builds): chaos/ records histories, spark_checks/ judges them, and neither imports the other.
 
-With `peer` (RunOptions.peer: a name of chaos/peers other than kafkaref), the run starts that
-broker with every node in a network namespace of its own (chaos/netns.py, chaos/peer_cluster.py)
-and the same nemesis faults it; kafkaref runs as a ProxiedCluster, whose proxy mesh cuts the same
-links.
+With `peer` (RunOptions.peer: apache-kafka or kafkaref), the run starts that broker with every
+node in a network namespace of its own (chaos/netns.py; chaos/peer_cluster.py for a peer of
+chaos/peers, chaos/hosted.py for kafkaref) and the same nemesis faults it, partitions cutting
+routes. Without it kafkaref runs as a ProxiedCluster, whose proxy mesh cuts the same links.
 
 Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 unknown (the checker could not
 decide, or no checker was given), 3 the run itself crashed (the workload raised, a node would
@@ -37,8 +37,8 @@ from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
 from kafkaref.history.store import HistoryWriter, WriterLimits
 
 EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASHED, EXIT_SETUP = 0, 1, 2, 3, 4
-# Peers the chaos runner starts on hosts of their own, and their node ids (kafkaref: built in).
-PEER_NODES = {"apache-kafka": (1, 2, 3)}
+# The brokers the chaos runner starts on hosts of their own, and their node ids.
+PEER_NODES = {"apache-kafka": (1, 2, 3), "kafkaref": (0, 1, 2)}
 # Row groups small enough that a recorder's buffer stays a few MB whatever the run length.
 LIMITS = WriterLimits(row_group_rows=64 * 1024)
 
@@ -59,7 +59,7 @@ class RunOptions:
     record: bool = True  # False: the workload runs but nothing is written (bench baseline)
     schedule: tuple | None = None  # explicit nemesis steps instead of drawing them from the seed
     segment_bytes: int | None = None  # the brokers' segment size (None: chaos/cluster.py's)
-    peer: str | None = None  # a broker of chaos/peers (PEER_NODES) instead of kafkaref
+    peer: str | None = None  # PEER_NODES: that broker on hosts of its own (chaos/netns.py)
 
 
 class SetupError(RuntimeError):
@@ -68,10 +68,10 @@ class SetupError(RuntimeError):
 
 def setup_problem(options: RunOptions) -> str | None:
     """Why a run with options cannot be set up here, checked before it starts; None if it can."""
-    if options.peer in (None, "kafkaref"):
+    if options.peer is None:
         return None
     if options.peer not in PEER_NODES:
-        return (f"chaos runs start {', '.join(['kafkaref', *PEER_NODES])}, not {options.peer!r}"
+        return (f"chaos runs start {', '.join(PEER_NODES)}, not {options.peer!r}"
                 " (run any other broker yourself and pass --bootstrap)")
     if options.bootstrap:
         return "--peer starts its own cluster: no --bootstrap with it"
@@ -196,8 +196,7 @@ def _start_peer(options: RunOptions, run_dir: Path, log):
     """The peer's nodes, each in a network namespace of its own; SetupError when either the
     namespaces or the peer cannot be had (whatever was made is removed first)."""
     from kafkaref.chaos.netns import Hosts, NetnsError
-    from kafkaref.chaos.peer_cluster import PeerCluster
-    from kafkaref.chaos.peers import PeerError, make_peer
+    from kafkaref.chaos.peers import PeerError
 
     ids = PEER_NODES[options.peer]
     try:
@@ -207,14 +206,34 @@ def _start_peer(options: RunOptions, run_dir: Path, log):
     log(f"starting {options.peer} ({len(ids)} nodes, a network namespace each, "
         f"{hosts.subnet})")
     try:
-        peer = make_peer(options.peer, nodes=len(ids), directory=str(run_dir / "cluster"),
-                         keep=True, hosts=hosts)
-        peer.start()
+        return _hosted(options, run_dir, hosts, log)
     except BaseException as error:
         hosts.remove()
-        if isinstance(error, (PeerError, OSError)):
+        if isinstance(error, (PeerError, OSError, TimeoutError, RuntimeError)):
             raise SetupError(f"{options.peer} did not start: {error}") from error
         raise
+
+
+def _hosted(options: RunOptions, run_dir: Path, hosts, log):
+    """options.peer started on hosts: kafkaref's chaos cluster, or a peer of chaos/peers."""
+    if options.peer == "kafkaref":
+        from kafkaref.chaos.hosted import HostedCluster
+
+        sizes = {} if options.segment_bytes is None else {"segment_bytes": options.segment_bytes}
+        cluster = HostedCluster(len(PEER_NODES["kafkaref"]), str(run_dir / "cluster"), hosts,
+                                mutants=options.mutants,
+                                power_loss="lose-unfsynced" in options.nemesis, **sizes)
+        try:
+            return cluster.start()
+        except BaseException:
+            cluster.stop()
+            raise
+    from kafkaref.chaos.peer_cluster import PeerCluster
+    from kafkaref.chaos.peers import make_peer
+
+    peer = make_peer(options.peer, nodes=len(hosts.node_ids), directory=str(run_dir / "cluster"),
+                     keep=True, hosts=hosts)
+    peer.start()
     log(peer.describe())
     return PeerCluster(peer, hosts)
 

@@ -55,6 +55,9 @@ def test_mesh_links_map_onto_address_cuts():
     links.heal()
     assert hosts.drops == set()
     assert len(links.links) == 3 + 3 + 6
+    apart = NetnsLinks(hosts, [0, 1, 2], controller_apart=True)  # kafkaref's controller
+    apart.set_fault("ctrl-1", cut)
+    assert hosts.drops == {(1, netns.CONTROLLER_ID)}
 
 
 class FakePeer:
@@ -121,7 +124,8 @@ def test_runs_that_cannot_be_set_up_are_refused_before_they_start(tmp_path, monk
     assert "not 'tansu'" in setup_problem(RunOptions(peer="tansu"))
     assert "--bootstrap" in setup_problem(RunOptions(peer="apache-kafka",
                                                      bootstrap="127.0.0.1:9092"))
-    assert setup_problem(RunOptions(peer="kafkaref")) is None
+    assert setup_problem(RunOptions(peer="kafkaref")) is None  # as root: namespaces can be made
+    assert setup_problem(RunOptions()) is None  # the proxy mesh needs nothing
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     result = CliRunner().invoke(cli, ["chaos", "run", "--peer", "apache-kafka",
                                       "--runs-dir", str(tmp_path)])
@@ -215,17 +219,19 @@ def test_what_a_killed_runner_left_is_swept_by_the_next():
 
 
 @needs_netns
-def test_a_short_chaos_run_against_apache_kafka_is_valid(tmp_path):
-    """Isolation, a majority/minority split, a killed leader and a killed controller, a pause:
-    acks=all, RF 3, min ISR 2 on Kafka itself must come out valid, and nothing stays behind."""
+@pytest.mark.parametrize("peer", ["apache-kafka", "kafkaref"])
+def test_a_short_chaos_run_on_hosts_is_valid(tmp_path, peer):
+    """Isolation, a majority/minority split, a killed leader and a killed controller, a pause,
+    each node on a host of its own: acks=all, RF 3, min ISR 2 on Kafka itself and on kafkaref
+    must come out valid, and nothing stays behind."""
     from kafkaref.spark_checks.checker import history_checker
     from kafkaref.spark_checks.session import shared_test_session
 
     schedule = (Step(2, "partition", "isolate", 3), Step(7, "partition", "halves", 3),
                 Step(12, "kill", "leader", 2), Step(16, "kill", "controller", 2),
                 Step(20, "pause", "follower", 2))
-    options = RunOptions(seed=3, time_limit_s=24, peer="apache-kafka", schedule=schedule,
-                         runs_dir=str(tmp_path), run_id="kafka", settle_s=2)
+    options = RunOptions(seed=3, time_limit_s=24, peer=peer, schedule=schedule,
+                         runs_dir=str(tmp_path), run_id="run", settle_s=2)
     before = netns.ip("netns", "list").stdout
     result = run(options, log=lambda _: None,
                  check=history_checker("spark", spark=shared_test_session()))
@@ -235,7 +241,7 @@ def test_a_short_chaos_run_against_apache_kafka_is_valid(tmp_path):
     assert result.summary["faults"] == {"partition": 2, "kill": 2, "pause": 1}
     assert result.summary["acknowledged"] > 300
     assert netns.ip("netns", "list").stdout == before
-    assert (tmp_path / "kafka" / "report.html").exists()
+    assert (tmp_path / "run" / "report.html").exists()
     assert not _pids_named(tmp_path)  # every node stopped
 
 
