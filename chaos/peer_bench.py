@@ -149,25 +149,12 @@ def _producer(bootstrap: str, acks: str, **extra):
 
 def _produce(bootstrap: str, acks: str, count: int, topic: str) -> float:
     """MB/s of count 1 KiB records produced to partition 0, every one acknowledged."""
+    from kafkaref.impl.server.bench import produce_all
+
     producer = _producer(bootstrap, acks)
     value = os.urandom(RECORD_BYTES)
-    failed = []
-
-    def delivered(error, _message):
-        if error is not None:
-            failed.append(error)
-
     started = time.perf_counter()
-    for i in range(count):
-        while True:
-            try:
-                producer.produce(topic, value, partition=0, on_delivery=delivered)
-                break
-            except BufferError:
-                producer.poll(0.01)
-        if i % 1000 == 0:
-            producer.poll(0)
-    left = producer.flush(120)
+    failed, left = produce_all(producer, topic, value, count)
     elapsed = time.perf_counter() - started
     if failed or left:
         raise PeerError(f"produce: {len(failed)} failed ({failed[:1]}), {left} undelivered")
