@@ -19,6 +19,7 @@ import sys
 from kafkaref.chaos.cluster import ProxiedCluster
 from kafkaref.chaos.netns import Hosts
 from kafkaref.chaos.peer_cluster import UNSUPPORTED_TARGETS, NetnsLinks
+from kafkaref.chaos.peers.apache_kafka import BROKER_SESSION_TIMEOUT_MS
 
 BROKER_PORT, CONTROLLER_PORT = 9092, 9093
 UNSUPPORTED_KINDS = {"corrupt-net": "needs the proxy mesh, which reads the bytes it forwards"}
@@ -29,7 +30,10 @@ class HostedCluster(ProxiedCluster):
     stop()."""
 
     def __init__(self, brokers: int, directory: str, hosts: Hosts, **options):
+        """options: ProxiedCluster's. The session timeout is the Kafka peer's unless given, so
+        that a dead broker is fenced as late on both and liveness compares like with like."""
         self.hosts = hosts
+        options.setdefault("session_timeout_ms", BROKER_SESSION_TIMEOUT_MS)
         super().__init__(brokers, directory, **options)
 
     def _controller_address(self) -> dict:

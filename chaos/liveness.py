@@ -12,8 +12,10 @@ Two figures, for broker against broker under the same schedules (docs/chaos-kafk
 "Every partition" because a fault touches some partitions only: the slowest one is when the
 cluster as a whole was writable again. A write is a send op completed ok (acknowledged); only
 writes invoked after the moment count, so a request that waited through the fault does not.
-When the next fault (or the end of the run) comes first, the time is censored: more than the
-window it had, counted apart, never averaged in.
+The window is until the next fault starts (a killed leader's own restart may come within it: a
+broker that elects no new leader before that is measured up to the restart that brings the old
+one back). When the next fault (or the end of the run) comes first, the time is censored: more
+than the window it had, counted apart, never averaged in.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from kafkaref.history.store import read_table
 
 # The undo op that ends each fault kind's window, and the kill roles measured from the kill.
 UNDO_OF = {"partition": "heal", "pause": "resume", "kill": "restart"}
+# Nemesis ops that end a fault rather than start one: they do not end a measuring window.
+ENDS = frozenset({*UNDO_OF.values(), "clock-reset"})
 LEADER_ROLES = ("leader",)
 
 
@@ -54,7 +58,8 @@ def measure(history: str | Path) -> list[Measure]:
         ["partition", "invoke_time", "complete_time"]).to_pylist()
     partitions = sorted({s["partition"] for s in sends})
     end = max((s["complete_time"] for s in sends), default=0)
-    invokes = sorted(row["time"] for row in nemesis if row["type"] == "invoke")
+    invokes = sorted(row["time"] for row in nemesis
+                     if row["type"] == "invoke" and row["f"] not in ENDS)
     out = []
     for moment, kind in _moments(nemesis):
         window_end = next((t for t in invokes if t > moment), end)

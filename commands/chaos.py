@@ -255,6 +255,7 @@ def liveness_command(runs):
     from kafkaref.history.store import read_meta
 
     table = Table(title="liveness: ms until every partition took a write again")
+    console = Console() if Console().is_terminal else Console(width=160)
     for column in ("runs", "from", "events", "censored", "median", "p90", "max"):
         table.add_column(column, justify="left" if column in ("runs", "from") else "right")
     for folder in runs:
@@ -265,10 +266,10 @@ def liveness_command(runs):
         measures = [m for history in found for m in measure(history)]
         broker = read_meta(found[0]).get("broker", "kafkaref")
         for s in summarise(measures):
-            table.add_row(f"{broker}: {len(found)} run(s)", s.kind, str(s.events), str(s.censored),
+            table.add_row(f"{broker} ({Path(folder).name}: {len(found)} runs)", s.kind, str(s.events), str(s.censored),
                           *("-" if v is None else f"{v:,.0f}"
                             for v in (s.median_ms, s.p90_ms, s.max_ms)))
-    Console().print(table)
+    console.print(table)
 
 
 def refuse_setup(options) -> None:

@@ -27,6 +27,8 @@ POM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apache-kafka.pom
 JAVA_MIN = 17
 FORMAT_TIMEOUT_S = 120
 START_ATTEMPTS = 3
+# A restarted node registers only once its previous session expired: see properties().
+BROKER_SESSION_TIMEOUT_MS = 3000
 NETNS_PORTS = (9092, 9093)  # client, controller: a node alone in its namespace has them free
 
 LOG4J2_XML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -123,7 +125,7 @@ class ApacheKafka(Peer):
             # A restarted node may register only once its previous session expired
             # (DuplicateBrokerRegistrationException before): Kafka's 9 s would make every
             # restart of a fault schedule take 10 s. 3 s, heartbeats every 0.5 s.
-            "broker.session.timeout.ms": "3000",
+            "broker.session.timeout.ms": str(BROKER_SESSION_TIMEOUT_MS),
             "broker.heartbeat.interval.ms": "500",
         }
         props.update(self.overrides)
