@@ -183,7 +183,7 @@ def _free_subnet() -> ipaddress.IPv4Network:
 
 def remove_owned(owner: int) -> None:
     """Remove the namespaces and the bridge of owner (its veths go with the namespaces)."""
-    for namespace in _namespaces():
+    for namespace in namespaces():
         if namespace.startswith(f"{PREFIX}{owner}-"):
             ip("netns", "del", namespace, check=False)
     ip("link", "del", f"krb{owner}", check=False)
@@ -191,7 +191,7 @@ def remove_owned(owner: int) -> None:
 
 def remove_orphans() -> None:
     """Namespaces and bridges left by processes that are gone (a run killed with SIGKILL)."""
-    owners = {int(m.group(1)) for name in _namespaces()
+    owners = {int(m.group(1)) for name in namespaces()
               if (m := re.match(rf"{PREFIX}(\d+)-n\d+$", name))}
     owners |= {int(m) for m in re.findall(r"\d+: krb(\d+)[:@]", ip("-o", "link").stdout)}
     for owner in owners:
@@ -199,7 +199,7 @@ def remove_orphans() -> None:
             remove_owned(owner)
 
 
-def _namespaces() -> list[str]:
+def namespaces() -> list[str]:
     done = ip("netns", "list", check=False)
     return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
 
