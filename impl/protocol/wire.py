@@ -118,13 +118,14 @@ def peek_header(payload: bytes) -> tuple[int, int, int]:
 def decode_request(payload: bytes) -> Request:
     """Decode a request payload (without the size prefix).
 
-    Raises MalformedRequest for garbage. An unsupported ApiVersions version yields a Request
+    Raises MalformedRequest for garbage. An unsupported ApiVersions version (a negative one
+    too: Kafka's RequestContext answers every version it does not support) yields a Request
     with body None (to be answered UNSUPPORTED_VERSION); any other unknown API or version is
     malformed (Kafka closes the connection).
     """
     api_key, api_version, correlation_id = peek_header(payload)
     if not is_supported(api_key, api_version):
-        if api_key == API_VERSIONS and api_version >= 0:
+        if api_key == API_VERSIONS:
             return Request(api_key, api_version, correlation_id,
                            _future_api_versions_client_id(payload, api_version), None)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
@@ -205,15 +206,15 @@ def decode_response(api_key: int, api_version: int, payload: bytes):
 
 
 def unsupported_api_versions_response() -> bytes:
-    """The v0 body Kafka sends for an ApiVersions version it does not know."""
+    """The v0 body Kafka sends for an ApiVersions version it does not know: UNSUPPORTED_VERSION
+    and the versions of ApiVersions alone, so the client can ask again at one of them (KIP-511;
+    Kafka's ApiVersionsRequest.getErrorResponse lists only ApiKeys.API_VERSIONS)."""
     from kio.schema.api_versions.v0.response import ApiVersion, ApiVersionsResponse
 
+    _, low, high = SUPPORTED[API_VERSIONS]
     return ApiVersionsResponse(
         error_code=ErrorCode.unsupported_version,
-        api_keys=tuple(
-            ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, (_, low, high) in sorted(SUPPORTED.items())
-        ),
+        api_keys=(ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high),),
     )
 
 
