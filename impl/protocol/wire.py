@@ -36,12 +36,11 @@ from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 SIZE = struct.Struct(">i")
 API_VERSIONS = 18
 FLEXIBLE_API_VERSIONS = 3  # ApiVersions' first flexible version: request header v2 from here
-METADATA_API = 3
-# Kafka's parser ignores bytes after a request's body. librdkafka (2.12 to 2.16 at least,
-# confluentinc/librdkafka#5049) writes the null topic array of an all-topics Metadata v9+ as
-# four zero bytes instead of one, so its request ends with 3 extra bytes; Kafka reads the first
-# as the null array and so do we. Every other request must end with its body.
-TRAILING_BYTES_IGNORED = frozenset({METADATA_API})
+# Bytes after a request's body are ignored, as Kafka's parser ignores them
+# (AbstractRequest.parseRequest reads the body and never looks at what is left; Apache Kafka
+# 4.3.1 answers a ListOffsets v5 followed by 3 extra bytes, seen by the differential walk).
+# librdkafka relies on it (2.12 to 2.16 at least, confluentinc/librdkafka#5049): it writes the
+# null topic array of an all-topics Metadata v9+ as four zero bytes instead of one.
 
 # kio resolves a schema class by module path on every call (pkgutil.resolve_name): a fifth of a
 # broker's CPU per request under replication, profiled. The classes never change: remember them.
@@ -140,8 +139,6 @@ def decode_request(payload: bytes) -> Request:
     except (SerialError, ValueError, UnicodeDecodeError, OverflowError, TypeError, KeyError,
             IndexError, MemoryError) as exc:  # kio raises KeyError for unknown tagged fields
         raise MalformedRequest(f"cannot decode {cls.__name__}: {exc!r}") from exc
-    if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
-        raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
     return Request(api_key, api_version, correlation_id, header.client_id, body)
 
 
