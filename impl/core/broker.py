@@ -34,6 +34,14 @@ from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import PartitionAnswer, encode_fetch_response
 from kafkaref.impl.protocol.messages import build, millis
 
+# Produce failures Kafka answers with log_start_offset -1 (ReplicaManager.appendToLocalLog:
+# UnknownTopicOrPartition, NotLeaderOrFollower, RecordTooLarge, RecordBatchTooLarge,
+# CorruptRecord and KafkaStorage exceptions answer UNKNOWN_LOG_APPEND_INFO)
+NO_LOG_START_ERRORS = frozenset({
+    ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower,
+    ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.corrupt_message,
+    ErrorCode.kafka_storage_error})
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -438,12 +446,25 @@ class Broker:
         for key, result in results.items():
             by_topic.setdefault(key[0], []).append(
                 {"index": key[1], "error_code": result.error, "base_offset": result.base_offset,
-                 "log_append_time": -1, "log_start_offset": result.log_start_offset,
+                 "log_append_time": -1, "log_start_offset": self._answered_log_start(key, result),
                  "error_message": result.error_message if result.error else None,
                  "record_errors": [{"batch_index": i, "batch_index_error_message": m}
                                    for i, m in result.record_errors]})
         responses = [{"name": n, "partition_responses": ps} for n, ps in by_topic.items()]
         return self._response(request, {"responses": responses})
+
+    def _answered_log_start(self, key, result) -> int:
+        """The log start offset a produce answer carries: the partition's, except for failures
+        Kafka answers without one (-1): refusals before the append (result.log_start_offset
+        -1) and the errors ReplicaManager.appendToLocalLog catches first (its
+        UNKNOWN_LOG_APPEND_INFO cases). A validation failure (a sequence, an epoch, a record
+        refused) carries the log start offset."""
+        if result.error == ErrorCode.none:
+            return result.log_start_offset
+        partition = self.replica_manager.partition(key)
+        if result.log_start_offset < 0 or result.error in NO_LOG_START_ERRORS or partition is None:
+            return -1
+        return partition.log.log_start_offset
 
     # -- Fetch ------------------------------------------------------------------------------
     def _fetch(self, request, respond):
