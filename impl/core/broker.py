@@ -2,7 +2,9 @@
 
 `Broker.handle(request, respond)` answers every supported API by calling the replica manager
 and building the response for the request's exact version (impl/protocol/messages.build).
-`respond(None)` means "send nothing" (acks=0). A request may be answered later (purgatory);
+`respond(None)` means "send nothing" (acks=0), `respond(CLOSE_CONNECTION)` "close the
+connection instead of answering" (an acks=0 produce that failed). A request may be answered
+later (purgatory);
 the caller serialises all calls (the threaded server holds one lock around the core).
 """
 
@@ -41,6 +43,11 @@ NO_LOG_START_ERRORS = frozenset({
     ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower,
     ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.corrupt_message,
     ErrorCode.kafka_storage_error})
+
+# The answer to an acks=0 produce that failed somewhere: the connection is closed, so that the
+# producer, which waits for no answer, notices and refreshes its metadata (KafkaApis
+# .handleProduceRequest: requestChannel.closeConnection when acks == 0 and any error).
+CLOSE_CONNECTION = "close the connection"
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -430,7 +437,12 @@ class Broker:
         acks = body.acks
 
         def done(results):
-            respond(None if acks == 0 else self._produce_response(request, results, errors))
+            if acks != 0:
+                respond(self._produce_response(request, results, errors))
+            elif errors or any(r.error != ErrorCode.none for r in results.values()):
+                respond(CLOSE_CONNECTION)
+            else:
+                respond(None)
 
         if entries:
             self.replica_manager.append_records(millis(body.timeout), acks, entries, done)

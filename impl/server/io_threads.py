@@ -15,6 +15,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
+from kafkaref.impl.core.broker import CLOSE_CONNECTION
 from kafkaref.impl.core.zero_copy import EncodedResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.server.network_thread import NetworkThread
@@ -61,8 +62,8 @@ def responder(network: NetworkThread, item: QueuedRequest):
     request = item.request
 
     def respond(response) -> None:
-        if response is None:
-            network.send_response(item.connection_id, None)
+        if response is None or response is CLOSE_CONNECTION:
+            network.send_response(item.connection_id, CLOSE if response else None)
             return
         if isinstance(response, EncodedResponse):  # the core encoded it (fetch)
             network.send_response(item.connection_id, response.parts)

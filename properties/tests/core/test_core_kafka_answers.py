@@ -8,7 +8,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.local import LocalController
-from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.broker import CLOSE_CONNECTION, Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.properties.clock import ManualClock
@@ -40,8 +40,9 @@ def produce(broker, partitions, version=8, acks=1):
     body = call(broker, 0, version, {"acks": acks, "timeout": 1000, "transactional_id": None,
                                      "topic_data": [{"name": t, "partition_data": ps}
                                                     for t, ps in topics.items()]})
-    return body if body is None else {(t.name, p.index): p for t in body.responses
-                                      for p in t.partition_responses}
+    if body is None or body == CLOSE_CONNECTION:
+        return body
+    return {(t.name, p.index): p for t in body.responses for p in t.partition_responses}
 
 
 def batch(size=3, **options) -> bytes:
@@ -69,3 +70,12 @@ def test_a_failed_produce_carries_the_log_start_offset_only_where_kafka_does(cor
         (answer,) = produce(core_broker, [partition]).values()
         assert answer.error_code != ErrorCode.none, what
         assert answer.log_start_offset == log_start, what
+
+
+def test_a_failed_acks0_produce_closes_the_connection(core_broker):
+    """KafkaApis.handleProduceRequest closes the connection of an acks=0 produce that failed
+    anywhere; one that succeeded everywhere is answered with nothing."""
+    create(core_broker, "t")
+    assert produce(core_broker, [("t", 0, batch())], acks=0) is None
+    assert produce(core_broker, [("t", 0, batch()), ("t", 3, batch())],
+                   acks=0) == CLOSE_CONNECTION
