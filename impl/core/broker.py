@@ -49,6 +49,10 @@ NO_LOG_START_ERRORS = frozenset({
 # .handleProduceRequest: requestChannel.closeConnection when acks == 0 and any error).
 CLOSE_CONNECTION = "close the connection"
 
+# Produce v7 is the first whose batches may be zstd-compressed (KIP-110; Kafka's
+# ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
+ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -432,6 +436,8 @@ class Broker:
                     errors[key] = ErrorCode.invalid_topic_exception
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
+                elif request.api_version < ZSTD_PRODUCE_VERSION and _codec(p.records) == ZSTD:
+                    errors[key] = ErrorCode.unsupported_compression_type
                 else:
                     entries[key] = p.records  # a view of the request frame: not copied
         acks = body.acks
@@ -748,6 +754,12 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _codec(data) -> int | None:
+    """The compression codec of the first batch in a produce's records (None: too short)."""
+    header = records.parse_header(data)
+    return None if header is None else header.compression
 
 
 def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]:

@@ -10,6 +10,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import CLOSE_CONNECTION, Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
+from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.properties.clock import ManualClock
 from kafkaref.properties.wire_calls import call
@@ -79,3 +80,14 @@ def test_a_failed_acks0_produce_closes_the_connection(core_broker):
     assert produce(core_broker, [("t", 0, batch())], acks=0) is None
     assert produce(core_broker, [("t", 0, batch()), ("t", 3, batch())],
                    acks=0) == CLOSE_CONNECTION
+
+
+@pytest.mark.parametrize("version,expected", [(6, ErrorCode.unsupported_compression_type),
+                                              (7, ErrorCode.none)])
+def test_zstd_batches_need_produce_v7(core_broker, version, expected):
+    """ProduceRequest.validateRecords refuses a zstd batch in a request older than v7 (KIP-110);
+    kafkaref appended it."""
+    create(core_broker, "t")
+    (answer,) = produce(core_broker, [("t", 0, batch(compression=Compression.zstd))],
+                        version=version).values()
+    assert answer.error_code == expected
