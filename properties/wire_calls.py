@@ -7,6 +7,7 @@ from __future__ import annotations
 from kio.index import load_request_schema
 
 from kafkaref.impl.core.broker import CLOSE_CONNECTION
+from kafkaref.impl.core.zero_copy import EncodedResponse
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 
@@ -23,7 +24,10 @@ def call(broker, api_key: int, version: int, values: dict, client_id: str = "tes
     broker.handle(decoded, out.append)
     if not out or out[0] is None or out[0] is CLOSE_CONNECTION:
         return out[0] if out else "pending"
-    frame = wire.encode_response(decoded.correlation_id, out[0])
+    if isinstance(out[0], EncodedResponse):  # the zero-copy fetch path (in-memory records)
+        frame = b"".join(bytes(part) for part in out[0].parts)
+    else:
+        frame = wire.encode_response(decoded.correlation_id, out[0])
     correlation_id, body = wire.decode_response(api_key, version, frame[4:])
     assert correlation_id == CORRELATION_ID
     return body

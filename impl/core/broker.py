@@ -52,6 +52,7 @@ CLOSE_CONNECTION = "close the connection"
 # Produce v7 is the first whose batches may be zstd-compressed (KIP-110; Kafka's
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
+READ_COMMITTED = 1  # a fetch's isolation_level
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -507,20 +508,22 @@ class Broker:
     def _fetch_response(self, request, order, results):
         if self.zero_copy_fetch:
             return self._encoded_fetch_response(request, order, results)
+        isolation = getattr(request.body, "isolation_level", 0)
         by_topic: dict[str, list] = {}
         for key in order:
             r = results[key]
             diverging = {"epoch": -1, "end_offset": -1}
             if r.diverging_epoch is not None:
                 diverging = {"epoch": r.diverging_epoch[0], "end_offset": r.diverging_epoch[1]}
+            hw, log_start, aborted_empty = _fetch_fields(r, isolation)
             by_topic.setdefault(key[0], []).append({
                 "partition_index": key[1], "error_code": r.error,
-                "high_watermark": r.high_watermark, "last_stable_offset": r.high_watermark,
-                "log_start_offset": r.log_start_offset, "diverging_epoch": diverging,
+                "high_watermark": hw, "last_stable_offset": hw,
+                "log_start_offset": log_start, "diverging_epoch": diverging,
                 "current_leader": {"leader_id": -1, "leader_epoch": -1},
                 "snapshot_id": {"end_offset": -1, "epoch": -1},
-                "aborted_transactions": None, "preferred_read_replica": -1,
-                "records": r.records,
+                "aborted_transactions": [] if aborted_empty else None,
+                "preferred_read_replica": -1, "records": r.records,
             })
         responses = [{"topic": n, "partitions": ps} for n, ps in by_topic.items()]
         return self._response(request, {"error_code": 0, "session_id": 0,
@@ -530,12 +533,14 @@ class Broker:
     def _encoded_fetch_response(request, order, results) -> EncodedResponse:
         """The server's path: the frame encoded here (impl/protocol/fetch_response.py, the same
         bytes as kio's at a fraction of the cost), file ranges as parts of their own."""
+        isolation = getattr(request.body, "isolation_level", 0)
         by_topic: dict[str, list] = {}
         for key in order:
             r = results[key]
+            hw, log_start, aborted_empty = _fetch_fields(r, isolation)
             by_topic.setdefault(key[0], []).append(PartitionAnswer(
-                key[1], r.error, r.high_watermark, r.log_start_offset, r.records,
-                r.diverging_epoch))
+                key[1], r.error, hw, log_start, r.records, r.diverging_epoch,
+                aborted_empty=aborted_empty))
         try:
             parts = encode_fetch_response(request.api_version, request.correlation_id,
                                           list(by_topic.items()))
@@ -754,6 +759,18 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _fetch_fields(result, isolation_level: int) -> tuple[int, int, bool]:
+    """(high watermark, log start offset, aborted_transactions empty rather than null) of one
+    partition's fetch answer, as Kafka fills them. A failed partition says -1 for both offsets
+    (ReplicaManager.readFromLocalLog's createLogReadResult; KafkaApis' partitionResponse).
+    Aborted transactions: an empty list for read_committed reads (the log's index, empty here)
+    and for partitions the request names that do not exist (checked before the read, the
+    schema's default); null otherwise (a read_uncommitted read, a failed read)."""
+    if result.error == ErrorCode.none:
+        return result.high_watermark, result.log_start_offset, isolation_level == READ_COMMITTED
+    return -1, -1, result.error == ErrorCode.unknown_topic_or_partition
 
 
 def _codec(data) -> int | None:

@@ -24,7 +24,10 @@ _PARTITION = struct.Struct(">ihqq")  # index, error code, high watermark, last s
 _I64 = struct.Struct(">q")
 # One tagged field: tag 0 (diverging epoch), 13 bytes: epoch int32, end offset int64, no tags.
 _DIVERGING = struct.Struct(">BBBiqB")
-_NULL_ARRAY = {False: _I32.pack(-1), True: b"\x00"}  # aborted_transactions: always null here
+# aborted_transactions, never any here: null, or an empty array (read_committed, and the
+# partitions a request names that do not exist: what Kafka sends, see Broker._fetch_fields)
+_NULL_ARRAY = {False: _I32.pack(-1), True: b"\x00"}
+_EMPTY_ARRAY = {False: _I32.pack(0), True: b"\x01"}
 
 
 class PartitionAnswer(NamedTuple):
@@ -34,13 +37,15 @@ class PartitionAnswer(NamedTuple):
     log_start_offset: int
     records: object = None  # None, bytes, or a sized object sent as it is (a file range)
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset), v12 only
+    last_stable_offset: int | None = None  # None: the high watermark (no transactions)
+    aborted_empty: bool = False  # aborted_transactions: an empty array rather than null
 
 
 def encode_fetch_response(version: int, correlation_id: int,
                           topics: list[tuple[str, list[PartitionAnswer]]],
                           error_code: int = 0, session_id: int = 0) -> list:
-    """The whole frame, size prefix first, as parts; last stable offset = high watermark
-    (no transactions), no aborted transactions, no preferred read replica."""
+    """The whole frame, size prefix first, as parts; no aborted transactions (null or an
+    empty array), no preferred read replica."""
     if not 4 <= version <= FLEXIBLE_FROM:
         raise ValueError(f"fetch response v{version} is not encoded here")
     flexible = version >= FLEXIBLE_FROM
@@ -59,10 +64,11 @@ def encode_fetch_response(version: int, correlation_id: int,
         out += encoded
         _length(out, len(partitions), flexible)
         for p in partitions:
-            out += _PARTITION.pack(p.index, p.error_code, p.high_watermark, p.high_watermark)
+            stable = p.high_watermark if p.last_stable_offset is None else p.last_stable_offset
+            out += _PARTITION.pack(p.index, p.error_code, p.high_watermark, stable)
             if version >= 5:
                 out += _I64.pack(p.log_start_offset)
-            out += _NULL_ARRAY[flexible]
+            out += (_EMPTY_ARRAY if p.aborted_empty else _NULL_ARRAY)[flexible]
             if version >= 11:
                 out += _I32.pack(-1)  # preferred read replica: none
             out = _records(out, p.records, flexible, parts)

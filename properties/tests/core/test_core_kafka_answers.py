@@ -91,3 +91,40 @@ def test_zstd_batches_need_produce_v7(core_broker, version, expected):
     (answer,) = produce(core_broker, [("t", 0, batch(compression=Compression.zstd))],
                         version=version).values()
     assert answer.error_code == expected
+
+
+def fetch(broker, partitions, isolation=0, version=11):
+    """partitions: [(topic, index, offset)]; the answers by (topic, index)."""
+    topics: dict[str, list] = {}
+    for topic, index, offset in partitions:
+        topics.setdefault(topic, []).append({
+            "partition": index, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
+            "current_leader_epoch": -1, "log_start_offset": -1, "last_fetched_epoch": -1})
+    body = call(broker, 1, version, {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "isolation_level": isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
+        "forgotten_topics_data": [],
+        "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
+    return {(t.topic, p.partition_index): p for t in body.responses for p in t.partitions}
+
+
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_fetch_answers_fill_offsets_and_aborted_transactions_as_kafka_does(core_broker,
+                                                                            zero_copy):
+    """A failed partition answers -1 for the high watermark, last stable offset and log start
+    offset (kafkaref answered the partition's); aborted_transactions is an empty list for a
+    read_committed read and for a partition that does not exist, null otherwise."""
+    core_broker.zero_copy_fetch = zero_copy
+    create(core_broker, "t")
+    produce(core_broker, [("t", 0, batch())])
+    for isolation, aborted in ((0, None), (1, ())):
+        answers = fetch(core_broker, [("t", 0, 0), ("t", 1, 0)], isolation)
+        read, missing = answers[("t", 0)], answers[("t", 1)]
+        assert (read.high_watermark, read.last_stable_offset, read.log_start_offset,
+                read.aborted_transactions) == (1, 1, 0, aborted)
+        assert (missing.error_code, missing.high_watermark, missing.aborted_transactions) == (
+            ErrorCode.unknown_topic_or_partition, -1, ())
+    (beyond,) = fetch(core_broker, [("t", 0, 9)]).values()
+    assert (beyond.error_code, beyond.high_watermark, beyond.last_stable_offset,
+            beyond.log_start_offset, beyond.aborted_transactions) == (
+        ErrorCode.offset_out_of_range, -1, -1, -1, None)

@@ -17,7 +17,9 @@ answers = st.builds(
     high_watermark=INT64,
     log_start_offset=INT64,
     records=st.one_of(st.none(), st.binary(max_size=64)),
-    diverging_epoch=st.one_of(st.none(), st.tuples(INT32, INT64)))
+    diverging_epoch=st.one_of(st.none(), st.tuples(INT32, INT64)),
+    last_stable_offset=st.one_of(st.none(), INT64),
+    aborted_empty=st.booleans())
 topics = st.lists(st.tuples(st.text(min_size=1, max_size=12),
                             st.lists(answers, max_size=4)), max_size=4)
 
@@ -25,9 +27,11 @@ topics = st.lists(st.tuples(st.text(min_size=1, max_size=12),
 def kio_frame(version, correlation_id, topics, error_code, session_id) -> bytes:
     def partition(p):
         diverging = p.diverging_epoch or (-1, -1)
+        stable = p.high_watermark if p.last_stable_offset is None else p.last_stable_offset
         return {"partition_index": p.index, "error_code": p.error_code,
-                "high_watermark": p.high_watermark, "last_stable_offset": p.high_watermark,
-                "log_start_offset": p.log_start_offset, "aborted_transactions": None,
+                "high_watermark": p.high_watermark, "last_stable_offset": stable,
+                "log_start_offset": p.log_start_offset,
+                "aborted_transactions": [] if p.aborted_empty else None,
                 "preferred_read_replica": -1, "records": p.records,
                 "diverging_epoch": {"epoch": diverging[0], "end_offset": diverging[1]}}
 
