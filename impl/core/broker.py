@@ -28,7 +28,7 @@ from kafkaref.impl.core.groups import (
 )
 from kafkaref.impl.core.metadata import ClusterMetadata
 from kafkaref.impl.core.partition import PartitionConfig
-from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
 from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
 from kafkaref.impl.core.zero_copy import EncodedResponse, SliceRecords, close_records
 from kafkaref.impl.mutants import NONE, Mutant, parse_mutants
@@ -53,6 +53,10 @@ CLOSE_CONNECTION = "close the connection"
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
 READ_COMMITTED = 1  # a fetch's isolation_level
+# ListOffsets' special timestamps and the first version that knows each (Kafka's
+# ReplicaManager.isListOffsetsTimestampUnsupported): latest, earliest, max timestamp (KIP-734),
+# earliest local (KIP-405), latest tiered (KIP-1005). Another negative one: never.
+TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9}
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -551,20 +555,34 @@ class Broker:
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):
+        """Kafka's ReplicaManager.fetchOffset: a partition named twice is answered once,
+        INVALID_REQUEST; a special timestamp the version does not know, UNSUPPORTED_VERSION;
+        a time no record reaches, offset -1 with no leader epoch."""
         body = request.body
         replica_id = body.replica_id
-        topics = []
+        named = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+        duplicated = {key for key in named if named.count(key) > 1}
+        topics: dict[str, dict] = {}
         for topic in body.topics:
-            partitions = []
+            partitions = topics.setdefault(topic.name, {})
             for p in topic.partitions:
-                answer = self.replica_manager.list_offset(
-                    (topic.name, p.partition_index), p.timestamp,
-                    getattr(p, "current_leader_epoch", -1), replica_id)
-                partitions.append({"partition_index": p.partition_index,
-                                   "error_code": answer.error, "timestamp": answer.timestamp,
-                                   "offset": answer.offset, "leader_epoch": answer.leader_epoch})
-            topics.append({"name": topic.name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics}))
+                key = (topic.name, p.partition_index)
+                if key in duplicated:
+                    answer = OffsetAnswer(ErrorCode.invalid_request)
+                elif p.timestamp < 0 and request.api_version < TIMESTAMP_MIN_VERSION.get(
+                        p.timestamp, 1 << 15):
+                    answer = OffsetAnswer(ErrorCode.unsupported_version)
+                else:
+                    answer = self.replica_manager.list_offset(
+                        key, p.timestamp, getattr(p, "current_leader_epoch", -1), replica_id)
+                    if answer.offset < 0:
+                        answer = attrs.evolve(answer, leader_epoch=-1)
+                partitions[p.partition_index] = {
+                    "partition_index": p.partition_index, "error_code": answer.error,
+                    "timestamp": answer.timestamp, "offset": answer.offset,
+                    "leader_epoch": answer.leader_epoch}
+        respond(self._response(request, {"topics": [
+            {"name": name, "partitions": list(ps.values())} for name, ps in topics.items()]}))
 
     def _offset_for_leader_epoch(self, request, respond):
         topics = []

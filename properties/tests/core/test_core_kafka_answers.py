@@ -128,3 +128,32 @@ def test_fetch_answers_fill_offsets_and_aborted_transactions_as_kafka_does(core_
     assert (beyond.error_code, beyond.high_watermark, beyond.last_stable_offset,
             beyond.log_start_offset, beyond.aborted_transactions) == (
         ErrorCode.offset_out_of_range, -1, -1, -1, None)
+
+
+def list_offsets(broker, partitions, version=5):
+    """partitions: [(topic, index, timestamp)]; the answer's (topic, index, error, offset,
+    leader epoch) entries, sorted."""
+    topics: dict[str, list] = {}
+    for topic, index, timestamp in partitions:
+        topics.setdefault(topic, []).append({"partition_index": index, "timestamp": timestamp,
+                                             "current_leader_epoch": -1})
+    body = call(broker, 2, version, {"replica_id": -1, "isolation_level": 0, "topics": [
+        {"name": t, "partitions": ps} for t, ps in topics.items()]})
+    return sorted((t.name, p.partition_index, p.error_code, p.offset, p.leader_epoch)
+                  for t in body.topics for p in t.partitions)
+
+
+def test_list_offsets_answers_as_kafkas_replica_manager_does(core_broker):
+    """A partition named twice: one INVALID_REQUEST entry; a special timestamp newer than the
+    version (-3 is v7's): UNSUPPORTED_VERSION; a time past every record: offset -1 and no
+    leader epoch (kafkaref answered the partition's epoch)."""
+    create(core_broker, "t", partitions=3)
+    produce(core_broker, [("t", 0, batch())])
+    none = ErrorCode.none
+    assert list_offsets(core_broker, [("t", 0, -1), ("t", 0, 5), ("t", 2, -3),
+                                      ("t", 1, 99_999)]) == [
+        ("t", 0, ErrorCode.invalid_request, -1, -1),
+        ("t", 1, none, -1, -1),
+        ("t", 2, ErrorCode.unsupported_version, -1, -1)]
+    assert list_offsets(core_broker, [("t", 0, 1_000), ("t", 1, -2)]) == [
+        ("t", 0, none, 0, 0), ("t", 1, none, 0, 0)]
