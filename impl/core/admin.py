@@ -23,6 +23,7 @@ from collections.abc import Callable
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.topic_rules import (
+    BROKER_SYNONYMS,
     MAX_MESSAGE_BYTES_DEFAULT,
     TOPIC_CONFIG_DEFAULTS,
     check_configs,
@@ -152,9 +153,11 @@ class AdminApis:
             overridden = config in overrides
             value = overrides[config] if overridden else default
             source = DYNAMIC_TOPIC_CONFIG if overridden else DEFAULT_CONFIG
+            # Kafka's synonyms: the override, then the broker config it falls back to
+            fallback = BROKER_SYNONYMS.get(config)
             chain = ([{"name": config, "value": overrides[config], "source": DYNAMIC_TOPIC_CONFIG}]
-                     if overridden else []) + [
-                {"name": config, "value": default, "source": DEFAULT_CONFIG}]
+                     if overridden else []) + ([
+                {"name": fallback, "value": default, "source": DEFAULT_CONFIG}] if fallback else [])
             entries.append(_entry(config, value, False, source, kind,
                                   chain if synonyms else []))
         return entries

@@ -20,8 +20,11 @@ from kio.schema.errors import ErrorCode
 NAME_MAX = 249
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
-# Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
-# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas,
+# Kafka 4.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
+# ConfigType ids DescribeConfigs v3 reports): Apache Kafka 4.3.1 describes exactly these (the
+# differential walk compares them) and refuses message.downconversion.enable,
+# message.format.version and message.timestamp.difference.max.ms, which 3.x still had, as
+# unknown (INVALID_CONFIG). kafkaref honours min.insync.replicas,
 # max.message.bytes and segment.bytes per topic (PARTITION_CONFIGS: what
 # metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log), and of
 # cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
@@ -35,7 +38,10 @@ LONG_MAX = str(2**63 - 1)
 MAX_MESSAGE_BYTES_DEFAULT = 1048588
 TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("delete", LIST),
+    "compression.gzip.level": ("-1", INT),  # KIP-390
+    "compression.lz4.level": ("9", INT),
     "compression.type": ("producer", STRING),
+    "compression.zstd.level": ("3", INT),
     "delete.retention.ms": ("86400000", LONG),
     "file.delete.delay.ms": ("60000", LONG),
     "flush.messages": (LONG_MAX, LONG),
@@ -47,16 +53,15 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "local.retention.ms": ("-2", LONG),
     "max.compaction.lag.ms": (LONG_MAX, LONG),
     "max.message.bytes": (str(MAX_MESSAGE_BYTES_DEFAULT), INT),
-    "message.downconversion.enable": ("true", BOOLEAN),
-    "message.format.version": ("3.0-IV1", STRING),
     "message.timestamp.after.max.ms": (LONG_MAX, LONG),
     "message.timestamp.before.max.ms": (LONG_MAX, LONG),
-    "message.timestamp.difference.max.ms": (LONG_MAX, LONG),
     "message.timestamp.type": ("CreateTime", STRING),
     "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
     "min.compaction.lag.ms": ("0", LONG),
     "min.insync.replicas": ("1", INT),
     "preallocate": ("false", BOOLEAN),
+    "remote.log.copy.disable": ("false", BOOLEAN),  # KIP-950
+    "remote.log.delete.on.disable": ("false", BOOLEAN),
     "remote.storage.enable": ("false", BOOLEAN),
     "retention.bytes": ("-1", LONG),
     "retention.ms": ("604800000", LONG),
@@ -67,6 +72,35 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "unclean.leader.election.enable": ("false", BOOLEAN),
 }
 TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
+# The broker config each topic config falls back to when Kafka lists it as a DEFAULT_CONFIG
+# synonym in DescribeConfigs (ServerTopicConfigSynonyms; Kafka lists none where the broker
+# config has no default of its own, e.g. retention.ms's log.retention.ms).
+BROKER_SYNONYMS = {
+    "cleanup.policy": "log.cleanup.policy",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.type": "compression.type",
+    "compression.zstd.level": "compression.zstd.level",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "flush.messages": "log.flush.interval.messages",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "local.retention.bytes": "log.local.retention.bytes",
+    "local.retention.ms": "log.local.retention.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "max.message.bytes": "message.max.bytes",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "min.insync.replicas": "min.insync.replicas",
+    "preallocate": "log.preallocate",
+    "retention.bytes": "log.retention.bytes",
+    "segment.bytes": "log.segment.bytes",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
 PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes")
 # Kafka 4.0's lower bound for segment.bytes (LogConfig: atLeast(1024 * 1024), KIP-1030); Kafka
 # 3.x allowed 14 bytes. kafkaref enforces 4.0's: a log keeps a file descriptor and two index

@@ -325,7 +325,12 @@ def test_describe_reports_defaults_and_overrides_with_their_source(version):
     assert (configs["min.insync.replicas"].value,
             configs["min.insync.replicas"].config_source) == ("1", 5)
     assert not configs["retention.ms"].read_only
-    assert [s.source for s in configs["retention.ms"].synonyms] == [1, 5]
+    # Kafka's synonyms: the override, then the broker config with a default it falls back to
+    # (retention.ms has none: log.retention.ms has no default of its own)
+    assert [(s.name, s.source) for s in configs["retention.ms"].synonyms] == [
+        ("retention.ms", 1)]
+    assert [(s.name, s.value, s.source) for s in configs["cleanup.policy"].synonyms] == [
+        ("log.cleanup.policy", "delete", 5)]
     only = describe(b, TOPIC, "t", keys=["segment.bytes"], version=version)
     assert [c.name for c in only.configs] == ["segment.bytes"]
 

@@ -157,3 +157,18 @@ def test_list_offsets_answers_as_kafkas_replica_manager_does(core_broker):
         ("t", 2, ErrorCode.unsupported_version, -1, -1)]
     assert list_offsets(core_broker, [("t", 0, 1_000), ("t", 1, -2)]) == [
         ("t", 0, none, 0, 0), ("t", 1, none, 0, 0)]
+
+
+def test_the_topic_configs_are_kafka_4s(core_broker):
+    """Apache Kafka 4.3.1 refuses the configs 3.x still had and describes those 4.x added."""
+    for old in ("message.format.version", "message.downconversion.enable",
+                "message.timestamp.difference.max.ms"):
+        assert create(core_broker, "old", configs=[(old, "1")]) == ErrorCode.invalid_config
+    assert create(core_broker, "t", configs=[("compression.gzip.level", "5")]) == ErrorCode.none
+    body = call(core_broker, 32, 3, {"resources": [{
+        "resource_type": 2, "resource_name": "t", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False})
+    names = {c.name for c in body.results[0].configs}
+    assert {"compression.lz4.level", "compression.zstd.level", "remote.log.copy.disable",
+            "remote.log.delete.on.disable"} <= names
+    assert "message.format.version" not in names and len(names) == 33
