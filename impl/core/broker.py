@@ -352,15 +352,24 @@ class Broker:
         return None if partition is None else partition.log
 
     def _create_topics(self, request, respond):
+        """Checked in the order of Kafka's ControllerApis.createTopics (a name given twice:
+        one INVALID_REQUEST answer) and ReplicationControlManager.createTopics (the name, then
+        whether it exists, then the configs, the assignment, the replication factor and the
+        partition count, then whether the brokers can place it)."""
         body = request.body
         results, pending = {}, []
+        names = [t.name for t in body.topics]
         for topic in body.topics:
-            if self.metadata.topic(topic.name) is not None:
+            if topic.name in results:  # a duplicate, answered once
+                continue
+            if names.count(topic.name) > 1:
+                results[topic.name] = (ErrorCode.invalid_request, "Duplicate topic name.")
+            elif not legal_topic_name(topic.name):
+                results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
+            elif self.metadata.topic(topic.name) is not None:
                 results[topic.name] = (ErrorCode.topic_already_exists, "topic exists")
             elif self.create_topic is None:
                 results[topic.name] = (ErrorCode.not_controller, "no control plane")
-            elif not legal_topic_name(topic.name):
-                results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
             else:
                 refused = self._refused_topic(topic)
                 if refused is not None:
@@ -421,6 +430,12 @@ class Broker:
             error, message = check_assignment(
                 _assignment(topic), {b.broker_id for b in self.metadata.brokers},
                 topic.num_partitions, topic.replication_factor)
+        elif error == ErrorCode.none and not _positive_or_default(topic.replication_factor):
+            error, message = (ErrorCode.invalid_replication_factor, "Replication factor must "
+                              "be larger than 0, or -1 to use the default value.")
+        elif error == ErrorCode.none and not _positive_or_default(topic.num_partitions):
+            error, message = (ErrorCode.invalid_partitions, "Number of partitions was set to "
+                              "an invalid non-positive value.")
         return None if error == ErrorCode.none else (error, message)
 
     # -- Produce ----------------------------------------------------------------------------
@@ -789,6 +804,11 @@ def _fetch_fields(result, isolation_level: int) -> tuple[int, int, bool]:
     if result.error == ErrorCode.none:
         return result.high_watermark, result.log_start_offset, isolation_level == READ_COMMITTED
     return -1, -1, result.error == ErrorCode.unknown_topic_or_partition
+
+
+def _positive_or_default(count: int) -> bool:
+    """A CreateTopics partition count or replication factor: positive, or -1 (the default)."""
+    return count > 0 or count == -1
 
 
 def _codec(data) -> int | None:

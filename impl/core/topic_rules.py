@@ -215,15 +215,17 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
                         ) -> tuple[ErrorCode, str | None, dict[str, str]]:
     """A topic's overrides after IncrementalAlterConfigs ops (name, operation, value): SET,
     DELETE (back to the default), APPEND / SUBTRACT (list configs only, starting from the
-    override or the default), as Kafka's ConfigAdminManager.prepareIncrementalConfigs.
-    Duplicate names and unknown operations: INVALID_REQUEST; a bad name or value, or appending
-    to a non-list config: INVALID_CONFIG. The result is checked with check_configs."""
+    override or the default), in Kafka's order: the broker's ConfigAdminManager.preprocess
+    (duplicate names, a null value to set: INVALID_REQUEST), then the controller's
+    ConfigurationControlManager (appending to or subtracting from a config that is not a list,
+    an unknown one included: INVALID_CONFIG). An unknown operation: INVALID_REQUEST. The
+    caller then checks the topic's name, the resulting configs (check_configs) and that the
+    topic exists, in that order, as the controller does."""
     names = [name for name, _, _ in ops]
     if len(set(names)) != len(names):
         return ErrorCode.invalid_request, "duplicate config names in one resource", current
-    error, why = check_config_names(names)
-    if error != ErrorCode.none:
-        return error, why, current
+    if any(value is None and op != DELETE for _, op, value in ops):
+        return ErrorCode.invalid_request, "a null value is only for DELETE", current
     result = dict(current)
     for name, op, value in ops:
         if op == SET:
@@ -231,7 +233,7 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
         elif op == DELETE:
             result.pop(name, None)
         elif op in (APPEND, SUBTRACT):
-            if TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
+            if name not in TOPIC_CONFIGS or TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
                 return (ErrorCode.invalid_config,
                         f"config value {'append' if op == APPEND else 'subtract'} is not allowed "
                         f"for config key {name} (not a list)", current)
@@ -242,8 +244,7 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
             result[name] = ",".join(items)
         else:
             return ErrorCode.invalid_request, f"unknown config operation {op}", current
-    error, why = check_configs(result)
-    return error, why, (result if error == ErrorCode.none else current)
+    return ErrorCode.none, None, result
 
 
 def check_assignment(assignment: dict[int, list[int]], brokers: set[int],

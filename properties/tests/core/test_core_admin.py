@@ -219,11 +219,13 @@ def test_bytes_after_any_request_body_are_ignored_as_kafka_ignores_them():
 def test_delete_unknown_invalid_and_duplicate_names():
     (b,) = brokers()
     create(b, "t")
+    # Kafka's controller looks names up without checking them, and answers a name given
+    # twice once (found by the differential walk against Apache Kafka 4.3.1)
     assert delete(b, "nope", "bad/name") == {
         "nope": ErrorCode.unknown_topic_or_partition,
-        "bad/name": ErrorCode.invalid_topic_exception}
+        "bad/name": ErrorCode.unknown_topic_or_partition}
     body = call(b, 20, 3, {"topic_names": ["t", "t"], "timeout": SECONDS})
-    assert [r.error_code for r in body.responses] == [ErrorCode.invalid_request] * 2
+    assert [(r.name, r.error_code) for r in body.responses] == [("t", ErrorCode.invalid_request)]
     assert b.metadata.topic("t") is not None
 
 

@@ -172,3 +172,62 @@ def test_the_topic_configs_are_kafka_4s(core_broker):
     assert {"compression.lz4.level", "compression.zstd.level", "remote.log.copy.disable",
             "remote.log.delete.on.disable"} <= names
     assert "message.format.version" not in names and len(names) == 33
+
+
+def create_many(broker, topics, validate_only=False):
+    """topics: [(name, partitions, replication factor)]; the answers by name, in order."""
+    body = call(broker, 19, 4, {"topics": [{
+        "name": n, "num_partitions": p, "replication_factor": rf, "assignments": [],
+        "configs": []} for n, p, rf in topics], "timeout": SECONDS,
+        "validate_only": validate_only})
+    return [(t.name, t.error_code) for t in body.topics]
+
+
+def test_create_topics_checks_in_kafkas_order(core_broker):
+    """ReplicationControlManager.createTopic: a replication factor of 0 or below -1, then a
+    partition count of 0 or below -1 (kafkaref took both for the defaults), then placement;
+    a name given twice is answered once, INVALID_REQUEST."""
+    assert sorted(create_many(core_broker, [("a", 0, 1), ("b", 1, 0), ("c", -2, 5), ("d", 1, 5),
+                                            ("e", -1, -1), ("f", 1, 1), ("f", 2, 1)])) == [
+        ("a", ErrorCode.invalid_partitions), ("b", ErrorCode.invalid_replication_factor),
+        ("c", ErrorCode.invalid_partitions), ("d", ErrorCode.invalid_replication_factor),
+        ("e", ErrorCode.none), ("f", ErrorCode.invalid_request)]
+
+
+def admin_errors(broker, api_key, values, field="responses") -> list:
+    body = call(broker, api_key, 0 if api_key == 44 else 1, values)
+    return sorted((r.resource_name if hasattr(r, "resource_name") else r.name, r.error_code)
+                  for r in getattr(body, field))
+
+
+def test_topic_changes_are_checked_in_the_controllers_order(core_broker):
+    """Kafka's controller looks up the topics a CreatePartitions / DeleteTopics names without
+    checking the names (UNKNOWN_TOPIC_OR_PARTITION); AlterConfigs checks the name (empty:
+    INVALID_REQUEST), then the configs, then that the topic exists; a DescribeConfigs naming a
+    resource type Kafka does not know fails as a whole."""
+    create(core_broker, "t")
+    unknown, none = ErrorCode.unknown_topic_or_partition, ErrorCode.none
+    assert admin_errors(core_broker, 37, {"topics": [
+        {"name": "bad/name", "count": 2, "assignments": None},
+        {"name": "t", "count": 2, "assignments": None},
+        {"name": "t", "count": 3, "assignments": None}],
+        "timeout": SECONDS, "validate_only": True}, "results") == [
+        ("bad/name", unknown), ("t", ErrorCode.invalid_request)]
+    assert admin_errors(core_broker, 33, {"resources": [
+        {"resource_type": 2, "resource_name": "", "configs": []},
+        {"resource_type": 2, "resource_name": "nope", "configs": [
+            {"name": "retention.ms", "value": "x"}]},
+        {"resource_type": 2, "resource_name": "gone", "configs": []},
+        {"resource_type": 2, "resource_name": "t", "configs": []}],
+        "validate_only": True}) == [
+        ("", ErrorCode.invalid_request), ("gone", unknown), ("nope", ErrorCode.invalid_config),
+        ("t", none)]
+    assert admin_errors(core_broker, 44, {"resources": [
+        {"resource_type": 2, "resource_name": "bad/name", "configs": [
+            {"name": "preallocate", "config_operation": 2, "value": "x"}]}],
+        "validate_only": True}) == [("bad/name", ErrorCode.invalid_config)]
+    assert admin_errors(core_broker, 32, {"resources": [
+        {"resource_type": 2, "resource_name": "t", "configuration_keys": None},
+        {"resource_type": 3, "resource_name": "x", "configuration_keys": None}],
+        "include_synonyms": False, "include_documentation": False}, "results") == [
+        ("t", ErrorCode.invalid_request), ("x", ErrorCode.invalid_request)]
