@@ -109,13 +109,25 @@ PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes"
 # broker's own log.segment.bytes (`kafkaref broker --segment-bytes`, LogConfig), as Kafka 4.0
 # keeps its internal.segment.bytes for its tests; no client request reaches them.
 SEGMENT_BYTES_MIN = 1024 * 1024
-# Lower bounds beyond "a positive integer" (INVALID_CONFIG below them)
-CONFIG_MINIMUMS = {"segment.bytes": SEGMENT_BYTES_MIN}
+# The bounds of Kafka's LogConfig validators (atLeast / between; INVALID_CONFIG outside them);
+# compression.gzip.level also takes -1 (GZIP's default level)
+CONFIG_BOUNDS: dict[str, tuple[float, float | None]] = {
+    "segment.bytes": (SEGMENT_BYTES_MIN, None), "segment.ms": (1, None),
+    "segment.jitter.ms": (0, None), "segment.index.bytes": (4, None),
+    "flush.messages": (1, None), "flush.ms": (0, None), "retention.ms": (-1, None),
+    "max.message.bytes": (0, None), "index.interval.bytes": (0, None),
+    "delete.retention.ms": (0, None), "min.compaction.lag.ms": (0, None),
+    "max.compaction.lag.ms": (1, None), "file.delete.delay.ms": (0, None),
+    "min.insync.replicas": (1, None), "local.retention.ms": (-2, None),
+    "local.retention.bytes": (-2, None), "message.timestamp.before.max.ms": (0, None),
+    "message.timestamp.after.max.ms": (0, None), "min.cleanable.dirty.ratio": (0, 1),
+    "compression.gzip.level": (1, 9), "compression.lz4.level": (1, 17),
+    "compression.zstd.level": (-131072, 22),
+}
+GZIP_DEFAULT_LEVEL = "-1"
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
-# Topic configs whose value the core reads: they must parse, or applying the topic would fail.
-POSITIVE_INT_CONFIGS = PARTITION_CONFIGS
 # Values Kafka's validators accept for the enumerated configs (LogConfig's ValidList/ValidString)
 ENUMERATED = {
     "cleanup.policy": frozenset({"delete", "compact"}),
@@ -163,30 +175,37 @@ def _value_problem(name: str, value: str | None) -> str | None:
     if value is None:
         return "a null value is not supported"
     kind = TOPIC_CONFIG_DEFAULTS[name][1]
-    if name in POSITIVE_INT_CONFIGS:
-        minimum = CONFIG_MINIMUMS.get(name, 1)
-        if not (value.isdigit() and int(value) < 2**31):
-            return "must be a positive integer"
-        return None if int(value) >= minimum else f"must be at least {minimum}"
     if kind in (INT, LONG):
         try:
             number = int(value)
         except ValueError:
             return "must be an integer"
         bound = 2**31 if kind == INT else 2**63
-        return None if -bound <= number < bound else "out of range"
+        if not -bound <= number < bound:
+            return "out of range"
+        return None if name == "compression.gzip.level" and value == GZIP_DEFAULT_LEVEL else (
+            _out_of_bounds(name, number))
     if kind == BOOLEAN:
         return None if value.lower() in ("true", "false") else "must be true or false"
     if kind == DOUBLE:
         try:
-            float(value)
+            number = float(value)
         except ValueError:
             return "must be a number"
-        return None
+        return _out_of_bounds(name, number)
     allowed = ENUMERATED.get(name)
     items = _list_items(value) if kind == LIST else [value]
     if allowed is not None and not set(items) <= allowed:
         return f"must be {'some' if kind == LIST else 'one'} of {sorted(allowed)}"
+    return None
+
+
+def _out_of_bounds(name: str, number: float) -> str | None:
+    low, high = CONFIG_BOUNDS.get(name, (None, None))
+    if low is not None and number < low:
+        return f"must be at least {low}"
+    if high is not None and number > high:
+        return f"must be at most {high}"
     return None
 
 

@@ -231,3 +231,18 @@ def test_topic_changes_are_checked_in_the_controllers_order(core_broker):
         {"resource_type": 3, "resource_name": "x", "configuration_keys": None}],
         "include_synonyms": False, "include_documentation": False}, "results") == [
         ("t", ErrorCode.invalid_request), ("x", ErrorCode.invalid_request)]
+
+
+@pytest.mark.parametrize("config,value,accepted", [
+    ("segment.ms", "0", False), ("segment.ms", "1", True), ("retention.ms", "-2", False),
+    ("retention.ms", "-1", True), ("max.message.bytes", "0", True),
+    ("max.compaction.lag.ms", "0", False), ("min.cleanable.dirty.ratio", "1.5", False),
+    ("compression.gzip.level", "-1", True), ("compression.gzip.level", "0", False),
+    ("compression.lz4.level", "18", False), ("local.retention.ms", "-2", True),
+    ("message.timestamp.after.max.ms", "-1", False)])
+def test_config_values_are_bounded_as_kafkas_log_config_bounds_them(core_broker, config, value,
+                                                                     accepted):
+    """Kafka's LogConfig validators (atLeast, between); kafkaref took any number, and refused
+    max.message.bytes 0, which Kafka takes."""
+    expected = ErrorCode.none if accepted else ErrorCode.invalid_config
+    assert create(core_broker, "t", configs=[(config, value)]) == expected
