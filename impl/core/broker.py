@@ -205,21 +205,16 @@ class Broker:
             missing.remove(offsets_topic.NAME)
             self._create_offsets_topic()
         allow = getattr(body, "allow_auto_topic_creation", True)
+        answer = self._metadata_response(request, names)
         if missing and allow and self.config.auto_create_topics and self.create_topic:
-            pending = set(missing)
-
-            def created(name):
-                def done(error, message):
-                    pending.discard(name)
-                    if not pending:
-                        respond(self._metadata_response(request, names))
-                return done
-
+            # Kafka's AutoTopicCreationManager (KRaft): the topics are created in the
+            # background and this answer says UNKNOWN_TOPIC_OR_PARTITION for them; the
+            # client asks again (found by the differential walk: kafkaref waited for them)
             for name in missing:
                 self.create_topic(name, self.config.default_partitions,
-                                  self.config.default_replication_factor, {}, created(name))
-            return
-        respond(self._metadata_response(request, names))
+                                  self.config.default_replication_factor, {},
+                                  lambda error, message: None)
+        respond(answer)
 
     def _topic_name(self, requested) -> str | uuid.UUID:
         """A requested topic's name; Metadata v12 may name it by topic id only: then its
@@ -638,10 +633,12 @@ class Broker:
             for p in topic.partitions:
                 key = (topic.name, p.partition_index)
                 meta = self.metadata.topic(topic.name)
-                if error != ErrorCode.none:
+                if meta is None or not 0 <= p.partition_index < len(meta.partitions):
+                    # KafkaApis checks the partitions exist before the group coordinator
+                    # sees the request (found by the differential walk)
+                    errors[key] = ErrorCode.unknown_topic_or_partition
+                elif error != ErrorCode.none:
                     errors[key] = error
-                elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
-                    errors[key] = ErrorCode.unknown_topic_or_partition  # as Kafka does
                 elif len((p.committed_metadata or "").encode()) > (
                         self.config.offset_metadata_max_bytes):
                     errors[key] = ErrorCode.offset_metadata_too_large

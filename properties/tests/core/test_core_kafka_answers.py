@@ -246,3 +246,24 @@ def test_config_values_are_bounded_as_kafkas_log_config_bounds_them(core_broker,
     max.message.bytes 0, which Kafka takes."""
     expected = ErrorCode.none if accepted else ErrorCode.invalid_config
     assert create(core_broker, "t", configs=[(config, value)]) == expected
+
+
+def test_an_offset_commit_checks_its_partitions_before_its_group(core_broker):
+    """KafkaApis.handleOffsetCommitRequest answers UNKNOWN_TOPIC_OR_PARTITION for partitions
+    that do not exist before the coordinator looks at the generation (kafkaref answered
+    ILLEGAL_GENERATION for every partition)."""
+    create(core_broker, "t")
+    call(core_broker, 10, 2, {"key": "g", "key_type": 0})  # the coordinator's partitions
+    body = call(core_broker, 8, 7, {
+        "group_id": "g", "generation_id_or_member_epoch": 1, "member_id": "",
+        "group_instance_id": None, "topics": [
+            {"name": "t", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                          "committed_metadata": ""},
+                                         {"partition_index": 4, "committed_offset": 1,
+                                          "committed_metadata": ""}]},
+            {"name": "nope", "partitions": [{"partition_index": 0, "committed_offset": 1,
+                                             "committed_metadata": ""}]}]})
+    assert sorted((t.name, p.partition_index, p.error_code) for t in body.topics
+                  for p in t.partitions) == [
+        ("nope", 0, ErrorCode.unknown_topic_or_partition),
+        ("t", 0, ErrorCode.illegal_generation), ("t", 4, ErrorCode.unknown_topic_or_partition)]
