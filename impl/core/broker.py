@@ -626,8 +626,10 @@ class Broker:
                              getattr(body, "generation_id", -1))
         error = self._coordinator_error(group_id)
         if error == ErrorCode.none:
+            index = self._offsets_partition(group_id)
             error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
-                                             getattr(body, "group_instance_id", None))
+                                             getattr(body, "group_instance_id", None),
+                                             has_offsets=bool(self.committed.group(index, group_id)))
         errors, commits, now = {}, {}, self.clock()
         for topic in body.topics:
             for p in topic.partitions:

@@ -267,3 +267,23 @@ def test_an_offset_commit_checks_its_partitions_before_its_group(core_broker):
                   for p in t.partitions) == [
         ("nope", 0, ErrorCode.unknown_topic_or_partition),
         ("t", 0, ErrorCode.illegal_generation), ("t", 4, ErrorCode.unknown_topic_or_partition)]
+
+
+def test_a_group_known_by_its_offsets_has_no_members(core_broker):
+    """A group created by a commit outside group management is Kafka's "simple" group: a
+    later commit naming a generation is from an unknown member (kafkaref answered
+    ILLEGAL_GENERATION, as for a group it never knew)."""
+    create(core_broker, "t")
+    call(core_broker, 10, 2, {"key": "g", "key_type": 0})
+
+    def commit(generation):
+        body = call(core_broker, 8, 2, {
+            "group_id": "g", "generation_id_or_member_epoch": generation, "member_id": "",
+            "topics": [{"name": "t", "partitions": [{"partition_index": 0,
+                                                     "committed_offset": 0,
+                                                     "committed_metadata": ""}]}]})
+        return body.topics[0].partitions[0].error_code
+
+    assert commit(1) == ErrorCode.illegal_generation
+    assert commit(-1) == ErrorCode.none
+    assert commit(1) == ErrorCode.unknown_member_id
