@@ -659,6 +659,10 @@ class Broker:
         if not commits:
             answer()
             return
+        if generation < 0 and not getattr(body, "member_id", ""):
+            # Kafka's "simple" group: created by a commit outside group management, it stays,
+            # Empty, when its offsets go (a topic deleted) until the offsets' expiry removes it
+            self.groups.group(group_id)
         index = self._offsets_partition(group_id)
         epoch = self.committed.leader_epoch(index)
         batch = records.build_batch(

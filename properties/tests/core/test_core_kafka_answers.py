@@ -287,3 +287,19 @@ def test_a_group_known_by_its_offsets_has_no_members(core_broker):
     assert commit(1) == ErrorCode.illegal_generation
     assert commit(-1) == ErrorCode.none
     assert commit(1) == ErrorCode.unknown_member_id
+
+
+def test_a_simple_group_outlives_the_offsets_of_a_deleted_topic(core_broker):
+    """Kafka keeps the group a commit outside group management created (Empty, listed) when a
+    topic's deletion takes its offsets; kafkaref forgot it with them (Dead, not listed)."""
+    create(core_broker, "t")
+    call(core_broker, 10, 2, {"key": "g", "key_type": 0})
+    call(core_broker, 8, 2, {"group_id": "g", "generation_id_or_member_epoch": -1,
+                             "member_id": "", "topics": [{"name": "t", "partitions": [
+                                 {"partition_index": 0, "committed_offset": 0,
+                                  "committed_metadata": ""}]}]})
+    call(core_broker, 20, 3, {"topic_names": ["t"], "timeout": SECONDS})
+    [group] = call(core_broker, 15, 0, {"groups": ["g"]}).groups
+    assert (group.group_state, group.protocol_type) == ("Empty", "")
+    assert [(g.group_id, g.protocol_type) for g in call(core_broker, 16, 2, {}).groups] == [
+        ("g", "")]
