@@ -394,9 +394,12 @@ class GroupCoordinator:
         """May this OffsetCommit go ahead (Kafka's validateOffsetCommit)? A commit outside
         group management (generation -1, no member) only to a group without members; a
         member's commit only from a current member in the current generation, and not while
-        the group waits for its assignment. A group known only by its committed offsets is
+        the group waits for its assignment. A commit without a generation to an empty group
+        goes ahead whatever member id it names. A group known only by its committed offsets is
         Kafka's "simple" group: it exists, without members (UNKNOWN_MEMBER_ID)."""
         group = self.groups.get(group_id)
+        if generation_id < 0 and (group is None or group.state == EMPTY):
+            return ErrorCode.none  # ClassicGroup.validateOffsetCommit: any id, an empty group
         managed = generation_id >= 0 or bool(member_id) or group_instance_id is not None
         if not managed:
             return ErrorCode.unknown_member_id if group and group.members else ErrorCode.none

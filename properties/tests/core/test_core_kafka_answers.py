@@ -303,3 +303,21 @@ def test_a_simple_group_outlives_the_offsets_of_a_deleted_topic(core_broker):
     assert (group.group_state, group.protocol_type) == ("Empty", "")
     assert [(g.group_id, g.protocol_type) for g in call(core_broker, 16, 2, {}).groups] == [
         ("g", "")]
+
+
+def test_a_commit_without_a_generation_to_an_empty_group_names_any_member(core_broker):
+    """ClassicGroup.validateOffsetCommit lets a commit with generation -1 into an empty group
+    before it looks at the member id (a member still waiting for its id, MEMBER_ID_REQUIRED);
+    kafkaref answered UNKNOWN_MEMBER_ID."""
+    create(core_broker, "t")
+    call(core_broker, 10, 2, {"key": "g", "key_type": 0})
+    joined = call(core_broker, 11, 5, {
+        "group_id": "g", "session_timeout": 30_000, "rebalance_timeout": 10_000,
+        "member_id": "", "group_instance_id": None, "protocol_type": "consumer",
+        "protocols": [{"name": "range", "metadata": b"\0"}]})
+    assert joined.error_code == ErrorCode.member_id_required
+    body = call(core_broker, 8, 7, {
+        "group_id": "g", "generation_id_or_member_epoch": -1, "member_id": joined.member_id,
+        "group_instance_id": None, "topics": [{"name": "t", "partitions": [
+            {"partition_index": 0, "committed_offset": 3, "committed_metadata": ""}]}]})
+    assert body.topics[0].partitions[0].error_code == ErrorCode.none
