@@ -99,21 +99,14 @@ def survey_command(kafka, kafkaref, nodes, examples, steps):
               help="send to kafkaref alone and compare with the recorded Apache Kafka answers")
 def replay_command(kafka, kafkaref, nodes, transcript, recorded):
     """Send a transcript's steps again, in order, and compare."""
-    try:
+    def replayed():
         if recorded:
             with _candidate(kafkaref, int(nodes)) as candidate:
-                result = run.replay(transcript, candidate=candidate)
-        else:
-            with _pair(kafka, kafkaref, int(nodes)) as pair:
-                result = run.replay(transcript, pair)
-    except CouldNotCompare as error:
-        _exit(run.COULD_NOT_COMPARE, f"could not compare: {error}")
-    except ValueError as error:
-        _exit(run.BAD_INPUT, f"{transcript}: not a transcript: {error}")
-    if result.diverged_at is not None:
-        entry = result.entries[result.diverged_at]
-        _exit(run.DIVERGED, f"diverged at step {result.diverged_at + 1}: "
-                            f"{entry.step.command()}\n{entry.output()}")
+                return run.replay(transcript, candidate=candidate)
+        with _pair(kafka, kafkaref, int(nodes)) as pair:
+            return run.replay(transcript, pair)
+
+    result = _transcript_run(replayed, transcript, "diverged")
     _exit(run.SAME, f"same: {len(result.entries)} steps")
 
 
@@ -123,19 +116,28 @@ def replay_command(kafka, kafkaref, nodes, transcript, recorded):
 def record_command(kafka, kafkaref, nodes, transcript):
     """Fill a transcript's answers from both brokers (they must agree): a new regression
     transcript for properties/differential/transcripts/."""
-    try:
+    def recorded():
         with _pair(kafka, kafkaref, int(nodes)) as pair:
-            header = [f"{e.name} {e.version}" for e in pair]
-            result = run.record(transcript, pair, [" against ".join(header)])
+            header = " against ".join(f"{e.name} {e.version}" for e in pair)
+            return run.record(transcript, pair, [header])
+
+    result = _transcript_run(recorded, transcript, "not recorded, diverged")
+    _exit(run.SAME, f"recorded {len(result.entries)} steps in {transcript}")
+
+
+def _transcript_run(action, transcript: str, diverged: str):
+    """action()'s Replay; exits with a one-line verdict unless every step compared equal."""
+    try:
+        result = action()
     except CouldNotCompare as error:
         _exit(run.COULD_NOT_COMPARE, f"could not compare: {error}")
     except ValueError as error:
         _exit(run.BAD_INPUT, f"{transcript}: not a transcript: {error}")
     if result.diverged_at is not None:
         entry = result.entries[result.diverged_at]
-        _exit(run.DIVERGED, f"not recorded, diverged at step {result.diverged_at + 1}: "
+        _exit(run.DIVERGED, f"{diverged} at step {result.diverged_at + 1}: "
                             f"{entry.step.command()}\n{entry.output()}")
-    _exit(run.SAME, f"recorded {len(result.entries)} steps in {transcript}")
+    return result
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ not hold the others' requests (its answer is collected later, see Endpoint.membe
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime
 import enum
@@ -123,21 +124,13 @@ class Endpoint:
         connection = self._connection(address, channel)
         correlation_id = connection.next_correlation_id()
         frame = wire.encode_request(correlation_id, connection.client_id, request)
-        try:
+        with self._exchange(address, channel, f"did not answer api {api_key} v{version}"):
             connection.sock.settimeout(self.answer_timeout_s)
             connection.send_raw(frame)
             if not expect_answer:
                 return self._still_open(address, channel)
             return plain(connection.receive(api_key, version, correlation_id))
-        except (ConnectionClosed, ConnectionResetError, BrokenPipeError) as error:
-            return self._closed(address, channel, error)
-        except TimeoutError:
-            self._drop(address, channel)
-            raise CouldNotCompare(f"{self.name} at {address} did not answer api {api_key} "
-                                  f"v{version} within {self.answer_timeout_s:.0f} s") from None
-        except OSError as error:
-            self._drop(address, channel)
-            raise CouldNotCompare(f"{self.name} at {address}: {error}") from None
+        return CLOSED  # the connection was closed instead of an answer (_exchange)
 
     def raw(self, frame: bytes, decode_as: tuple[int, int] | None, channel: str = "raw") -> dict:
         """Send bytes as they are on a fresh connection; the answer decoded as (api key,
@@ -145,21 +138,14 @@ class Endpoint:
         address = self.addresses[0]
         self._drop(address, channel)
         connection = self._connection(address, channel)
-        try:
+        payload = None
+        with self._exchange(address, channel, "neither answered nor closed the connection"):
             connection.sock.settimeout(self.answer_timeout_s)
             connection.send_raw(frame)
             payload = bytes(connection.receive_payload())
-        except (ConnectionClosed, ConnectionResetError, BrokenPipeError) as error:
-            return self._closed(address, channel, error)
-        except TimeoutError:
-            self._drop(address, channel)
-            raise CouldNotCompare(f"{self.name} at {address} neither answered nor closed the "
-                                  f"connection within {self.answer_timeout_s:.0f} s") from None
-        except OSError as error:
-            self._drop(address, channel)
-            raise CouldNotCompare(f"{self.name} at {address}: {error}") from None
-        finally:
-            self._drop(address, channel)
+        self._drop(address, channel)
+        if payload is None:
+            return CLOSED
         if decode_as is None:
             return {"answered_bytes": len(payload)}
         try:
@@ -167,6 +153,23 @@ class Endpoint:
         except Exception as error:  # noqa: BLE001 -- kio raises many kinds on bad bytes
             return {"undecodable": type(error).__name__}
         return plain(body)
+
+    @contextlib.contextmanager
+    def _exchange(self, address: str, channel: str, silence: str):
+        """Around one request and its answer: a closed connection is swallowed (the caller
+        answers CLOSED) when the broker is still up; silence past the answer timeout, or a
+        broker that is gone, is CouldNotCompare."""
+        try:
+            yield
+        except (ConnectionClosed, ConnectionResetError, BrokenPipeError) as error:
+            self._closed(address, channel, error)
+        except TimeoutError:
+            self._drop(address, channel)
+            raise CouldNotCompare(f"{self.name} at {address} {silence} within "
+                                  f"{self.answer_timeout_s:.0f} s") from None
+        except OSError as error:
+            self._drop(address, channel)
+            raise CouldNotCompare(f"{self.name} at {address}: {error}") from None
 
     # -- requests to partitions and to group members ----------------------------------------
     def partitioned_call(self, api_key: int, version: int, values: dict, topics: dict[str, str],

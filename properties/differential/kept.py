@@ -26,6 +26,10 @@ NOT_GENERATED = {
     "null-array-before-nullable": "OffsetFetch v1 with a null topic array",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",
     "config-documentation": "DescribeConfigs asking for documentation",
+    "rejoin-with-other-protocols": "a member joining again with other protocols than the "
+                                   "first time",
+    "default-replication-factor": "on several nodes: topics left to the broker's default "
+                                  "replication factor (CreateTopics rf -1, auto-creation)",
 }
 
 
@@ -34,8 +38,9 @@ def generated(row: str) -> bool:
     return row not in NOT_GENERATED
 
 
-# Config entries (DescribeConfigs) whose source and synonyms are not compared: what the peer's
-# launcher configured differs from what kafkaref is started with ("deployment-config-sources").
+# Config entries (DescribeConfigs) whose value, source and synonyms are not compared: what the
+# peer's launcher configured differs from what kafkaref is started with
+# ("deployment-config-sources"; on three nodes Kafka's cluster runs min.insync.replicas 2).
 DEPLOYMENT_CONFIGS = frozenset({"min.insync.replicas", "unclean.leader.election.enable"})
 # Config entries not compared at all while their row stands.
 UNCOMPARED_CONFIGS = {

@@ -135,6 +135,8 @@ class DifferentialMachine(RuleBasedStateMachine):
             self.tally.could_not_compare = f"could not compare: {error}"
             raise StopWalk(self.tally.could_not_compare) from None
         self.entries.append(Entry(step, answers))
+        if isinstance(step.args.get("group"), str):
+            self.world.groups.add(step.args["group"])  # a group named once is the run's
         self.tally.steps += 1
         self.tally.versions[(API_NAMES.get(KINDS[step.kind].api_key, step.kind),
                              step.version)] += 1
@@ -205,7 +207,7 @@ class DifferentialMachine(RuleBasedStateMachine):
 
     @rule(data=st.data())
     def metadata(self, data):
-        step = data.draw(s.metadata(self.versions, self.world))
+        step = data.draw(s.metadata(self.versions, self.world, self.nodes))
         answer = self.send(step)
         named = step.args["topics"] or ()
         for topic in answer.get("topics", []):
@@ -214,18 +216,6 @@ class DifferentialMachine(RuleBasedStateMachine):
             elif step.args["auto_create"] and topic["name"] in named and (
                     topic["error_code"] == "unknown_topic_or_partition"):
                 self.world.topics.setdefault(topic["name"], 1)  # created in the background
-
-    @rule(data=st.data())
-    def describe_configs(self, data):
-        self.send(data.draw(s.describe_configs(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def alter_configs(self, data):
-        self.send(data.draw(s.alter_configs(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def incremental_alter_configs(self, data):
-        self.send(data.draw(s.incremental_alter_configs(self.versions, self.world)))
 
     # -- records -----------------------------------------------------------------------------
     @rule(data=st.data())
@@ -262,43 +252,14 @@ class DifferentialMachine(RuleBasedStateMachine):
                 producer.sequences[key] = spec["sequence"] + count
                 producer.last[key] = (spec["sequence"], count)
 
-    @rule(data=st.data())
-    def fetch(self, data):
-        self.send(data.draw(s.fetch(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def list_offsets(self, data):
-        self.send(data.draw(s.list_offsets(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def offset_for_leader_epoch(self, data):
-        self.send(data.draw(s.leader_epochs(self.versions, self.world)))
-
     # -- groups ------------------------------------------------------------------------------
-    @rule(data=st.data())
-    def find_coordinator(self, data):
-        step = data.draw(s.find_coordinator(self.versions, self.world))
-        self.send(step)
-        self.world.groups.add(step.args["group"])
-
     @rule(data=st.data())
     def join_group(self, data):
         step = data.draw(s.join_group(self.versions, self.world))
         answer = self.send(step)
-        self.world.groups.add(step.args["group"])
         latest = answer.get("answer", answer)
         if latest.get("member_id"):
             self.world.members[step.args["member"]] = step.args["group"]
-
-    @rule(data=st.data())
-    @precondition(lambda self: self.world.members)
-    def sync_group(self, data):
-        self.send(data.draw(s.sync_group(self.versions, self.world)))
-
-    @rule(data=st.data())
-    @precondition(lambda self: self.world.members)
-    def heartbeat(self, data):
-        self.send(data.draw(s.heartbeat(self.versions, self.world)))
 
     @rule(data=st.data())
     @precondition(lambda self: self.world.members)
@@ -308,33 +269,35 @@ class DifferentialMachine(RuleBasedStateMachine):
         if answer.get("error_code") == "none":
             self.world.members.pop(step.args["member"], None)
 
-    @rule(data=st.data())
-    def describe_groups(self, data):
-        self.send(data.draw(s.describe_groups(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def list_groups(self, data):
-        self.send(data.draw(s.list_groups(self.versions, self.world)))
-
-    @rule(data=st.data())
-    def offset_commit(self, data):
-        step = data.draw(s.offset_commit(self.versions, self.world))
-        self.send(step)
-        self.world.groups.add(step.args["group"])
-
-    @rule(data=st.data())
-    def offset_fetch(self, data):
-        self.send(data.draw(s.offset_fetch(self.versions, self.world)))
-
     # -- the protocol ------------------------------------------------------------------------
     @rule(data=st.data())
     def api_versions(self, data):
         advertised = [n.endpoint.versions for n in self.names.values()]
         self.send(data.draw(s.api_versions(self.versions, advertised)))
 
+
+def _sends(strategy, needs_members: bool = False):
+    """A rule that sends one step drawn from strategy(versions, world), and learns nothing
+    from the answer (the rules above learn topics, producers, members)."""
     @rule(data=st.data())
-    def malformed(self, data):
-        self.send(data.draw(s.malformed(self.versions, self.world)))
+    def send_one(self, data):
+        self.send(data.draw(strategy(self.versions, self.world)))
+
+    send_one.__name__ = strategy.__name__
+    return precondition(lambda self: self.world.members)(send_one) if needs_members else send_one
+
+
+# Rules that only send (bound here rather than written out one by one)
+for _name, _strategy, _members in (
+        ("describe_configs", s.describe_configs, False), ("alter_configs", s.alter_configs, False),
+        ("incremental_alter_configs", s.incremental_alter_configs, False),
+        ("fetch", s.fetch, False), ("list_offsets", s.list_offsets, False),
+        ("offset_for_leader_epoch", s.leader_epochs, False),
+        ("describe_groups", s.describe_groups, False), ("list_groups", s.list_groups, False),
+        ("find_coordinator", s.find_coordinator, False), ("offset_commit", s.offset_commit, False),
+        ("offset_fetch", s.offset_fetch, False), ("malformed", s.malformed, False),
+        ("sync_group", s.sync_group, True), ("heartbeat", s.heartbeat, True)):
+    setattr(DifferentialMachine, _name, _sends(_strategy, _members))
 
 
 def _without_indexes(path: str) -> str:

@@ -70,8 +70,8 @@ def _walk(value, names, field: str | None):
                 item = names.node_symbol(item)  # a node id (NODE_FIELDS)
             out[key] = _walk(item, names, key)
         if "config_source" in out and out.get("name") in kept.DEPLOYMENT_CONFIGS:
-            out.pop("config_source")
-            out.pop("synonyms", None)
+            for deployed in ("value", "config_source", "synonyms"):
+                out.pop(deployed, None)
         if (not kept.EMPTY_READ_ABORTED_COMPARED and out.get("records") == []
                 and out.get("error_code") == "none"):
             out.pop("aborted_transactions", None)

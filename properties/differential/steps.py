@@ -143,7 +143,7 @@ class Names:
 class Kind:
     api_key: int
     build: Callable[[dict, Names, int], dict]
-    route: str = "any"  # any | partitions | group | member | raw | no-answer
+    route: str = "any"  # any | partitions | group | member | every node | raw
 
 
 TOPIC_RESOURCE, BROKER_RESOURCE = 2, 4
@@ -370,7 +370,7 @@ KINDS: dict[str, Kind] = {
     "leave_group": Kind(13, leave_group_values, "member"),
     "sync_group": Kind(14, sync_group_values, "member"),
     "describe_groups": Kind(15, describe_groups_values, "group"),
-    "list_groups": Kind(16, list_groups_values),
+    "list_groups": Kind(16, list_groups_values, "every node"),
     "api_versions": Kind(18, api_versions_values, "raw"),
     "create_topics": Kind(19, create_topics_values),
     "delete_topics": Kind(20, delete_topics_values),
@@ -419,6 +419,12 @@ def _send(step: Step, kind: Kind, values: dict, names: Names) -> dict:
     if kind.route == "member":
         return endpoint.member_call(step.args["member"], names.real(step.args["group"]),
                                     kind.api_key, step.version, values)
+    if kind.route == "every node":  # each broker lists the groups it coordinates
+        answers = [endpoint.call(kind.api_key, step.version, values, address)
+                   for address in endpoint.node_addresses.values()]
+        if any(a is CLOSED for a in answers):
+            return CLOSED
+        return {**answers[0], "groups": [g for a in answers for g in a.get("groups", [])]}
     return endpoint.call(kind.api_key, step.version, values)
 
 

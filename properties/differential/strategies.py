@@ -67,6 +67,7 @@ class World:
     producers: dict[str, Producer] = attrs.Factory(dict)
     groups: set = attrs.Factory(set)
     members: dict[str, str] = attrs.Factory(dict)  # member symbol -> its group
+    joined_with: dict = attrs.Factory(dict)  # member symbol -> (protocol type, protocols)
     counters: dict[str, int] = attrs.Factory(dict)
 
     def fresh(self, letter: str) -> str:
@@ -205,15 +206,27 @@ def init_producer(versions: dict, world: World):
 METADATA_AUTO_CREATE_FLAG = 4  # the first Metadata version with allow_auto_topic_creation
 
 
+METADATA_ALL_TOPICS_FROM = 1  # Metadata v0's empty list meant "every topic"; null since v1
+
+
 @st.composite
-def metadata(draw, versions: dict, world: World) -> Step:
+def metadata(draw, versions: dict, world: World, nodes: int = 1) -> Step:
     v = draw(version(versions, 3))
     everything = draw(st.integers(0, 5)) == 0
     topics = None if everything else draw(st.lists(topic_name(world), min_size=1, max_size=3,
                                                    unique=True))
     # before v4 there is no flag: every Metadata may create the topics it names
     auto_create = v < METADATA_AUTO_CREATE_FLAG or draw(st.booleans())
+    if auto_create and not default_replication(nodes):
+        topics = [t for t in topics or [] if t in world.topics or t.startswith(LITERAL)] or (
+            None if v >= METADATA_ALL_TOPICS_FROM else [])
     return Step("metadata", v, {"topics": topics, "auto_create": auto_create})
+
+
+def default_replication(nodes: int) -> bool:
+    """Whether the walk may leave a topic's replication factor to the broker's default
+    (CreateTopics rf -1, auto-creation): not on several nodes ("default-replication-factor")."""
+    return nodes == 1 or generated("default-replication-factor")
 
 
 @st.composite
@@ -230,9 +243,10 @@ def create_topics(draw, versions: dict, world: World, nodes: int) -> Step:
                               max_size=3)):
         partitions = draw(st.sampled_from([1, 2, 3, 1, -1, 0, -2]))
         topic = {"name": name, "partitions": partitions,
-                 "rf": draw(st.sampled_from([nodes, nodes, -1, 0, nodes + 1])),
+                 "rf": draw(st.sampled_from([nodes, nodes, 0, nodes + 1] + (
+                     [-1] if default_replication(nodes) else []))),
                  "configs": draw(topic_configs())}
-        if draw(st.integers(0, 7)) == 0:  # a replica assignment instead of counts
+        if draw(st.integers(0, 7)) == 0 and nodes == 1:  # a replica assignment instead
             topic.update(partitions=-1, rf=-1, assignments=draw(st.sampled_from(
                 [[["n0"]], [["n0"], ["n0"]], [["n0", "n0"]], [["n9"]], [[]]])))
         topics.append(topic)
@@ -349,13 +363,16 @@ def join_group(draw, versions: dict, world: World) -> Step:
         group, known_id = world.members[member], True
     else:
         member, group, known_id = world.fresh("m"), draw(memberless_group(world)), False
+    protocol_type = draw(st.sampled_from(["consumer", "consumer", "other"]))
+    protocols = draw(st.sampled_from([[["range", "00"]], [["range", "00"], ["rr", "01"]],
+                                      [["rr", "0102"]]]))
+    if known_id and not generated("rejoin-with-other-protocols"):
+        protocol_type, protocols = world.joined_with.get(member, (protocol_type, protocols))
+    world.joined_with.setdefault(member, (protocol_type, protocols))
     return Step("join_group", v, {
         "member": member, "group": group, "known_id": known_id,
         "session_timeout_ms": draw(st.sampled_from([30_000, 30_000, 10, 4_000_000])),
-        "rebalance_timeout_ms": 10_000,
-        "protocol_type": draw(st.sampled_from(["consumer", "consumer", "other"])),
-        "protocols": draw(st.sampled_from([[["range", "00"]], [["range", "00"], ["rr", "01"]],
-                                           [["rr", "0102"]]]))})
+        "rebalance_timeout_ms": 10_000, "protocol_type": protocol_type, "protocols": protocols})
 
 
 def member_step(kind: str, api_key: int, extra):
@@ -382,8 +399,9 @@ leave_group = member_step("leave_group", 13, lambda member: st.just({}))
 
 @st.composite
 def describe_groups(draw, versions: dict, world: World) -> Step:
-    return Step("describe_groups", draw(version(versions, 15)),
-                {"groups": draw(st.lists(group_name(world), min_size=1, max_size=2, unique=True))})
+    """One group: each is answered by its own coordinator, which another group may not share
+    on several nodes (an admin client asks each coordinator for its groups)."""
+    return Step("describe_groups", draw(version(versions, 15)), {"groups": [draw(group_name(world))]})
 
 
 def list_groups(versions: dict, world: World):
