@@ -3,7 +3,7 @@ Apache Kafka (the reference) and to kafkaref (the candidate), their answers comp
 normalise.py's rules.
 
     Walk = differential_machine(lambda: (kafka_endpoint, kafkaref_endpoint), tally)
-    run_state_machine_as_test(Walk, settings=...)
+    walk(Walk, settings)   # its Tally; Diverged or CouldNotCompare otherwise
 
 Each run (one Hypothesis example) uses topic and group names of its own (a prefix per run), so
 runs share the two brokers without seeing each other's topics. Versions are drawn from the
@@ -13,9 +13,9 @@ version kafkaref learns later is covered without a change here.
 Outcomes, kept apart:
 - the answers differ: Diverged (an AssertionError: Hypothesis shrinks the sequence); the run's
   transcript is written to `transcript_dir`, last write wins, so the file left is the shrunk one;
-- a broker did not answer, died or cannot be reached: CouldNotCompare, raised as it is (never a
-  divergence, never a pass); every later run stops at once with the same error, so shrinking
-  does not wait on a dead broker again.
+- a broker did not answer, died or cannot be reached: the walk ends at once (StopWalk, which
+  Hypothesis does not shrink) and walk() raises CouldNotCompare: never a divergence, never a
+  pass, and no shrinking that would wait on a dead broker again and again.
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ def _walk(value, names, field: str | None):
             out.pop("aborted_transactions", None)
         return out
     if isinstance(value, list):
-        value = [v for v in value if not _uncompared_config(v)]
+        value = _merged_topics([v for v in value if not _uncompared_config(v)])
         items = [_walk(v, names, field) for v in value]
         # Lists of structs (topics, partitions, configs, members...) come from hash maps on
         # Kafka's side: their order is not part of the answer. Sorted by identity first, so
@@ -113,6 +113,35 @@ def _api_keys(answer: dict):
     if answer.get("error_code") == "none":
         return "advertised ranges (not compared)"
     return sorted(k["api_key"] for k in answer.get("api_keys") or [])
+
+
+PARTITION_LISTS = ("partitions", "partition_responses")
+
+
+def _merged_topics(entries: list) -> list:
+    """Per-topic entries of one topic merged into one: Kafka groups a response's partitions
+    by topic only where they are adjacent in its map, so a topic can appear twice (a Fetch
+    naming an unknown partition of it: the request's errors come first)."""
+    merged: dict = {}
+    out = []
+    for entry in entries:
+        key = _topic_key(entry)
+        if key is None:
+            out.append(entry)
+        elif key in merged:
+            first, field = merged[key]
+            first[field] = first[field] + entry[field]
+        else:
+            field = next(f for f in PARTITION_LISTS if f in entry)
+            merged[key] = (dict(entry), field)
+            out.append(merged[key][0])
+    return out
+
+
+def _topic_key(entry):
+    if not isinstance(entry, dict) or not any(f in entry for f in PARTITION_LISTS):
+        return None
+    return entry.get("topic", entry.get("name"))
 
 
 def _uncompared_config(entry) -> bool:

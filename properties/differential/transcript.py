@@ -15,7 +15,9 @@ properties/transcripts.py): a step's command line, `----`, its answer, a blank l
 A step both brokers answered alike has a `both:` line; the step where they diverged has one line
 per broker and where they differ. `replay` sends the steps again, in order, to both brokers
 (`live`), or to kafkaref alone and compares with the answers Apache Kafka gave when the file was
-written (`recorded`: a regression test that needs no Kafka).
+written (`recorded`: a regression test that needs no Kafka). The answers are normalised ones:
+a change to normalise.py or kept.py means recording the committed transcripts again
+(`python -m kafkaref.properties.differential record FILE`).
 """
 
 from __future__ import annotations

@@ -208,3 +208,12 @@ def test_names_turn_symbols_into_each_brokers_values():
     assert (names.node("n0"), names.node("n7")) == (5, 1007)
     assert (names.node_symbol(5), names.node_symbol(1007), names.node_symbol("")) == (
         "n0", "n7", "")
+
+
+def test_a_topic_answered_in_two_entries_is_compared_as_one():
+    answer = {"responses": [{"topic": "d1-1-t0", "partitions": [{"partition_index": 7}]},
+                            {"topic": "bad/name", "partitions": [{"partition_index": 0}]},
+                            {"topic": "d1-1-t0", "partitions": [{"partition_index": 0}]}]}
+    assert n.normalise(answer, FakeNames())["responses"] == [
+        {"topic": "bad/name", "partitions": [{"partition_index": 0}]},
+        {"topic": "t0", "partitions": [{"partition_index": 0}, {"partition_index": 7}]}]
