@@ -16,7 +16,11 @@ from kafkaref.properties.servers import ClusterSetup, PeerSetup
 
 pytestmark = [
     pytest.mark.parametrize("peer_setup", [PeerSetup("apache-kafka", 1)], scope="module"),
-    pytest.mark.parametrize("cluster_setup", [ClusterSetup(brokers=1)], scope="module"),
+    # the brokers' controller session as `kafkaref cluster` runs it (9 s, like Kafka's 9 s
+    # broker.session.timeout.ms): the fixture's 1 s, for fail-over tests, fenced the broker
+    # under load and turned a long walk's CreateTopics into INVALID_REPLICATION_FACTOR
+    pytest.mark.parametrize("cluster_setup", [ClusterSetup(brokers=1, session_timeout_ms=9_000)],
+                            scope="module"),
 ]
 TRANSCRIPTS = os.path.join(os.path.dirname(run.__file__), "transcripts")
 # The default run's walk: about a minute on the shared 2-core box (the two brokers started
