@@ -479,7 +479,8 @@ class Broker:
         for key, result in results.items():
             by_topic.setdefault(key[0], []).append(
                 {"index": key[1], "error_code": result.error, "base_offset": result.base_offset,
-                 "log_append_time": -1, "log_start_offset": self._answered_log_start(key, result),
+                 "log_append_time": result.log_append_time,
+                 "log_start_offset": self._answered_log_start(key, result),
                  "error_message": result.error_message if result.error else None,
                  "record_errors": [{"batch_index": i, "batch_index_error_message": m}
                                    for i, m in result.record_errors]})

@@ -65,6 +65,7 @@ class AppendResult:
     error_message: str | None = None
     # KIP-467: (index of the record in its batch, why) for each record that made the batch fail
     record_errors: tuple[tuple[int, str], ...] = ()
+    log_append_time: int = -1  # a duplicate's: its batch's max timestamp (CachedBatch)
 
 
 @attrs.frozen
@@ -122,7 +123,7 @@ class Partition:
             if header.producer_id >= 0:
                 self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
                     header.base_sequence, last_sequence(header), header.base_offset,
-                    header.last_offset))
+                    header.last_offset, header.max_timestamp))
 
     def reconfigure(self, config: PartitionConfig) -> None:
         """Take the topic's configs (on hosting the partition, and after AlterConfigs): the
@@ -214,7 +215,7 @@ class Partition:
             if check.duplicate is not None:
                 dup = check.duplicate
                 return AppendResult(ErrorCode.none, dup.first_offset, dup.last_offset,
-                                    self.log.log_start_offset)
+                                    self.log.log_start_offset, log_append_time=dup.timestamp)
             if check.error != ErrorCode.none:
                 return AppendResult(check.error)
         return self._stamp_and_append(data, headers)
@@ -246,7 +247,7 @@ class Partition:
             first = next_offset
             next_offset += header.last_offset_delta + 1
             cached.append((header, CachedBatch(header.base_sequence, last_sequence(header),
-                                               first, next_offset - 1)))
+                                               first, next_offset - 1, header.max_timestamp)))
         del view  # release the export before handing the buffer over
         info = self.log.append(bytes(buffer))
         error = getattr(info, "error", ErrorCode.none)  # impl/storage answers with AppendInfo
@@ -276,7 +277,8 @@ class Partition:
         for header in headers:  # only what was written enters the producer state
             first, next_offset = next_offset, next_offset + header.last_offset_delta + 1
             self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
-                header.base_sequence, last_sequence(header), first, next_offset - 1))
+                header.base_sequence, last_sequence(header), first, next_offset - 1,
+                header.max_timestamp))
         self.maybe_increment_hw()
         return AppendResult(ErrorCode.none, base, next_offset - 1, self.log.log_start_offset)
 
@@ -298,7 +300,8 @@ class Partition:
                 if h.producer_id >= 0:
                     self.producers.record(
                         h.producer_id, h.producer_epoch,
-                        CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset),
+                        CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset,
+                                    h.max_timestamp),
                     )
         self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
 

@@ -321,3 +321,18 @@ def test_a_commit_without_a_generation_to_an_empty_group_names_any_member(core_b
         "group_instance_id": None, "topics": [{"name": "t", "partitions": [
             {"partition_index": 0, "committed_offset": 3, "committed_metadata": ""}]}]})
     assert body.topics[0].partitions[0].error_code == ErrorCode.none
+
+
+def test_a_duplicate_is_answered_with_its_batchs_timestamp_as_log_append_time(core_broker):
+    """Kafka's UnifiedLog.append answers a duplicate idempotent batch with the cached batch's
+    timestamp as its log_append_time (a CreateTime topic too); kafkaref answered -1."""
+    create(core_broker, "t")
+    pid = call(core_broker, 22, 1, {"transactional_id": None,
+                                    "transaction_timeout": 1000}).producer_id
+    data = build_batch([(None, b"v", (), 1234)], producer_id=pid, producer_epoch=0,
+                       base_sequence=0)
+    first, again = (produce(core_broker, [("t", 0, data)])[("t", 0)] for _ in range(2))
+    assert (first.base_offset, first.log_append_time) == (0, None)
+    assert (again.base_offset, again.error_code) == (0, ErrorCode.none)
+    assert again.log_append_time is not None  # kio reads the time as a datetime
+    assert int(again.log_append_time.timestamp() * 1000) == 1234
