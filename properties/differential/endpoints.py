@@ -29,7 +29,7 @@ from kafkaref.impl.protocol.messages import build
 
 ANSWER_TIMEOUT_S = 15.0  # longer than any max_wait or group wait the machine asks for
 CONNECT_TIMEOUT_S = 5.0
-PENDING_S = 2.0  # a member's request not answered by then waits in the broker (a rebalance)
+PENDING_S = 5.0  # a member's request not answered by then waits in the broker (a rebalance)
 CLOSED = {"closed": True}  # the broker closed the connection instead of answering
 PENDING = {"pending": True}  # a member's request still waiting in the broker
 NOTHING = {"answer": "none expected"}  # acks=0, and the connection stayed open

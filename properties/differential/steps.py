@@ -468,7 +468,8 @@ def settle(step: Step, answer: dict, names: Names) -> None:
     endpoint = names.endpoint
     endpoint.forget_routes()
     wait_for(lambda: all(_shows(endpoint, address, expected)
-                         for address in endpoint.node_addresses.values()), SETTLE_S)
+                         for address in endpoint.node_addresses.values())
+             and _leaders_serve(endpoint, expected), SETTLE_S)
 
 
 def _expected_topics(step: Step, answer: dict, names: Names) -> dict[str, int | None]:
@@ -490,6 +491,22 @@ def _expected_topics(step: Step, answer: dict, names: Names) -> dict[str, int | 
         return {names.real(t): 1 for t in step.args["topics"]
                 if not t.startswith((LITERAL, LONG))}
     return {}
+
+
+def _leaders_serve(endpoint: Endpoint, expected: dict[str, int | None]) -> bool:
+    """Every partition of the topics that must exist is served by its leader: Kafka's metadata
+    can name a leader a moment before that broker's replica manager has the partition
+    (NOT_LEADER_OR_FOLLOWER meanwhile), longer on a loaded machine."""
+    topics = [{"name": name, "partitions": [
+        {"partition_index": p, "timestamp": -1, "current_leader_epoch": -1}
+        for p in range(count)]} for name, count in expected.items() if count]
+    if not topics:
+        return True
+    endpoint.forget_routes()
+    answer = endpoint.partitioned_call(2, 1, {"replica_id": -1, "isolation_level": 0,
+                                              "topics": topics}, {})
+    return all(p.get("error_code") == "none" for t in answer.get("topics", [])
+               for p in t["partitions"])
 
 
 def _shows(endpoint: Endpoint, address: str, expected: dict[str, int | None]) -> bool:
