@@ -635,7 +635,7 @@ class Broker:
         answers = []
         for key in order:
             r = results[key]
-            hw, log_start, aborted_empty = _fetch_fields(r, isolation)
+            hw, log_start, aborted_empty = fetch_answer_fields(r, isolation)
             answers.append(PartitionAnswer(key[1], r.error, hw, log_start, r.records,
                                            r.diverging_epoch, aborted_empty=aborted_empty))
         # refused before the read: -1 offsets, empty records and aborted_transactions (the schema's
@@ -993,7 +993,7 @@ class Broker:
         return self.replica_manager.next_deadline_ms()
 
 
-def _fetch_fields(result, isolation_level: int) -> tuple[int, int, bool]:
+def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:
     """(high watermark, log start offset, aborted_transactions empty rather than null) of one
     partition's fetch answer, as Kafka fills them. A failed partition says -1 for both offsets
     (ReplicaManager.readFromLocalLog's createLogReadResult; KafkaApis' partitionResponse).
