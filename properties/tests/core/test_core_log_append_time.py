@@ -13,6 +13,7 @@ from kafkaref.impl.core.config import PartitionConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import Partition
 from kafkaref.impl.core.topic_rules import DELETE, SET
+from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import (
     build_batch,
     check_batch,
@@ -155,3 +156,20 @@ def test_a_partition_reads_the_timestamp_type_at_each_append():
         ErrorCode.none, 2, WALL_MS)
     _, views = split_batches(log.read(0, 1 << 20))
     assert [parse_header(v).max_timestamp for v in views] == [1001, WALL_MS]
+
+
+@pytest.mark.parametrize("codec", list(Compression))
+def test_a_compressed_batch_is_stamped_in_place_with_its_records_as_sent(codec):
+    """Kafka stamps a compressed batch without recompressing it (the topic's compression.type
+    is "producer"): the header changes, the compressed records do not."""
+    log = MemoryLog(wall_ms=lambda: WALL_MS)
+    partition = Partition("t", 0, 1, log, clock=lambda: 0,
+                          config=PartitionConfig(log_append_time=True))
+    partition.make_leader(1, {1}, (1,))
+    sent = records(3, compression=codec)
+    assert partition.append_as_leader(sent, 1).log_append_time == WALL_MS
+    ((header, raw),) = log.batches()
+    assert header.compression == codec and bytes(raw)[61:] == sent[61:]
+    assert check_batch(raw) == ErrorCode.none
+    assert [(r.value, r.timestamp) for r in decode_batch(raw).records] == [
+        (b"v%d" % i, WALL_MS) for i in range(3)]
