@@ -8,7 +8,8 @@ Layout (big-endian, 61-byte header, see docs/semantics.md):
 
 Length counts the bytes after itself (batch size - 12). The CRC-32C (impl/protocol/crc.py) covers
 Attributes to the end, so a broker can rewrite BaseOffset and PartitionLeaderEpoch in place
-(stamp_batch) without recomputing it. A record inside is
+(stamp_batch) without recomputing it; a LogAppendTime topic's leader also rewrites Attributes and
+MaxTimestamp, and so the CRC (log_append_time_header). A record inside is
 
     length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
     keyLength varint | key | valueLength varint | value | headerCount varint |
