@@ -191,12 +191,12 @@ class Log:
         record if config.validate_records (a tool or a test handing it unchecked bytes).
 
         log_append_time: a LogAppendTime topic's append; every batch also gets this log's
-        wall-clock time, read once (records.log_append_time_header), on the general path."""
+        wall-clock time, read once (records.log_append_time_header)."""
         append_time = self.clock_ms() if log_append_time else None
         if checked is not None:
             self._check_open()
-            if len(checked) == 1 and append_time is None:
-                return self._append_one_stamped(data, checked[0], leader_epoch)
+            if len(checked) == 1:
+                return self._append_one_stamped(data, checked[0], leader_epoch, append_time)
             return self._stamp_and_append(_batches_of(data, checked), checked, leader_epoch,
                                           append_time)
         if self._frame_only_leader and not self._closed and append_time is None:
@@ -243,13 +243,16 @@ class Log:
         info = self._append_checked(stamped, stamped_headers)
         return info if append_time is None else info._replace(log_append_time=append_time)
 
-    def _append_one_stamped(self, data, header, leader_epoch: int) -> AppendInfo:
+    def _append_one_stamped(self, data, header, leader_epoch: int,
+                            append_time: int | None = None) -> AppendInfo:
         """Append one checked producer batch at the leo: the per-append work of the hot path,
         kept to what every append must do (roll check, one writev, accounting).
 
         Only BaseOffset and PartitionLeaderEpoch change (outside the CRC): a stamped copy of the
         first 16 bytes and the caller's bytes after them go out in one writev(), so the batch
-        is never copied in user space. Same rules as _append_checked (its naive twin)."""
+        is never copied in user space. Same rules as _append_checked (its naive twin). With an
+        append_time (a LogAppendTime topic) the stamped copy is the whole 61-byte header, its
+        timestamp type, MaxTimestamp and CRC rewritten too."""
         leo = self._leo
         length = header[1]
         size = length + LOG_OVERHEAD
@@ -262,16 +265,19 @@ class Log:
         # any other epoch, an older one included, goes through Kafka's assign rule
         if not epochs or leader_epoch != epochs[-1][0]:
             self.epochs.assign(leader_epoch, leo)
-        segment.append_parts(
-            (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:]),
-            size, leo, last_offset, header[8],
-        )
+        if append_time is None:
+            parts = (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:])
+            segment.append_parts(parts, size, leo, last_offset, header[8])
+        else:
+            head = log_append_time_header(data, leo, leader_epoch, append_time)
+            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, leo, last_offset,
+                                 append_time)
         self._leo = last_offset + 1
         self._unflushed_messages += header[12]
         if self._flush_policy:
             self._maybe_flush()
-        return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size,
-                                       self.log_start_offset, -1))  # every field: no defaults
+        return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size, self.log_start_offset,
+                                       -1 if append_time is None else append_time))
 
     def _append_checked(self, batches, headers: list[BatchHeader]) -> AppendInfo:
         if not batches:

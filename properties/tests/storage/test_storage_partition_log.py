@@ -126,14 +126,19 @@ def test_a_log_append_time_append_stamps_every_batch_with_one_reading_of_the_wal
     assert now >= 5_000
     plain = log.append_as_leader(batch(1), 7, log_append_time=False)
     assert (plain.first_offset, plain.log_append_time) == (5, -1)
-    (first, a), (second, b), (third, c) = log.iter_batches()
-    for header, raw, sent in ((first, a, batch(2)), (second, b, batch(3))):
+    one = batch(4)  # one batch alone: a storage Log's one-batch path
+    later = log.append_as_leader(one, 7, headers_of(one) if checked else None,
+                                 log_append_time=True)
+    assert (later.first_offset, later.last_offset) == (6, 9) and later.log_append_time > now
+    (first, a), (second, b), (third, c), (fourth, d) = log.iter_batches()
+    for header, raw, sent, time in ((first, a, batch(2), now), (second, b, batch(3), now),
+                                    (fourth, d, one, later.log_append_time)):
         assert check_batch(raw) == ErrorCode.none  # the CRC covers the new header
-        assert header.is_log_append_time and header.max_timestamp == now
+        assert header.is_log_append_time and header.max_timestamp == time
         assert header.attributes == parse_header(sent).attributes | LOG_APPEND_TIME_FLAG
         assert header.base_timestamp == 1_000 and bytes(raw)[61:] == sent[61:]
         assert header == parse_header(raw)
-        assert {r.timestamp for r in decode_batch(raw).records} == {now}  # as a reader sees it
+        assert {r.timestamp for r in decode_batch(raw).records} == {time}  # as a reader sees it
     assert not third.is_log_append_time and bytes(c) == bytes(stamped(batch(1), 5, 7))
     assert data == batch(2) + batch(3)  # the caller's bytes are not changed
 
