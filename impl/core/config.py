@@ -79,6 +79,9 @@ class PartitionConfig:
     replica_lag_time_max_ms: int = 30_000
     # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    # message.timestamp.type=LogAppendTime: the log stamps each batch with its clock, the Produce
+    # answer says the time (PartitionLog.append_as_leader); AlterConfigs acts on later appends.
+    log_append_time: bool = False
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False
@@ -88,11 +91,6 @@ class PartitionConfig:
     # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
     # handed to the log (set_segment_bytes), which rolls at it from its next append on.
     segment_bytes: int | None = None
-    # message.timestamp.type=LogAppendTime: the leader's log stamps every batch it appends with
-    # its wall-clock time (PartitionLog.append_as_leader), and the Produce answer carries it as
-    # log_append_time (-1 for CreateTime). Read at each append, so an AlterConfigs switching
-    # it acts on later appends only.
-    log_append_time: bool = False
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True
