@@ -21,7 +21,7 @@ NOT_GENERATED = {
     "broker-configs": "DescribeConfigs of this broker or the cluster default without naming "
                       "keys kafkaref has; Alter/IncrementalAlterConfigs of brokers",
     "broker-logger-configs": "DescribeConfigs of BROKER_LOGGER resources",
-    "log-append-time": "topics with message.timestamp.type=LogAppendTime",
+    "producer-log-append-time": "producer batches with the timestamp-type bit set",
     "timestamp-bounds": "record timestamps further than an hour ahead of the broker's clock",
     "null-array-before-nullable": "OffsetFetch v1 with a null topic array",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",

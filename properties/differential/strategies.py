@@ -31,8 +31,7 @@ CONFIG_VALUES = {
     "cleanup.policy": ["delete", "compact", "delete,compact", "bogus"],
     "compression.type": ["producer", "gzip", "zstd", "uncompressed", "none", "bogus"],
     "max.message.bytes": ["200", "1048588", "0", "-1", "x"],
-    "message.timestamp.type": ["CreateTime", "bogus"] + (
-        ["LogAppendTime"] if generated("log-append-time") else []),
+    "message.timestamp.type": ["CreateTime", "LogAppendTime", "bogus"],
     "min.insync.replicas": ["1", "2", "0", "x"],
     "retention.ms": ["604800000", "-1", "-2", "x"],
     "retention.bytes": ["-1", "1048576"],

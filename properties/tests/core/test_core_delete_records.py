@@ -7,10 +7,9 @@ a follower that has it keeps it when it becomes leader. What Apache Kafka does (
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.impl.replication.apply import apply_fetch_response, start_at_leader_log_start
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.impl.replication.apply import start_at_leader_log_start
+from kafkaref.properties.wire_calls import call, core_brokers, replicate_once
 
 KEY = ("t", 0)
 
@@ -85,18 +84,7 @@ def test_delete_records_refusals_as_kafka_answers_them():
 
 
 def replicate(leader, follower):
-    """One replica fetch round of `follower` from `leader`, as the fetcher thread does it."""
-    partition = follower.replica_manager.partition(KEY)
-    request = FetchPartition(partition.log_end_offset, 1 << 20, partition.leader_epoch,
-                             partition.log.epochs.latest_epoch, partition.log.log_start_offset)
-    answers = []
-    leader.replica_manager.fetch(follower.broker_id, 0, 1, 1 << 20, {KEY: request}, answers.append)
-    r = answers[0][KEY]
-    if r.error == ErrorCode.offset_out_of_range:
-        start = leader.replica_manager.list_offset(KEY, -2, replica_id=follower.broker_id).offset
-        return start_at_leader_log_start(partition, start)
-    return apply_fetch_response(partition, r.error, r.diverging_epoch, r.records,
-                                r.high_watermark, r.log_start_offset)
+    return replicate_once(leader, follower, KEY)
 
 
 def leader_and_follower():
