@@ -862,7 +862,8 @@ class Broker:
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
                          session, rebalance, done, client_id=request.client_id or "",
-                         require_known_member_id=request.api_version >= 4)
+                         require_known_member_id=request.api_version >= 4,
+                         client_host=request.client_host)
 
     def _sync_group(self, request, respond):
         """From v5 the member names the group's protocol type and name: both must be given

@@ -60,6 +60,7 @@ class Member:
     last_heartbeat_ms: int
     group_instance_id: str | None = None
     client_id: str = ""
+    client_host: str = ""  # the connection's peer, as the server names it ("/127.0.0.1")
     join: Callable | None = None  # pending JoinGroup answer
     sync: Callable | None = None  # pending SyncGroup answer
     assignment: bytes = b""
@@ -115,7 +116,7 @@ class GroupCoordinator:
     def join(self, group_id: str, member_id: str, group_instance_id, protocol_type: str,
              protocols, session_timeout_ms: int, rebalance_timeout_ms: int,
              respond: Callable[[JoinAnswer], None], client_id: str = "",
-             require_known_member_id: bool = False) -> None:
+             require_known_member_id: bool = False, client_host: str = "") -> None:
         """require_known_member_id: JoinGroup v4+ (KIP-394's MEMBER_ID_REQUIRED round trip
         for dynamic members)."""
         low, high = self.session_bounds
@@ -149,7 +150,7 @@ class GroupCoordinator:
             if not pending:
                 member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
             member = Member(member_id, session_timeout_ms, rebalance_timeout_ms, protocols, now,
-                            group_instance_id, client_id)
+                            group_instance_id, client_id, client_host)
             group.members[member_id] = member
             if group_instance_id:
                 group.static_members[group_instance_id] = member_id
@@ -452,7 +453,7 @@ class GroupCoordinator:
                     "protocol_type": "", "protocol_data": "", "members": []}
         stable = group.state == STABLE
         members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                    "client_id": m.client_id, "client_host": "",
+                    "client_id": m.client_id, "client_host": m.client_host,
                     "member_metadata": dict(m.protocols).get(group.protocol_name, b"")
                     if stable else b"",
                     "member_assignment": m.assignment if stable else b""}

@@ -336,3 +336,22 @@ def test_a_duplicate_is_answered_with_its_batchs_timestamp_as_log_append_time(co
     assert (again.base_offset, again.error_code) == (0, ErrorCode.none)
     assert again.log_append_time is not None  # kio reads the time as a datetime
     assert int(again.log_append_time.timestamp() * 1000) == 1234
+
+
+def join_group_v0(broker, group, client_host):
+    call(broker, 10, 0, {"key": group})  # creates __consumer_offsets (answered "not yet")
+    assert call(broker, 10, 0, {"key": group}).error_code == ErrorCode.none
+    return call(broker, 11, 0, {
+        "group_id": group, "member_id": "", "session_timeout": 30_000,
+        "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"\0"}]},
+        client_id="joiner", client_host=client_host)
+
+
+def test_describe_groups_names_each_members_host(core_broker):
+    """ClassicGroupMember.clientHost: the address of the connection the member joined on, as
+    the server names it; the core takes it as a value on the request."""
+    joined = join_group_v0(core_broker, "g", "/10.1.2.3")
+    assert joined.error_code == ErrorCode.none
+    [group] = call(core_broker, 15, 0, {"groups": ["g"]}).groups
+    [(client_id, host)] = [(m.client_id, m.client_host) for m in group.members]
+    assert (client_id, host) == ("joiner", "/10.1.2.3")
