@@ -125,7 +125,7 @@ class GroupCoordinator:
             return
         group = self.group(group_id)
         protocols = tuple((name, bytes(meta or b"")) for name, meta in protocols)
-        if group.protocol_type not in (None, protocol_type) and group.members:
+        if not _supports_protocols(group, protocol_type, protocols):
             respond(JoinAnswer(ErrorCode.inconsistent_group_protocol, member_id=member_id))
             return
         if group.fenced(member_id, group_instance_id) and member_id:
@@ -462,6 +462,18 @@ class GroupCoordinator:
                 "protocol_type": group.protocol_type or "",
                 "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members}
+
+
+def _supports_protocols(group: Group, protocol_type: str, protocols) -> bool:
+    """Kafka's ClassicGroup.supportsProtocols, asked of every join before anything else about
+    the member: an empty group takes any type and protocols, as long as there are some; else
+    the type must be the group's and one of the protocols named must be supported by every
+    member -- a member joining again counted with the protocols of its last join, not these."""
+    if group.state == EMPTY:
+        return bool(protocol_type) and bool(protocols)
+    members = group.members.values()
+    return group.protocol_type == protocol_type and any(
+        all(name in dict(m.protocols) for m in members) for name, _ in protocols)
 
 
 def _member_list(group: Group) -> tuple[tuple[str, str | None, bytes], ...]:

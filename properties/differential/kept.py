@@ -26,8 +26,6 @@ NOT_GENERATED = {
     "null-array-before-nullable": "OffsetFetch v1 with a null topic array",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",
     "config-documentation": "DescribeConfigs asking for documentation",
-    "rejoin-with-other-protocols": "a member joining again with other protocols than the "
-                                   "first time",
     "default-replication-factor": "on several nodes: topics left to the broker's default "
                                   "replication factor (CreateTopics rf -1, auto-creation)",
 }

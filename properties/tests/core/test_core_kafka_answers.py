@@ -355,3 +355,25 @@ def test_describe_groups_names_each_members_host(core_broker):
     [group] = call(core_broker, 15, 0, {"groups": ["g"]}).groups
     [(client_id, host)] = [(m.client_id, m.client_host) for m in group.members]
     assert (client_id, host) == ("joiner", "/10.1.2.3")
+
+
+def test_a_rejoining_member_is_counted_with_its_last_protocols(core_broker):
+    """ClassicGroup.supportsProtocols: a join's protocols must include one every member
+    supports, the joining member counted with the protocols of its last join; an empty group
+    takes any, as long as it has a type and protocols."""
+    def join(member_id, names, protocol_type="consumer"):
+        return call(core_broker, 11, 0, {
+            "group_id": "g", "member_id": member_id, "session_timeout": 30_000,
+            "protocol_type": protocol_type,
+            "protocols": [{"name": name, "metadata": b"\0"} for name in names]})
+
+    call(core_broker, 10, 0, {"key": "g"})  # creates __consumer_offsets
+    assert join("", ["range"], protocol_type="").error_code == ErrorCode.inconsistent_group_protocol
+    assert join("", []).error_code == ErrorCode.inconsistent_group_protocol
+    first = join("", ["range"])
+    assert first.error_code == ErrorCode.none
+    assert join(first.member_id, ["rr"]).error_code == ErrorCode.inconsistent_group_protocol
+    assert join(first.member_id, ["range"], "other").error_code == \
+        ErrorCode.inconsistent_group_protocol
+    again = join(first.member_id, ["rr", "range"])
+    assert (again.error_code, again.generation_id) == (ErrorCode.none, first.generation_id + 1)
