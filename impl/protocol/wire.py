@@ -34,6 +34,7 @@ from kio.serial.errors import SerialError
 
 from kafkaref.impl.protocol import flexible, tagged_fields
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, encode_fetch_response
+from kafkaref.impl.protocol.null_arrays import forbidden_null
 from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
 from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 
@@ -157,7 +158,13 @@ def _read(payload, cls, known_tags_only: bool = False):
         else:
             body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
             offset += size
+            null = forbidden_null(body)  # kio reads any array as nullable
+            if null is not None:
+                raise MalformedRequest(f"{cls.__name__}: {null} is null, which "
+                                       f"v{cls.__version__} does not allow")
         return header, body, payload, offset
+    except MalformedRequest:
+        raise
     except KeyError as exc:
         if cls.__flexible__ and not known_tags_only:
             try:

@@ -23,7 +23,6 @@ NOT_GENERATED = {
     "broker-logger-configs": "DescribeConfigs of BROKER_LOGGER resources",
     "log-append-time": "topics with message.timestamp.type=LogAppendTime",
     "timestamp-bounds": "record timestamps further than an hour ahead of the broker's clock",
-    "null-array-before-nullable": "OffsetFetch v1 with a null topic array",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",
     "config-documentation": "DescribeConfigs asking for documentation",
     "default-replication-factor": "on several nodes: topics left to the broker's default "
