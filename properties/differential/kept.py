@@ -46,10 +46,6 @@ UNCOMPARED_CONFIGS = {
 # Fields left out of every answer while their row stands (normalise.DROPPED is the fields that
 # differ by nature; these are differences).
 UNCOMPARED_FIELDS: dict[str, str] = {}
-# The aborted_transactions of a read that returned no records are not compared while
-# "aborted-transactions-of-an-empty-read" stands: Kafka says null when the byte budget cut the
-# first batch, [] when there was nothing to read or no budget left.
-EMPTY_READ_ABORTED_COMPARED = False
 # A fetch's records may end inside a batch on Kafka (its byte limit cuts the segment
 # anywhere); kafkaref sends whole batches only: the partial tail is not compared
 # ("partial-trailing-batch").

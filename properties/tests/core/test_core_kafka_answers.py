@@ -93,7 +93,7 @@ def test_zstd_batches_need_produce_v7(core_broker, version, expected):
     assert answer.error_code == expected
 
 
-def fetch(broker, partitions, isolation=0, version=11):
+def fetch(broker, partitions, isolation=0, version=11, max_bytes=1 << 20):
     """partitions: [(topic, index, offset)]; the answers by (topic, index)."""
     topics: dict[str, list] = {}
     for topic, index, offset in partitions:
@@ -101,7 +101,7 @@ def fetch(broker, partitions, isolation=0, version=11):
             "partition": index, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
             "current_leader_epoch": -1, "log_start_offset": -1, "last_fetched_epoch": -1})
     body = call(broker, 1, version, {
-        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": max_bytes,
         "isolation_level": isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
         "forgotten_topics_data": [],
         "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
@@ -128,6 +128,27 @@ def test_fetch_answers_fill_offsets_and_aborted_transactions_as_kafka_does(core_
     assert (beyond.error_code, beyond.high_watermark, beyond.last_stable_offset,
             beyond.log_start_offset, beyond.aborted_transactions) == (
         ErrorCode.offset_out_of_range, -1, -1, -1, None)
+
+
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_a_read_committed_read_cut_by_the_byte_budget_has_null_aborted_transactions(
+        core_broker, zero_copy):
+    """ReplicaManager.readFromLocalLog replaces a read whose first batch does not fit the
+    bytes left (firstEntryIncomplete) by an empty read without aborted transactions: null.
+    A read with nothing to read, or no bytes left at all, keeps the log's empty list."""
+    core_broker.zero_copy_fetch = zero_copy
+    create(core_broker, "t", partitions=2)
+    produce(core_broker, [("t", 0, batch()), ("t", 1, batch())])
+    size = len(batch())
+    for max_bytes, second in ((size + 10, None), (size, ())):
+        answers = fetch(core_broker, [("t", 0, 0), ("t", 1, 0)], isolation=1,
+                        max_bytes=max_bytes)
+        first, cut = answers[("t", 0)], answers[("t", 1)]
+        assert (len(first.records), first.aborted_transactions) == (size, ())
+        assert (cut.error_code, len(cut.records), cut.aborted_transactions) == (
+            ErrorCode.none, 0, second)
+    answers = fetch(core_broker, [("t", 0, 0), ("t", 1, 1)], isolation=1, max_bytes=size + 10)
+    assert answers[("t", 1)].aborted_transactions == ()  # at the high watermark: nothing to read
 
 
 def list_offsets(broker, partitions, version=5):
