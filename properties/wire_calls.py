@@ -19,12 +19,14 @@ from kafkaref.properties.clock import ManualClock
 CORRELATION_ID = 42
 
 
-def call(broker, api_key: int, version: int, values: dict, client_id: str = "test"):
+def call(broker, api_key: int, version: int, values: dict, client_id: str = "test",
+         client_host: str = ""):
     """The decoded response body; None when the broker answered "send nothing" (acks=0);
     CLOSE_CONNECTION when it closes the connection instead; "pending" when it has not answered
-    yet (the request waits in a purgatory)."""
+    yet (the request waits in a purgatory). client_host: the peer the server would name."""
     request = build(load_request_schema(api_key, version), values)
-    decoded = wire.decode_request(wire.encode_request(CORRELATION_ID, client_id, request)[4:])
+    decoded = wire.decode_request(wire.encode_request(CORRELATION_ID, client_id, request)[4:],
+                                  client_host)
     out = []
     broker.handle(decoded, out.append)
     if not out or out[0] is None or out[0] is CLOSE_CONNECTION:

@@ -862,7 +862,8 @@ class Broker:
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
                          session, rebalance, done, client_id=request.client_id or "",
-                         require_known_member_id=request.api_version >= 4)
+                         require_known_member_id=request.api_version >= 4,
+                         client_host=request.client_host)
 
     def _sync_group(self, request, respond):
         """From v5 the member names the group's protocol type and name: both must be given
@@ -999,9 +1000,11 @@ def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:
     (ReplicaManager.readFromLocalLog's createLogReadResult; KafkaApis' partitionResponse).
     Aborted transactions: an empty list for read_committed reads (the log's index, empty here)
     and for partitions the request names that do not exist (checked before the read, the
-    schema's default); null otherwise (a read_uncommitted read, a failed read)."""
+    schema's default); null otherwise (a read_uncommitted read, a failed read, a read whose
+    first batch did not fit the bytes left: Kafka answers it with an empty read of its own)."""
     if result.error == ErrorCode.none:
-        return result.high_watermark, result.log_start_offset, isolation_level == READ_COMMITTED
+        committed = isolation_level == READ_COMMITTED and not result.first_batch_cut
+        return result.high_watermark, result.log_start_offset, committed
     return -1, -1, result.error == ErrorCode.unknown_topic_or_partition
 
 

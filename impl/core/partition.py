@@ -53,6 +53,10 @@ class FetchResult:
     log_end_offset: int = -1
     records: bytes | RecordsSlice = b""  # a file range on the zero-copy path
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
+    # no records although some were there to read: the byte budget left was smaller than the
+    # first batch (set by ReplicaManager, which knows the budget; Kafka answers such a read's
+    # aborted_transactions null)
+    first_batch_cut: bool = False
 
 
 @attrs.frozen
