@@ -161,9 +161,11 @@ def _start_at(replica: Replica, log) -> Replica:
 
 
 def _move_log_start(replica: Replica, offset: int) -> Replica:
+    """The log start moves up; the flushed point with it (what lies below the log start is
+    never recovered: Kafka's updateLogStartOffset raises the recovery point)."""
     if offset <= replica.log_start:
         return replica
-    return _replace(replica, log_start=offset,
+    return _replace(replica, log_start=offset, flushed=max(replica.flushed, offset),
                     epoch_cache=trim_epoch_cache_start(replica.epoch_cache, offset))
 
 

@@ -201,10 +201,16 @@ class CoreLockstep:
             for i in range(len(ids)):
                 names.pop((epoch, leo + i), None)
 
-    def _fetch(self, e: ev.Fetch) -> None:
+    def _disconnected(self, e) -> bool:
+        """A request to a broker that is down: answered Disconnected (True), else False."""
         self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self.alive(e.broker):
+            return False
+        self._effects.append(Disconnected(e.request_id))
+        return True
+
+    def _fetch(self, e: ev.Fetch) -> None:
+        if self._disconnected(e):
             return
         key = (TOPIC, e.partition)
 
@@ -226,17 +232,13 @@ class CoreLockstep:
                              log_start_offset=log_start)
 
     def _list_offsets(self, e: ev.ListOffsets) -> None:
-        self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self._disconnected(e):
             return
         answer = self.brokers[e.broker].replica_manager.list_offset((TOPIC, e.partition), e.timestamp)
         self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset))
 
     def _delete_records(self, e: ev.DeleteRecords) -> None:
-        self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self._disconnected(e):
             return
         key = (TOPIC, e.partition)
 

@@ -219,6 +219,7 @@ class MemoryLog:
         if offset > self.high_watermark:
             raise ValueError(f"log start {offset} above the high watermark {self.high_watermark}")
         self.log_start_offset = offset
+        self.flushed_offset = max(self.flushed_offset, offset)  # as Log's recovery point
         self.epochs.truncate_from_start(offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:

@@ -588,6 +588,9 @@ class Log:
 
     def _advance_log_start(self, offset: int) -> None:
         self.log_start_offset = max(self.log_start_offset, offset)
+        # nothing below the log start is ever recovered: the recovery point moves up with it
+        # (Kafka's UnifiedLog.updateLogStartOffset)
+        self.recovery_point = max(self.recovery_point, self.log_start_offset)
         self.epochs.truncate_from_start(self.log_start_offset)
         checkpoint.fsync_directory(self.directory)
         self.write_checkpoint()
