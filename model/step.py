@@ -210,24 +210,18 @@ def _read(replica: Replica, offset: int, end: int, max_bytes: int) -> tuple[int,
     Returns (first offset, entries)."""
     if offset >= end:
         return offset, ()
-    log = replica.log
-    first = log[offset].base
-    stop = first
-    total = 0
-    while stop < end:
-        batch_end, size = _batch_at(log, stop, end)
-        if stop > first and total + size > max_bytes:
-            break
-        total += size
-        stop = batch_end
-    return first, log.slice(first, stop)
+    first, stop, _ = _read_extent(replica.log, offset, end, max_bytes)
+    return first, replica.log.slice(first, stop)
 
 
 def _read_bytes(replica: Replica, offset: int, end: int, max_bytes: int) -> int:
     """Bytes _read returns (Kafka's first min_bytes test is on what it read)."""
-    if offset >= end:
-        return 0
-    log = replica.log
+    return 0 if offset >= end else _read_extent(replica.log, offset, end, max_bytes)[2]
+
+
+def _read_extent(log, offset: int, end: int, max_bytes: int) -> tuple[int, int, int]:
+    """(first offset, stop offset, bytes) of a read at offset below end: whole batches from
+    the one holding the offset, the first one always, then as many as fit in max_bytes."""
     first = log[offset].base
     stop, total = first, 0
     while stop < end:
@@ -236,7 +230,7 @@ def _read_bytes(replica: Replica, offset: int, end: int, max_bytes: int) -> int:
             break
         total += size
         stop = batch_end
-    return total
+    return first, stop, total
 
 
 def _available_bytes(replica: Replica, offset: int, end: int, max_bytes: int, enough: int) -> int:
