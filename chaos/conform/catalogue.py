@@ -16,10 +16,17 @@ import importlib
 import attrs
 
 CHECK_MODULES = ("checks_protocol", "checks_log", "checks_fetch", "checks_producer",
-                 "checks_groups", "checks_admin", "checks_storage", "fuzz", "checks_faults")
+                 "checks_groups", "checks_admin", "checks_storage", "fuzz", "checks_faults",
+                 "checks_versions")
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 STATUSES = (PASS, FAIL, SKIP, ERROR)
+# Version levels a check runs at (probe.py): the wire checks twice, at the lowest and at the
+# highest version of each API the broker advertises (issue 23: a broker whose newest versions
+# lose records must not pass on its oldest); the others (faults, storage, fuzz, which need
+# minutes or a fault command each) once, at the versions the probe prefers.
+LOWEST, HIGHEST, PREFERRED_LEVEL = "lowest", "highest", "preferred"
+WIRE_GROUPS = frozenset({"protocol", "log", "fetch", "producer", "groups", "admin"})
 
 
 @attrs.frozen
@@ -45,6 +52,8 @@ class Outcome:
     reference: str
     behaviour: str
     evidence: tuple[Evidence, ...] = ()
+    # level -> {API name: the versions it was sent at}: what the check exercised at each level
+    versions: dict = attrs.Factory(dict)
 
     def as_dict(self) -> dict:
         data = attrs.asdict(self, recurse=False)
@@ -79,6 +88,7 @@ class Check:
     function: object
     reference: str
     deadline_s: float
+    levels: tuple[str, ...] = (PREFERRED_LEVEL,)
 
     @property
     def behaviour(self) -> str:
@@ -90,13 +100,17 @@ class Check:
 CATALOGUE: dict[str, Check] = {}
 
 
-def check(name: str, group: str, reference: str, deadline_s: float = 30.0):
-    """Register a check under a unique name (the name --only/--skip and the reports use)."""
+def check(name: str, group: str, reference: str, deadline_s: float = 30.0,
+          levels: tuple[str, ...] | None = None):
+    """Register a check under a unique name (the name --only/--skip and the reports use).
+    levels: the version levels it runs at (default: lowest and highest for the wire groups,
+    else the preferred versions); a check about what only new versions carry says HIGHEST."""
 
     def register(function):
         if name in CATALOGUE:
             raise ValueError(f"check {name} registered twice")
-        CATALOGUE[name] = Check(name, group, function, reference, deadline_s)
+        chosen = levels or ((LOWEST, HIGHEST) if group in WIRE_GROUPS else (PREFERRED_LEVEL,))
+        CATALOGUE[name] = Check(name, group, function, reference, deadline_s, chosen)
         return function
 
     return register

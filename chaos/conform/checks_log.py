@@ -355,6 +355,9 @@ def list_offsets(probe: Probe):
                  expected="first offset with timestamp >= target; -1 past the last")
 
 
+ZSTD_PRODUCE = 7  # the first Produce version that may carry zstd batches (KIP-110)
+
+
 def _codec_check(codec: Compression):
     @check(f"compression_{codec.name}", "log",
            "KIP-98 record batch v2 attributes bits 0-2; KIP-110 (zstd)")
@@ -363,7 +366,9 @@ def _codec_check(codec: Compression):
         topic = probe.create_topic(f"codec-{codec.name}")
         batch = build_batch([(b"k%d" % i, v, (("h", b"%d" % i),), None)
                              for i, v in enumerate(values)], compression=codec)
-        answer = probe.produce(topic, batch)
+        # zstd only from Produce v7 (KIP-110): below, Kafka refuses it
+        version = max(probe.version(0), ZSTD_PRODUCE) if codec == Compression.zstd else None
+        answer = probe.produce(topic, batch, version=version)
         if answer.error_code == ErrorCode.unsupported_compression_type:
             raise probe.fail(f"{codec.name} refused as UNSUPPORTED_COMPRESSION_TYPE",
                              response=answer, expected="NONE")

@@ -15,6 +15,7 @@ from kafkaref.chaos.conform.catalogue import (
     ERROR,
     FAIL,
     PASS,
+    PREFERRED_LEVEL,
     SKIP,
     Check,
     CheckFailed,
@@ -131,7 +132,31 @@ def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
     probe.abandon()
     return Outcome(check.name, check.group, box["status"], str(box["summary"]),
                    round(time.monotonic() - started, 3), check.reference, check.behaviour,
-                   tuple(box.get("evidence", ())))
+                   tuple(box.get("evidence", ())), {probe.level: probe.versions_sent()})
+
+
+# How one verdict of a check at several levels is made of its verdicts at each: the worst wins
+WORST_FIRST = (FAIL, ERROR, PASS, SKIP)
+
+
+def combined(outcomes: list[Outcome]) -> Outcome:
+    """One outcome of a check run at several version levels: the worst status (a skip at one
+    level does not hide a pass at another), each level's summary prefixed with the level and
+    the versions it sent, the evidence of the levels that did not pass, every level's versions."""
+    status = next(s for s in WORST_FIRST if any(o.status == s for o in outcomes))
+    parts, evidence, versions = [], [], {}
+    for o in outcomes:
+        ((level, sent),) = o.versions.items()
+        versions[level] = sent
+        shown = ", ".join(f"{name} v{'/'.join(map(str, found))}" for name, found in sent.items())
+        parts.append(f"{level} ({shown or 'nothing sent'}): {o.status}"
+                     + (f", {o.summary}" if o.summary else ""))
+        if o.status in (FAIL, ERROR):
+            evidence.extend(o.evidence)
+    first = outcomes[0]
+    return Outcome(first.name, first.group, status, "; ".join(parts),
+                   round(sum(o.duration_s for o in outcomes), 3), first.reference,
+                   first.behaviour, tuple(evidence), versions)
 
 
 def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
@@ -150,11 +175,13 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
         return RunResult(label, bootstrap, started, outcomes, reason)
     outcomes = []
     for index, check in enumerate(checks):
-        probe = Probe(bootstrap, versions, timeout_s, replication_factor, options)
         deadline = check.deadline_s * float(options.get("deadline_scale", 1.0))
         if check.name == "protocol_fuzz":
             deadline = max(deadline, int(options.get("fuzz", 300)) * 0.02 + 60)
-        outcome = run_check(check, probe, deadline)
+        levels = check.levels if options.get("levels", True) else (PREFERRED_LEVEL,)
+        outcome = combined([run_check(check, Probe(bootstrap, versions, timeout_s,
+                                                   replication_factor, options, level),
+                                      deadline) for level in levels])
         outcomes.append(outcome)
         if progress is not None:
             progress(index, len(checks), outcome)
