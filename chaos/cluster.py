@@ -61,18 +61,27 @@ class ProxiedCluster:
             "session_timeout_ms": session_timeout_ms, "unclean_election": unclean_election,
             "snapshot_path": os.path.join(self.directory, "controller.json"),
             # the controller's mutants (M14) act in the controller, which runs here
-            "mutants": self.mutants}
+            "mutants": self.mutants, **self._controller_address()}
         self.controller = ControllerServer(**self._controller_args).start()
-        self.mesh = ProxyMesh()
-        controller = _address(self.controller.address)
-        for i in self.broker_ids:
-            self.mesh.add(client_link(i))
-            self.mesh.add(controller_link(i), controller)
-            for j in self.broker_ids:
-                if i != j:
-                    self.mesh.add(peer_link(i, j))
+        self.mesh = self._network()
         self.processes: dict[int, subprocess.Popen] = {}
         self.ports: dict[int, int] = {}
+
+    def _controller_address(self) -> dict:
+        """Where the controller listens (ControllerServer's host and port; its defaults)."""
+        return {}
+
+    def _network(self) -> ProxyMesh:
+        """The links every connection goes through (chaos/hosted.py: routes instead)."""
+        mesh = ProxyMesh()
+        controller = _address(self.controller.address)
+        for i in self.broker_ids:
+            mesh.add(client_link(i))
+            mesh.add(controller_link(i), controller)
+            for j in self.broker_ids:
+                if i != j:
+                    mesh.add(peer_link(i, j))
+        return mesh
 
     @property
     def bootstrap(self) -> str:
@@ -96,6 +105,11 @@ class ProxiedCluster:
         for j in self.broker_ids:
             if j != broker_id:
                 command += ["--peer", f"{j}={links[peer_link(broker_id, j)].address}"]
+        return command + self._fault_options()
+
+    def _fault_options(self) -> list[str]:
+        """The broker options every chaos cluster's brokers share."""
+        command = []
         if self.power_loss:
             command.append("--lose-unflushed-on-crash")
         if self.segment_bytes:
@@ -128,6 +142,10 @@ class ProxiedCluster:
         self.processes[broker_id] = process
         port = _read_port(process, timeout_s, log_path)
         self.ports[broker_id] = port
+        self._listening(broker_id, port)
+
+    def _listening(self, broker_id: int, port: int) -> None:
+        """The broker listens on port now: every link to it leads there."""
         target = ("127.0.0.1", port)
         self.mesh.retarget(client_link(broker_id), target)
         for i in self.broker_ids:

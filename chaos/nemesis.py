@@ -220,11 +220,12 @@ class Nemesis:
 
     def apply(self, step: Step) -> Callable[[], None] | None:
         """Inject step's fault; returns its undo (None if it could not be injected)."""
-        why = self._unsupported(step.kind)
+        why = self._unsupported(step.kind, step.target)
         if why:
-            if step.kind not in self.skipped:
-                self.log(f"skipping {step.kind} faults: {why}")
-            self.skipped[step.kind] = why
+            name = step.kind if self._unsupported(step.kind) else f"{step.kind} {step.target}"
+            if name not in self.skipped:
+                self.log(f"skipping {name} faults: {why}")
+            self.skipped[name] = why
             return None
         self.log(f"nemesis: {step.kind} {step.target} for {step.duration_s}s")
         undo = getattr(self, "_" + step.kind.replace("-", "_"))(step)
@@ -232,9 +233,11 @@ class Nemesis:
             self.injected[step.kind] = self.injected.get(step.kind, 0) + 1
         return undo
 
-    def _unsupported(self, kind: str) -> str | None:
+    def _unsupported(self, kind: str, target: str | None = None) -> str | None:
+        """Why the fault cannot be had here (a peer's own list: chaos/peer_cluster.py)."""
         if self.cluster is not None:
-            return None
+            refuses = getattr(self.cluster, "unsupported", None)
+            return refuses(kind, target) if refuses is not None else None
         if kind == "kill" and self.external and self.external.available:
             return None
         if kind == "kill":
@@ -265,6 +268,8 @@ class Nemesis:
             target = {"role": step.target, "by": self.external.describe()}
             self.recorder.nemesis("kill", target, self.external.kill)
             return lambda: self.recorder.nemesis("restart", target, self.external.restart)
+        if step.target == "controller" and hasattr(self.cluster, "quorum_leader"):
+            return self._kill_quorum_leader()
         if step.target == "controller":
             target = {"role": "controller"}
             self.recorder.nemesis("kill", target, self.cluster.stop_controller)
@@ -272,12 +277,23 @@ class Nemesis:
                                                  self.cluster.start_controller)
         if step.target == LAGGING_LEADER:
             return self._kill_lagging_leader()
-        brokers = self._resolve(step.target)
-        target = {"role": step.target, "brokers": brokers}
+        return self._kill_brokers({"role": step.target, "brokers": self._resolve(step.target)})
+
+    def _kill_brokers(self, target: dict):
+        brokers = target["brokers"]
         self.recorder.nemesis("kill", target, lambda: [
             self.cluster.signal(b, signal.SIGKILL) for b in brokers])
         return lambda: self.recorder.nemesis("restart", target, lambda: [
             self.cluster.start_broker(b) for b in brokers])
+
+    def _kill_quorum_leader(self):
+        """A peer's controller is a node (KRaft combined mode): SIGKILL the quorum's leader,
+        the active controller, and restart it after the duration."""
+        leader = self.cluster.quorum_leader()
+        return self._kill_brokers({
+            "role": "controller",
+            "brokers": [leader] if leader is not None else self._resolve("random"),
+            "found": "quorum leader" if leader is not None else "none: a random node"})
 
     def _kill_lagging_leader(self):
         """Slow every link between brokers, let the leader run ahead of its followers, then
@@ -396,6 +412,10 @@ class Nemesis:
         if self.cluster is None:
             if self.external and self.external.available and "kill" in self.injected:
                 self.recorder.nemesis("heal", {"by": self.external.describe()}, lambda: None)
+            return
+
+        if hasattr(self.cluster, "restore"):  # a peer on its own hosts
+            self.recorder.nemesis("heal", {"all": True}, self.cluster.restore)
             return
 
         def heal():

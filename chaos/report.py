@@ -250,7 +250,7 @@ def _example(name: str, n: int, example: dict, window: Window | None) -> str:
             f'<td>{row["index"]}</td><td>{escape(duration(row["time"]))}</td>'
             f'<td>{row["process"]}</td><td>{escape(row["type"])}</td><td>{escape(row["f"])}</td>'
             f'<td>{"" if row["invoke_index"] is None else row["invoke_index"]}</td>'
-            f'<td>{escape(row["error"] or "")}</td><td>{escape((row["value"] or "")[:80])}</td>'
+            f'<td>{escape(row["error"] or "")}</td><td>{escape(clip(row["value"] or "", 80))}</td>'
             f'<td class=rec>{records}</td></tr>')
     more = '<p class="muted">(window cut short)</p>' if window.truncated else ""
     return (f'<div class="example" id="{anchor}"><p><b>#{n + 1}</b> <code>{fields}</code><br>'
@@ -269,3 +269,8 @@ def _footer(data: ReportData) -> str:
     return (f'{problems}<p class="muted">Latency plots show {sampled:,} of {total:,} completions '
             f"(every k-th of each f and outcome); lag plot {len(data.lag):,} of "
             f"{data.polls_measured:,} polls (one point per poll and partition). Written by kafkaref (chaos/report.py).</p>")
+
+
+def clip(text: str, width: int) -> str:
+    """text cut to width characters, an ellipsis saying it was cut (tables, terminal lines)."""
+    return text if len(text) <= width else text[:width - 1] + "…"

@@ -9,9 +9,15 @@
 The check is handed in (`check`: history directory -> report, such as spark_checks/checker.py
 builds): chaos/ records histories, spark_checks/ judges them, and neither imports the other.
 
+With `peer` (RunOptions.peer: apache-kafka or kafkaref), the run starts that broker with every
+node in a network namespace of its own (chaos/netns.py; chaos/peer_cluster.py for a peer of
+chaos/peers, chaos/hosted.py for kafkaref) and the same nemesis faults it, partitions cutting
+routes. Without it kafkaref runs as a ProxiedCluster, whose proxy mesh cuts the same links.
+
 Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 unknown (the checker could not
-decide, or no checker was given), 3 the run itself crashed (a broker did not start, the
-workload raised, ...).
+decide, or no checker was given), 3 the run itself crashed (the workload raised, a node would
+not restart, ...), 4 the run could not be set up (the peer did not start, partitions cannot be
+made here): nothing was recorded.
 """
 
 from __future__ import annotations
@@ -30,7 +36,9 @@ from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.workload import Workload, WorkloadConfig, create_topic
 from kafkaref.history.store import HistoryWriter, WriterLimits
 
-EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASHED = 0, 1, 2, 3
+EXIT_VALID, EXIT_INVALID, EXIT_UNKNOWN, EXIT_CRASHED, EXIT_SETUP = 0, 1, 2, 3, 4
+# The brokers the chaos runner starts on hosts of their own, and their node ids.
+PEER_NODES = {"apache-kafka": (1, 2, 3), "kafkaref": (0, 1, 2)}
 # Row groups small enough that a recorder's buffer stays a few MB whatever the run length.
 LIMITS = WriterLimits(row_group_rows=64 * 1024)
 
@@ -51,6 +59,25 @@ class RunOptions:
     record: bool = True  # False: the workload runs but nothing is written (bench baseline)
     schedule: tuple | None = None  # explicit nemesis steps instead of drawing them from the seed
     segment_bytes: int | None = None  # the brokers' segment size (None: chaos/cluster.py's)
+    peer: str | None = None  # PEER_NODES: that broker on hosts of its own (chaos/netns.py)
+
+
+class SetupError(RuntimeError):
+    """The run cannot start: no peer, no partitions (said before anything is recorded)."""
+
+
+def setup_problem(options: RunOptions) -> str | None:
+    """Why a run with options cannot be set up here, checked before it starts; None if it can."""
+    if options.peer is None:
+        return None
+    if options.peer not in PEER_NODES:
+        return (f"chaos runs start {', '.join(PEER_NODES)}, not {options.peer!r}"
+                " (run any other broker yourself and pass --bootstrap)")
+    if options.bootstrap:
+        return "--peer starts its own cluster: no --bootstrap with it"
+    from kafkaref.chaos.netns import unavailable
+
+    return unavailable()
 
 
 @attrs.define
@@ -68,6 +95,9 @@ def new_run_id(seed: int) -> str:
 def run(options: RunOptions, log: Callable[[str], None] = print,
         check: Callable[[Path], dict] | None = None) -> RunResult:
     """Record a run under options and judge its history with check (None: not checked)."""
+    problem = setup_problem(options)
+    if problem:
+        raise SetupError(problem)
     run_dir = Path(options.runs_dir) / (options.run_id or new_run_id(options.seed))
     run_dir.mkdir(parents=True, exist_ok=False)
     schedule = list(options.schedule) if options.schedule is not None else draw_schedule(
@@ -77,10 +107,17 @@ def run(options: RunOptions, log: Callable[[str], None] = print,
     log(f"run {run_dir} seed {options.seed}: {len(schedule)} faults scheduled")
     log(schedule_text)
     summary: dict = {"seed": options.seed, "run_dir": str(run_dir),
+                     "broker": options.peer or "kafkaref",
                      "schedule": [attrs.asdict(s) for s in schedule],
                      "mutants": list(options.mutants)}
     try:
         _record(options, run_dir, schedule, summary, log)
+    except SetupError as error:
+        summary["setup_error"] = str(error)
+        log(f"the run could not be set up: {error}")
+        report = {"valid": "unknown", "error": f"not set up: {error}", "run": summary}
+        (run_dir / "report.json").write_text(json.dumps(report, indent=2, default=str) + "\n")
+        return RunResult(run_dir, EXIT_SETUP, report, summary)
     except Exception as error:  # noqa: BLE001 -- the run crashed: say why, exit 3
         summary["crash"] = f"{type(error).__name__}: {error}"
         summary["traceback"] = traceback.format_exc()
@@ -94,14 +131,17 @@ def run(options: RunOptions, log: Callable[[str], None] = print,
 def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) -> None:
     history = run_dir / "history"
     config = attrs.evolve(options.workload.check_config())
-    meta = {"seed": options.seed, "workload": attrs.asdict(options.workload),
+    meta = {"seed": options.seed, "broker": options.peer or "kafkaref",
+            "workload": attrs.asdict(options.workload),
             "nemesis": list(options.nemesis), "mutants": list(options.mutants)}
     writer = HistoryWriter(history, config=config, meta=meta, limits=LIMITS) \
         if options.record else None
     recorder = Recorder(writer)
     cluster = None
     try:
-        if options.bootstrap is None:
+        if options.peer in PEER_NODES:
+            cluster = _start_peer(options, run_dir, log)
+        elif options.bootstrap is None:
             from kafkaref.chaos.cluster import ProxiedCluster
 
             log(f"starting {options.brokers} brokers (through the proxy mesh)")
@@ -150,6 +190,52 @@ def _record(options: RunOptions, run_dir: Path, schedule, summary: dict, log) ->
             writer.close()
         if cluster is not None:
             cluster.stop()
+
+
+def _start_peer(options: RunOptions, run_dir: Path, log):
+    """The peer's nodes, each in a network namespace of its own; SetupError when either the
+    namespaces or the peer cannot be had (whatever was made is removed first)."""
+    from kafkaref.chaos.netns import Hosts, NetnsError
+    from kafkaref.chaos.peers import PeerError
+
+    ids = PEER_NODES[options.peer]
+    try:
+        hosts = Hosts(list(ids)).create()
+    except NetnsError as error:
+        raise SetupError(str(error)) from error
+    log(f"starting {options.peer} ({len(ids)} nodes, a network namespace each, "
+        f"{hosts.subnet})")
+    try:
+        return _hosted(options, run_dir, hosts, log)
+    except BaseException as error:
+        hosts.remove()
+        if isinstance(error, (PeerError, OSError, TimeoutError, RuntimeError)):
+            raise SetupError(f"{options.peer} did not start: {error}") from error
+        raise
+
+
+def _hosted(options: RunOptions, run_dir: Path, hosts, log):
+    """options.peer started on hosts: kafkaref's chaos cluster, or a peer of chaos/peers."""
+    if options.peer == "kafkaref":
+        from kafkaref.chaos.hosted import HostedCluster
+
+        sizes = {} if options.segment_bytes is None else {"segment_bytes": options.segment_bytes}
+        cluster = HostedCluster(len(PEER_NODES["kafkaref"]), str(run_dir / "cluster"), hosts,
+                                mutants=options.mutants,
+                                power_loss="lose-unfsynced" in options.nemesis, **sizes)
+        try:
+            return cluster.start()
+        except BaseException:
+            cluster.stop()
+            raise
+    from kafkaref.chaos.peer_cluster import PeerCluster
+    from kafkaref.chaos.peers import make_peer
+
+    peer = make_peer(options.peer, nodes=len(hosts.node_ids), directory=str(run_dir / "cluster"),
+                     keep=True, hosts=hosts)
+    peer.start()
+    log(peer.describe())
+    return PeerCluster(peer, hosts)
 
 
 def _wait(limit_s: float, started: float, recorder: Recorder, log) -> None:

@@ -36,7 +36,7 @@ class SoakTotals:
                                         if self.anomalous_runs else ""))
 
     def exit_code(self) -> int:
-        for code in ("3", "1", "2"):
+        for code in ("4", "3", "1", "2"):
             if self.exit_codes.get(code):
                 return int(code)
         return 0

@@ -33,7 +33,6 @@ import itertools
 import random
 import threading
 import time
-import zlib
 from collections.abc import Callable
 
 import attrs
@@ -41,6 +40,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.probes import PROBE_TOPIC, pipeline, probe_broker
 from kafkaref.chaos.recorder import Recorder
+from kafkaref.chaos.values import decode_value, encode_value
 from kafkaref.history.format import CheckConfig
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.client.consumer import LATEST, Consumer, CorruptRecords
@@ -61,7 +61,6 @@ DEFINITE_FAILURES = frozenset({
     ErrorCode.invalid_producer_epoch, ErrorCode.out_of_order_sequence_number,
     ErrorCode.topic_authorization_failed,
 })
-VALUE_BYTES = 8
 # A batch's CRC-32C field ends 21 bytes in (base offset, length, leader epoch, magic, crc).
 _CRC_END = 21
 # How long past its request timeout a producer waits for an answer before giving up.
@@ -82,6 +81,10 @@ class WorkloadConfig:
     assign_consumers: int = 2  # kafkaref's consumer, assign + seek
     subscribe_consumers: int = 0  # confluent-kafka, subscribe in a group
     probers: int = 1  # pipelined fetch + ApiVersions on the probe topic (chaos/probes.py)
+    # Apache Kafka's Java client (chaos/java_workload.py): VerifiableProducer JVMs, and
+    # VerifiableConsumer JVMs subscribing in a group
+    java_producers: int = 0
+    java_consumers: int = 0
     probe_wait_ms: int = 400
     rate: float = 40.0  # sends per second per producer
     request_timeout_ms: int = 3000
@@ -91,22 +94,13 @@ class WorkloadConfig:
     def __attrs_post_init__(self):
         if self.idempotence and self.acks != "all":
             raise ValueError("idempotence needs acks=all (as in Kafka)")
+        if self.java_consumers and (self.producers or self.confluent_producers):
+            raise ValueError("the Java consumer reads text values (StringDeserializer): with "
+                             "java_consumers every producer must be a Java one")
 
     def check_config(self) -> CheckConfig:
-        mode = "subscribe" if self.subscribe_consumers else "assign"
+        mode = "subscribe" if self.subscribe_consumers or self.java_consumers else "assign"
         return CheckConfig(acks=self.acks, idempotence=self.idempotence, mode=mode)
-
-
-def encode_value(value: int) -> bytes:
-    return value.to_bytes(VALUE_BYTES, "big", signed=True)
-
-
-def decode_value(raw: bytes | None) -> int:
-    """The int64 a producer wrote; anything else (a corrupt record) maps to a negative value no
-    producer writes, so the checks see it as a value nobody sent rather than crashing."""
-    if raw is not None and len(raw) == VALUE_BYTES:
-        return int.from_bytes(raw, "big", signed=True)
-    return -1 - zlib.crc32(raw or b"")
 
 
 class ObservingConsumer(Consumer):
@@ -213,6 +207,12 @@ class Workload:
             + [("assign-consumer", self._assign_consumer)] * c.assign_consumers
             + [("subscribe-consumer", self._subscribe_consumer)] * c.subscribe_consumers
             + [("prober", self._prober)] * c.probers)
+        if c.java_producers or c.java_consumers:
+            from kafkaref.chaos.java_workload import JavaRoles
+
+            java = JavaRoles(self)
+            roles += ([("java-producer", java.producer)] * c.java_producers
+                      + [("java-consumer", java.consumer)] * c.java_consumers)
         for slot, (name, body) in enumerate(roles):
             rng = random.Random(f"{self.seed}:{name}:{slot}")
             thread = threading.Thread(target=self._guard, args=(body, rng), daemon=True,
@@ -235,7 +235,7 @@ class Workload:
         except Exception as error:  # noqa: BLE001 -- a workload bug must fail the run loudly
             self.errors.append(f"{threading.current_thread().name}: {error!r}")
 
-    def _new_process(self, first: list) -> int:
+    def new_process(self, first: list) -> int:
         """The next process number; after the first of a thread, a pause first: a process
         that crashed (info) is replaced, but not in a tight loop against a broken cluster."""
         if first:
@@ -243,6 +243,10 @@ class Workload:
         else:
             self._stopping.wait(CRASH_BACKOFF_S)
         return next(self._processes)
+
+    def stopping(self, wait_s: float = 0.0) -> bool:
+        """The workload was asked to stop (waiting up to wait_s for it)."""
+        return self._stopping.wait(wait_s) if wait_s else self._stopping.is_set()
 
     def _pace(self, started: float) -> None:
         self._stopping.wait(max(0.0, 1.0 / self.config.rate - (time.monotonic() - started)))
@@ -252,7 +256,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             producer = Producer(self.bootstrap, acks=c.acks, retries=0,
                                 enable_idempotence=c.idempotence,
                                 request_timeout_ms=c.request_timeout_ms,
@@ -324,7 +328,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             producer = confluent_kafka.Producer({
                 "bootstrap.servers": self.bootstrap, "acks": c.acks, "linger.ms": 0,
                 "enable.idempotence": c.idempotence, "client.id": f"chaos-{process}",
@@ -391,7 +395,7 @@ class Workload:
         positions = dict.fromkeys(self.keys, 0)
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             consumer = ObservingConsumer(self.bootstrap, fetch_ahead=False,
                                          client_id=f"chaos-{process}")
             consumer.cluster.timeout_s = c.socket_timeout_s
@@ -471,7 +475,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             consumer = confluent_kafka.Consumer({
                 "bootstrap.servers": self.bootstrap, "group.id": f"chaos-{self.seed}",
                 "auto.offset.reset": "earliest", "client.id": f"chaos-{process}",
@@ -508,7 +512,7 @@ class Workload:
         c = self.config
         first = [True]
         while not self._stopping.is_set():
-            process = self._new_process(first)
+            process = self.new_process(first)
             view = ClusterView(self.bootstrap, client_id=f"chaos-{process}",
                                timeout_s=c.socket_timeout_s)
             try:

@@ -26,6 +26,7 @@ BENCHMARKS = {
     "storage": "kafkaref.impl.storage.bench:bench_storage",
     "spark": "kafkaref.spark_checks.bench:bench_spark",
     "chaos": "kafkaref.chaos.bench:bench_chaos",
+    "peers": "kafkaref.chaos.peer_bench:bench_peers",
     "groups": "kafkaref.impl.core.groups_bench:bench_groups",
     "liveness": "kafkaref.impl.controller.bench:bench_liveness",
 }

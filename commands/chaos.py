@@ -2,8 +2,9 @@
 `kafkaref chaos tear`: one fault by hand, a power loss tearing a stopped broker's last write.
 
 run exits 0 when the history is valid, 1 when it holds anomalies the configuration disallows,
-2 when the checker could not decide, 3 when the run itself crashed. soak exits with the worst
-of its runs (3 > 1 > 2 > 0: a crash first, then an anomaly). The runs are chaos/run.py's, judged
+2 when the checker could not decide, 3 when the run itself crashed, 4 when it could not be set
+up (--peer did not start, no root for its partitions). soak exits with the worst of its runs
+(4 > 3 > 1 > 2 > 0: a harness problem first, then an anomaly). The runs are chaos/run.py's, judged
 by the checker spark_checks/checker.py builds from --checker.
 """
 
@@ -21,7 +22,8 @@ from kafkaref.chaos.nemesis import SAFE_KINDS, ExternalCommands, parse_kinds
 
 EXIT_HELP = """\b
 Exit codes: 0 valid, 1 anomalies the configuration disallows,
-2 unknown (the checker could not decide), 3 the run crashed."""
+2 unknown (the checker could not decide), 3 the run crashed,
+4 the run could not be set up (nothing recorded)."""
 
 
 def _kinds(ctx, param, value: str) -> tuple[str, ...]:
@@ -48,6 +50,7 @@ def _mutants(values: tuple[str, ...], allow: bool) -> tuple[str, ...]:
 
 
 def run_options(**kw):
+    from kafkaref.chaos.java_workload import JAVA_CLIENTS
     from kafkaref.chaos.run import RunOptions
     from kafkaref.chaos.workload import WorkloadConfig
 
@@ -56,7 +59,8 @@ def run_options(**kw):
         workload = WorkloadConfig(
             acks=acks, idempotence=kw["idempotence"] and acks == "all",
             partitions=kw["partitions"], rate=kw["rate"],
-            subscribe_consumers=kw["subscribe"])
+            subscribe_consumers=kw["subscribe"],
+            **(JAVA_CLIENTS if kw["java_clients"] else {}))
     except ValueError as error:
         raise click.UsageError(str(error)) from None
     if kw["bootstrap"]:
@@ -66,7 +70,8 @@ def run_options(**kw):
         seed=kw["seed"], time_limit_s=kw["time_limit"], nemesis=kw["nemesis"],
         workload=workload, bootstrap=kw["bootstrap"],
         external=ExternalCommands(kw["kill_cmd"], kw["restart_cmd"]),
-        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"])
+        mutants=_mutants(kw["mutants"], kw["allow_deliberate_bugs"]), runs_dir=kw["runs_dir"],
+        peer=kw["peer"])
 
 
 def checker(kw):
@@ -82,7 +87,7 @@ def hunted(options):
 
     if len(options.mutants) > 1:
         raise click.UsageError("--hunt follows one --mutant")
-    if options.bootstrap:
+    if options.bootstrap or options.peer not in (None, "kafkaref"):
         raise click.UsageError("--hunt needs the embedded cluster (its faults are on processes)")
     keep = {"seed": options.seed, "runs_dir": options.runs_dir, "mutants": options.mutants}
     if options.mutants:
@@ -108,6 +113,14 @@ def common_options(function):
         click.option("--subscribe", type=click.IntRange(0, 8), default=0, show_default=True,
                      help="Consumers subscribing in a group (confluent-kafka); judged in "
                      "subscribe mode (skips across rebalances allowed)."),
+        click.option("--java-clients", is_flag=True,
+                     help="Apache Kafka's Java client writes and reads in a group: 2 "
+                     "VerifiableProducer JVMs and 1 VerifiableConsumer instead of kafkaref's and "
+                     "confluent-kafka's producers (judged in subscribe mode)."),
+        click.option("--peer", type=click.Choice(["kafkaref", "apache-kafka"]), default=None,
+                     help="The broker to start and fault: kafkaref (the default, through the "
+                     "proxy mesh) or apache-kafka (3 KRaft nodes, each in a network namespace "
+                     "of its own: needs root and iproute2; docs/chaos-kafka.md)."),
         click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
                      help="Run against this broker instead of an embedded 3-broker cluster."),
         click.option("--replication-factor", type=click.IntRange(1, 32), default=3,
@@ -156,6 +169,7 @@ def run_command(seed, hunt, **kw):
     options = run_options(seed=seed, **kw)
     if hunt:
         options = hunted(options)
+    refuse_setup(options)
     result = run(options, log=_log, check=checker(kw))
     print_summary(result)
     sys.exit(result.exit_code)
@@ -171,6 +185,7 @@ def soak_command(runs, seed, **kw):
     from kafkaref.chaos.run import run
     from kafkaref.chaos.soak import SoakTotals
 
+    refuse_setup(run_options(seed=seed, **kw))
     check = checker(kw)  # one Spark session for every run
     totals = SoakTotals()
     # rewritten after every run, so a soak stopped early still leaves its totals
@@ -186,6 +201,93 @@ def soak_command(runs, seed, **kw):
     sys.exit(totals.exit_code())
 
 
+BROKERS = ("kafkaref", "apache-kafka")
+
+
+@chaos.command("compare", epilog=EXIT_HELP)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--broker", "brokers", multiple=True, type=click.Choice(BROKERS),
+              default=BROKERS, show_default=True, help="Brokers to run, one after the other.")
+@common_options
+def compare_command(seed, brokers, **kw):
+    """The same seeded run against each broker in turn, then compare.html side by side
+    (verdicts, anomalies, liveness, fault windows, plots). Exits with the worst run's code."""
+    from kafkaref.chaos.compare import write_comparison
+    from kafkaref.chaos.run import new_run_id, run
+    from kafkaref.chaos.soak import SoakTotals
+
+    if kw["peer"] or kw["bootstrap"]:
+        raise click.UsageError("compare starts its own brokers: use --broker, not --peer or "
+                               "--bootstrap")
+    folder = Path(kw["runs_dir"], "compare-" + new_run_id(seed))
+    check, totals, run_dirs = checker(kw), SoakTotals(), []
+    for broker in brokers:
+        options = run_options(seed=seed, **{**kw, "peer": broker, "runs_dir": str(folder)})
+        options = attrs.evolve(options, run_id=broker)
+        refuse_setup(options)
+        result = run(options, log=_log, check=check)
+        totals.add(result)
+        print_summary(result)
+        run_dirs.append(result.run_dir)
+    page = write_comparison(folder / "compare.html", run_dirs)
+    click.echo(f"side by side: {page}")
+    sys.exit(totals.exit_code())
+
+
+@chaos.command("side-by-side")
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(exists=True, file_okay=False))
+@click.option("--out", default="compare.html", show_default=True, type=click.Path(dir_okay=False))
+def side_by_side_command(run_dirs, out):
+    """compare.html from finished runs (each a folder with report.json and history/)."""
+    from kafkaref.chaos.compare import write_comparison
+
+    missing = [d for d in run_dirs if not Path(d, "report.json").exists()]
+    if missing:
+        click.echo(f"error: no report.json in {', '.join(missing)}", err=True)
+        sys.exit(2)
+    click.echo(f"side by side: {write_comparison(out, list(run_dirs))}")
+
+
+@chaos.command("liveness")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+def liveness_command(runs):
+    """Time from each fault's end (and each leader kill) until every partition took a write
+    again, over the runs of each RUNS folder (a soak's --runs-dir, or one run)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from kafkaref.chaos.liveness import histories, measure, summarise
+    from kafkaref.history.store import read_meta
+
+    table = Table(title="liveness: ms until every partition took a write again")
+    console = Console() if Console().is_terminal else Console(width=160)
+    for column in ("runs", "from", "events", "censored", "median", "p90", "max"):
+        table.add_column(column, justify="left" if column in ("runs", "from") else "right")
+    for folder in runs:
+        found = histories(folder)
+        if not found:
+            click.echo(f"error: no run history under {folder}", err=True)
+            sys.exit(2)
+        measures = [m for history in found for m in measure(history)]
+        broker = read_meta(found[0]).get("broker", "kafkaref")
+        for s in summarise(measures):
+            table.add_row(f"{broker} ({Path(folder).name}: {len(found)} runs)", s.kind, str(s.events), str(s.censored),
+                          *("-" if v is None else f"{v:,.0f}"
+                            for v in (s.median_ms, s.p90_ms, s.max_ms)))
+    console.print(table)
+
+
+def refuse_setup(options) -> None:
+    """A run that cannot be set up here says so in one line before anything starts (exit 4)."""
+    from kafkaref.chaos.run import EXIT_SETUP, setup_problem
+
+    problem = setup_problem(options)
+    if problem:
+        click.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_SETUP)
+
+
 def _log(message: str) -> None:
     click.echo(message, err=True)
 
@@ -197,7 +299,9 @@ def print_summary(result) -> None:
 
     report, summary = result.report, result.summary
     anomalies = report.get("anomalies") or {}
-    table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}")
+    mutants = summary.get("mutants") or []
+    label = f" (mutant {', '.join(mutants)})" if mutants else ""
+    table = Table(title=f"chaos run {result.run_dir.name}: valid = {report.get('valid')}{label}")
     table.add_column("")
     table.add_column("count", justify="right")
     table.add_column("allowed / first example")
@@ -225,7 +329,9 @@ def print_summary(result) -> None:
 def _example(entry: dict) -> str:
     examples = entry.get("examples") or []
     allowed = "allowed" if entry.get("allowed") else "disallowed"
-    return f"{allowed}: {json.dumps(examples[0])[:70]}" if examples else (
+    from kafkaref.chaos.report import clip
+
+    return f"{allowed}: {clip(json.dumps(examples[0]), 70)}" if examples else (
         allowed if entry.get("count") else "")
 
 

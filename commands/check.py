@@ -41,9 +41,17 @@ def _parse_config(items: tuple[str, ...]) -> CheckConfig | None:
 
 
 def _print_result(console, result, report_path: Path) -> None:
+    """The verdict for people: a table of the anomalies when the checker decided; one line
+    saying why when it could not (a table of zeros would read as "nothing found")."""
     from rich.table import Table
 
+    from kafkaref.chaos.report import clip
+
     data = result.to_json()
+    if result.valid == "unknown":  # plain lines: rich would wrap them at the terminal width
+        click.echo(f"could not decide: {result.error}")
+        click.echo(f"report: {report_path}")
+        return
     table = Table(title=f"kafkaref check: valid = {result.valid}")
     for column in ("anomaly", "count", "allowed", "first example"):
         table.add_column(column, justify="right" if column == "count" else "left")
@@ -51,12 +59,13 @@ def _print_result(console, result, report_path: Path) -> None:
         example = json.dumps(entry["examples"][0]) if entry["examples"] else ""
         style = "red" if entry["count"] and not entry["allowed"] else None
         table.add_row(name, f"{entry['count']:,}", "yes" if entry["allowed"] else "no",
-                      example[:80], style=style)
+                      clip(example, 80), style=style)
     console.print(table)
-    console.print(f"configuration judged: {data['config']}")
-    if result.error:
-        console.print(f"[bold]could not decide:[/bold] {result.error}")
-    console.print(f"report: {report_path}")
+    console.print(f"configuration judged: {data['config']}", highlight=False, markup=False)
+    integrity = data.get("integrity")
+    if integrity and not integrity["verified"]:
+        console.print(f"files {integrity['note']}", highlight=False, markup=False)
+    console.print(f"report: {report_path}", highlight=False, markup=False)
 
 
 def _history_path(ctx, param, value: str) -> str:
@@ -98,14 +107,23 @@ def _report_path(path: str, report_path: str | None) -> Path:
 @click.option("--html", is_flag=True,
               help="Also write report.html next to each report.json (plots, anomaly examples).")
 @click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark.")
-def check(paths, master, config_items, examples, report_path, html, twin):
+@click.option("--json", "as_json", is_flag=True,
+              help="Print each report.json on stdout (one JSON object a line) instead of the "
+                   "table, and no progress on stderr.")
+def check(paths, master, config_items, examples, report_path, html, twin, as_json):
     """Check the histories at PATH... for every anomaly in the catalogue, in one Spark session
     (started once), writing a report.json for each.
 
+    Before any anomaly, each history's files are checked against the manifest its writer left
+    in meta.json, and its rows against the format's structural rules: a history failing
+    either is "corrupt history" (one line naming the file and what is wrong), never judged. A
+    history written before manifests is judged and called unverified (docs/histories.md).
+
     Exit code: 0 all valid, 1 some history holds anomalies its configuration disallows, 2 some
-    history could not be decided (or bad arguments)."""
+    history could not be decided (corrupt or unreadable, a Spark failure; or bad arguments)."""
     from rich.console import Console
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from kafkaref.commands.progress import Steps
 
     if report_path and len(paths) > 1:
         raise click.BadParameter("--report names one file: give one history only, or let each "
@@ -114,26 +132,27 @@ def check(paths, master, config_items, examples, report_path, html, twin):
         raise click.BadParameter("--html needs local histories (it reads their Parquet files)",
                                  param_hint="--html")
     config = _parse_config(config_items)
-    console = Console(stderr=True)
     codes = []
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        task = progress.add_task("starting", total=None)
+    with Steps(quiet=as_json) as steps:
         run = _twin_runner(config, examples) if twin else _spark_runner(
-            master, config, examples, progress, task)
+            master, config, examples, steps)
         for number, path in enumerate(paths, 1):
             where = f"[{number}/{len(paths)}] {path}: " if len(paths) > 1 else ""
-            progress.update(task, description=f"{where}checking")
+            steps.step(f"{where}checking")
             result = run(path, where)
             out = _report_path(path, report_path)
             out.write_text(result.dumps() + "\n")
-            _print_result(Console(), result, out)
+            if as_json:
+                click.echo(json.dumps(json.loads(result.dumps())))
+            else:
+                _print_result(Console(), result, out)
             if html:
                 from kafkaref.chaos.report import write_report
 
-                progress.update(task, description=f"{where}writing report.html")
+                steps.step(f"{where}writing report.html")
                 page = write_report(out.parent, Path(path.removeprefix("file://")), out)
-                Console().print(f"html: {page}")
+                if not as_json:
+                    Console().print(f"html: {page}")
             codes.append(result.exit_code)
     sys.exit(max(codes))
 
@@ -154,15 +173,15 @@ def _twin_runner(config, examples):
     return run
 
 
-def _spark_runner(master, config, examples, progress, task):
+def _spark_runner(master, config, examples, steps):
     from kafkaref.spark_checks import job, session
 
-    progress.update(task, description=f"starting Spark ({master})")
+    steps.step(f"starting Spark ({master})")
     spark = session.get_session(master)
 
     def run(path, where):
         def show(name, done, total):
-            progress.update(task, description=f"{where}[{done}/{total}] {name}")
+            steps.step(f"{where}[{done}/{total}] {name}")
 
         return job.check(spark, path, config, examples, progress=show)
 

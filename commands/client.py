@@ -22,6 +22,21 @@ BOOTSTRAP = click.option("--bootstrap-server", "--bootstrap", "bootstrap", requi
                          metavar="HOST:PORT[,...]", help="Brokers to contact first.")
 
 
+def _legal_topic(ctx, param, value):
+    """A name Kafka would refuse is refused here, at once: asked for by name, a broker answers
+    "unknown topic" to it (after the client's retries), which hides what is wrong."""
+    from kafkaref.impl.core.topic_rules import TOPIC_NAME_MAX_CHARS, legal_topic_name
+
+    if value is not None and not legal_topic_name(value):
+        raise click.BadParameter(
+            f"{value!r} is not a legal Kafka topic name: 1 to {TOPIC_NAME_MAX_CHARS} of the "
+            "characters a-z A-Z 0-9 . _ - (and neither '.' nor '..')")
+    return value
+
+
+TOPIC = click.option("--topic", required=True, callback=_legal_topic)
+
+
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
@@ -65,7 +80,7 @@ def topics():
 
 @topics.command("create")
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 @click.option("--partitions", type=click.IntRange(1, 10_000), default=1, show_default=True)
 @click.option("--replication-factor", type=click.IntRange(1, 32), default=1, show_default=True)
 @click.option("--config", "configs", multiple=True, metavar="KEY=VALUE",
@@ -97,7 +112,7 @@ def list_(bootstrap):
 
 @topics.command("describe")
 @BOOTSTRAP
-@click.option("--topic", default=None, help="Only this topic.")
+@click.option("--topic", default=None, callback=_legal_topic, help="Only this topic.")
 def describe(bootstrap, topic):
     """Leader, replicas and ISR of every partition."""
     response = _metadata(bootstrap, None if topic is None else [topic])
@@ -114,7 +129,7 @@ def describe(bootstrap, topic):
 
 @topics.command("delete")
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 def delete(bootstrap, topic):
     """Delete TOPIC: every broker drops its partitions and their logs (DeleteTopics)."""
     _admin(admin.delete_topic, bootstrap, topic)
@@ -123,7 +138,7 @@ def delete(bootstrap, topic):
 
 @topics.command("add-partitions")
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 @click.option("--partitions", type=click.IntRange(1, 10_000), required=True,
               help="The new partition count (more than the topic has: partitions are never "
                    "removed).")
@@ -135,7 +150,7 @@ def add_partitions(bootstrap, topic, partitions):
 
 @topics.command("configs")
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 @click.option("--set", "sets", multiple=True, metavar="KEY=VALUE",
               help="Override a topic config (repeatable).")
 @click.option("--delete", "deletes", multiple=True, metavar="KEY",
@@ -154,7 +169,7 @@ def configs(bootstrap, topic, sets, deletes):
 
 @click.command()
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 @click.option("--acks", type=click.Choice(["0", "1", "all", "-1"]), default="all",
               show_default=True)
 @click.option("--compression", type=click.Choice(["none", "gzip", "snappy", "lz4", "zstd"]),
@@ -194,7 +209,7 @@ def produce(bootstrap, topic, acks, compression, key_separator, batch_size, ling
 
 @click.command()
 @BOOTSTRAP
-@click.option("--topic", required=True)
+@TOPIC
 @click.option("--partition", "partitions", type=click.IntRange(0), multiple=True,
               help="Only these partitions (default: all).")
 @click.option("--from-beginning", is_flag=True, help="Start at the earliest offset.")
@@ -221,6 +236,7 @@ def consume(bootstrap, topic, partitions, from_beginning, offset, max_messages, 
         _fail(f"{topic} has {count} partitions")
     consumer.assign([(topic, p) for p in chosen])
     if offset is not None:
+        _check_offset(consumer, topic, chosen, offset)
         for p in chosen:
             consumer.seek(topic, p, offset)
     else:
@@ -252,3 +268,22 @@ def consume(bootstrap, topic, partitions, from_beginning, offset, max_messages, 
     finally:
         consumer.close()
     click.echo(f"Processed a total of {printed} messages", err=True)
+
+
+def _check_offset(consumer, topic: str, partitions: list[int], offset: int) -> None:
+    """--offset must lie in every chosen partition's log, from its start to its end (the next
+    offset written, where a consumer waits for new records): a fetch outside it would be reset
+    to the start by the consumer's offset reset, silently."""
+    from kafkaref.impl.client.consumer import EARLIEST, LATEST
+
+    for p in partitions:
+        try:
+            start = consumer.list_offset((topic, p), EARLIEST)
+            end = consumer.list_offset((topic, p), LATEST)
+        except (NoBrokerAvailable, OSError) as exc:
+            consumer.close()
+            _fail(str(exc))
+        if not start <= offset <= end:
+            consumer.close()
+            _fail(f"--offset {offset} is outside partition {p} of {topic}: its offsets run "
+                  f"from {start} to {end} (the end: where the next record goes)")

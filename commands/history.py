@@ -105,13 +105,13 @@ def _progress_printer():
     return progress
 
 
-def _merge(runs, out):
-    """merge() with progress on stderr and errors as exit 2."""
+def _merge(runs, out, quiet=False):
+    """merge() with progress on stderr (none when quiet) and errors as exit 2."""
     from kafkaref.history.format import HistoryError
     from kafkaref.history.merge import merge
 
     try:
-        summary = merge(runs, out, progress=_progress_printer())
+        summary = merge(runs, out, progress=None if quiet else _progress_printer())
     except HistoryError as error:
         raise BadInput(str(error)) from None
     _note_clock_faults(summary)
@@ -143,7 +143,8 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
               help="Write the merged history here and keep it (default: a temporary one).")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False), default=None,
               help="Where to write report.json (default: DIR/report.json for one "
-                   "directory of runs, else ./report.json).")
+                   "directory of runs, MERGED/report.json with --merged; else required: a "
+                   "run's own report.json is its own verdict).")
 @click.option("--html", is_flag=True, help="Also write report.html (needs --merged: the page "
                                            "shows the history's ops).")
 @click.option("--master", default="local[2]", show_default=True,
@@ -154,30 +155,39 @@ Exit codes: 0 valid, 1 anomalies the configuration disallows, 2 could not decide
               help="Example cases kept per anomaly.")
 @click.option("--twin", is_flag=True, help="Use the in-memory Python twin instead of Spark "
                                            "(small histories only).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print report.json on stdout instead of the table, and no progress.")
 @click.pass_context
 def check_command(ctx, runs, merged, report_path, html, master, config_items, examples,
-                  twin):
+                  twin, as_json):
     """Judge RUN... (runs, histories, or a directory of runs such as a soak's) as one history:
     every anomaly of the catalogue over all of them at once, one report.json."""
     if html and merged is None:
         raise click.BadParameter("report.html shows the history's ops: give --merged DIR too",
                                  param_hint="--html")
-    report = Path(report_path) if report_path else _default_report(runs)
-    _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin)
+    report = Path(report_path) if report_path else _default_report(runs, merged)
+    _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin,
+                  as_json)
 
 
-def _default_report(runs) -> Path:
-    """DIR/report.json for one directory of runs; else ./report.json (a run's or a history's
-    own report.json is its verdict alone: not overwritten)."""
+def _default_report(runs, merged) -> Path:
+    """DIR/report.json for one directory of runs, MERGED/report.json with --merged; otherwise
+    there is no right place (a run's or a history's own report.json is its verdict alone, and
+    the working directory is nobody's): --report must say."""
     from kafkaref.history.merge import is_history_or_run
 
     only = Path(runs[0])
     if len(runs) == 1 and only.is_dir() and not is_history_or_run(only):
         return only / "report.json"
-    return Path("report.json")
+    if merged is not None:
+        return Path(merged) / "report.json"
+    raise click.UsageError("where should the verdict go? Give --report FILE (or --merged DIR "
+                           "to keep the merged history and its report.json): a run's own "
+                           "report.json is its own verdict, not overwritten")
 
 
-def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin):
+def _check_a_copy(ctx, runs, merged, report, html, master, config_items, examples, twin,
+                  as_json):
     """Merge into merged (or a temporary directory), then `kafkaref check` it."""
     from kafkaref.commands.check import check
     from kafkaref.history.store import read_meta
@@ -187,13 +197,15 @@ def _check_a_copy(ctx, runs, merged, report, html, master, config_items, example
         scratch = Path(tempfile.mkdtemp(prefix="kafkaref-merged-"))
         merged = scratch / "history"
     try:
-        summary = _merge(runs, merged)
-        click.echo(f"merged {summary.runs} runs: {summary.records:,} records, "
-                   f"{summary.span_ns / 60e9:.1f} minutes of history ({summary.seconds:.1f} s)",
-                   err=True)
+        summary = _merge(runs, merged, quiet=as_json)
+        if not as_json:
+            click.echo(f"merged {summary.runs} runs: {summary.records:,} records, "
+                       f"{summary.span_ns / 60e9:.1f} minutes of history "
+                       f"({summary.seconds:.1f} s)", err=True)
         try:
             ctx.invoke(check, paths=(str(merged),), master=master, config_items=config_items,
-                       examples=examples, report_path=str(report), html=html, twin=twin)
+                       examples=examples, report_path=str(report), html=html, twin=twin,
+                       as_json=as_json)
         finally:
             if report.exists():
                 data = json.loads(report.read_text())

@@ -1,4 +1,5 @@
-"""`kafkaref peer-suite librdkafka`: librdkafka's own integration tests against kafkaref.
+"""`kafkaref peer-suite librdkafka` and `kafkaref peer-suite kgo`: librdkafka's and franz-go's
+own integration tests against kafkaref.
 
 Fetches librdkafka's source with `npm pack node-rdkafka@3.6.1`, builds it and its test-runner
 once into --cache (Debian's build packages, installed with apt-get when run as root), starts a
@@ -75,3 +76,38 @@ def librdkafka(cache_dir, work_dir, tests, bootstrap, deadline_s, timeout_multip
             json.dump([{"number": r.number, "returncode": r.returncode, "seconds": r.seconds,
                         "rows": [vars(row) for row in r.rows]} for r in results], f, indent=1)
     sys.exit(1 if suite.counts(results).failed else 0)
+
+
+@peer_suite.command("kgo")
+@click.option("--cache", "cache_dir", type=click.Path(file_okay=False),
+              default=os.path.join(os.path.expanduser("~"), ".cache", "kafkaref", "kgo"),
+              show_default=True, help="Where franz-go is copied and its tests built (kept).")
+@click.option("--work", "work_dir", type=click.Path(file_okay=False), default="kgo-run",
+              show_default=True, help="One log per test, the cluster's data.")
+@click.option("--tests", "tests", default=None, metavar="NAME,NAME,...",
+              help="Test functions to run (default: every test that reaches a broker).")
+@click.option("--bootstrap", default=None, metavar="HOST:PORT,...",
+              help="Run against this broker instead of starting a kafkaref cluster.")
+@click.option("--records", type=click.IntRange(1, 10**7), default=10_000, show_default=True,
+              help="KGO_TEST_RECORDS: records each ETL test produces.")
+@click.option("--deadline", "deadline_s", type=click.FloatRange(10, 7200), default=600,
+              show_default=True, help="Seconds one test may take before it is killed.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False), default=None,
+              help="Also write every row as JSON here.")
+def kgo(cache_dir, work_dir, tests, bootstrap, records, deadline_s, json_path):
+    """franz-go's kgo integration tests (pkg/kgo) against a 3-broker kafkaref cluster."""
+    from kafkaref.properties.peer_suites import kgo as suite
+
+    chosen = [t for t in (tests or "").replace(" ", "").split(",") if t] or None
+    log = lambda message: click.echo(message, err=True)  # noqa: E731 - progress on stderr
+    try:
+        rows = suite.run_suite(cache_dir, work_dir, chosen, bootstrap=bootstrap,
+                               records=records, deadline_s=deadline_s, log=log)
+    except (suite.SuiteError, RuntimeError, OSError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    click.echo(suite.summary(rows))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump([vars(row) for row in rows], f, indent=1)
+    sys.exit(1 if suite.counts(rows).failed else 0)

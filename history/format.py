@@ -6,9 +6,12 @@ for the model (Jepsen's queue workload).
 
 A history is a directory:
 
-    meta.json            {"schema_version": 1, "config": {...}, ...}
+    meta.json            {"schema_version": 1, "config": {...}, ..., "manifest": {...}}
     ops/part-NNNNN.parquet      one row per invocation or completion (OPS_COLUMNS)
     records/part-NNNNN.parquet  one row per record inside an op (RECORDS_COLUMNS)
+
+The manifest (history/integrity.py) lists every data file's rows, size and digest; the rows
+must also follow the structural rules below (STRUCTURE) before any anomaly is looked for.
 
 records is denormalised on purpose: each row repeats its op's process, completion type and the
 invoke and completion times, so every check is a scan, group-by or window over one table and never
@@ -132,6 +135,48 @@ def check_meta(meta, where) -> dict:
         version = meta.get("schema_version") if isinstance(meta, dict) else None
         raise HistoryError(f"{where}: schema version {version!r}, expected {SCHEMA_VERSION}")
     return meta
+
+
+# --- structure: what every history's rows must satisfy before any anomaly is looked for -----
+# A row breaking one of these is no observation of a broker but a damaged or wrongly written
+# history: the checkers refuse it ("corrupt history", exit 2) instead of judging it. Both
+# checkers implement each rule (spark_checks/structure.py, spark_checks/twin_structure.py) and
+# report, per rule broken, how many rows break it and the lowest op index among them.
+
+COMPLETION_TYPES = ("ok", "fail", "info")
+
+# name -> (the table it is about, the rule).
+STRUCTURE: dict[str, tuple[str, str]] = {
+    "op_index": ("ops", "op indexes are 0..N-1, each used once"),
+    "op_type": ("ops", "an op's type is one of invoke, ok, fail, info"),
+    "op_range": ("ops", "an op's time is >= 0 and its process >= -1 (the nemesis)"),
+    "completion": (
+        "ops",
+        "a completion names by invoke_index one earlier invocation (a lower index, not later in "
+        "time) of its process and f, which no other completion names; an invocation names none",
+    ),
+    "record_kind": (
+        "records",
+        "a record's kind is send, poll, final_read or hw (value null exactly for hw) and its "
+        "type ok, fail or info",
+    ),
+    "record_range": (
+        "records",
+        "a record's partition, position and offset (when not null) are >= 0 and its "
+        "invoke_time <= complete_time",
+    ),
+    "record_op": (
+        "records",
+        "a record's op_index names one completion whose process, type, time and invocation's "
+        "time it repeats, and an op's records are at positions 0..k-1, each once",
+    ),
+}
+
+
+def structure_problem(rule: str, rows: int, first: int) -> str:
+    """One line saying which rule how many rows break (first: the lowest op index among them)."""
+    return (f"{rows:,} row{'s' if rows != 1 else ''} break{'' if rows != 1 else 's'} the rule "
+            f"{rule!r} ({STRUCTURE[rule][1]}), the first at op {first}")
 
 
 # --- the anomaly catalogue -----------------------------------------------------------------

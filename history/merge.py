@@ -50,6 +50,7 @@ import attrs
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from kafkaref.history import integrity
 from kafkaref.history.format import (
     CLOCK_FAULT_F,
     NEMESIS_PROCESS,
@@ -468,7 +469,11 @@ class Plan:
 
 
 def make_plan(histories: Sequence[Path], progress: Progress | None = None) -> Plan:
-    """Read every history's meta and extent (one pass over a few columns) and place them."""
+    """Verify every history's files against its manifest (a corrupt run stops the merge: its
+    copy would get a manifest of its own and pass for sound), read its meta and extent (one
+    pass over a few columns) and place them. Runs without a manifest make the merged history
+    unverified too (meta.json "unverified" says which)."""
+    checked = [integrity.verify(path) for path in histories]
     config, metas = common_config(histories)
     extents = _measure_all(histories, progress)
     placements = place(extents, [str(h) for h in histories])
@@ -476,6 +481,12 @@ def make_plan(histories: Sequence[Path], progress: Progress | None = None) -> Pl
             **({} if config is None else {"config": config.as_dict()}),
             "merged_from": [{**p.as_dict(), **({"seed": m["seed"]} if "seed" in m else {})}
                             for p, m in zip(placements, metas, strict=True)]}
+    unverified = [p.label for p, found in zip(placements, checked, strict=True)
+                  if not found.verified]
+    if unverified:
+        meta[integrity.UNVERIFIED_KEY] = (f"merged from {len(unverified)} unverified run(s) "
+                                          f"({', '.join(unverified[:5])}"
+                                          f"{', ...' if len(unverified) > 5 else ''})")
     return Plan(tuple(histories), tuple(extents), tuple(placements), config, meta)
 
 

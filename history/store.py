@@ -18,6 +18,7 @@ import attrs
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from kafkaref.history import integrity
 from kafkaref.history.format import (
     OPS_COLUMNS,
     RECORDS_COLUMNS,
@@ -36,7 +37,8 @@ def arrow_schema(table: str, columns: tuple[Column, ...]) -> pa.Schema:
     return pa.schema(
         [pa.field(c.name, getattr(pa, c.type)(), nullable=c.nullable) for c in columns],
         metadata={"kafkaref.history.table": table,
-                  "kafkaref.history.version": str(SCHEMA_VERSION)},
+                  "kafkaref.history.version": str(SCHEMA_VERSION),
+                  integrity.SEALED_KEY: "1"},
     )
 
 
@@ -100,7 +102,8 @@ class _TableWriter:
             if self._writer is None:
                 path = self._directory / f"part-{self._part:05d}.parquet"
                 self._writer = pq.ParquetWriter(
-                    path, self._schema, compression=self._limits.compression
+                    path, self._schema, compression=self._limits.compression,
+                    write_page_checksum=True,
                 )
             room = self._limits.file_rows - self._file_rows
             chunk = table.slice(start, room)
@@ -122,7 +125,8 @@ class _TableWriter:
         self._flush_rows()
         if self._writer is None and self._part == 0:
             # An empty table still gets one (empty) file so readers see its schema.
-            pq.write_table(self._schema.empty_table(), self._directory / "part-00000.parquet")
+            pq.write_table(self._schema.empty_table(), self._directory / "part-00000.parquet",
+                           write_page_checksum=True)
         self._roll()
 
 
@@ -176,7 +180,7 @@ class HistoryWriter:
         self.records.close()
         self._meta["ops"] = self.ops.rows
         self._meta["records"] = self.records.rows
-        (self.path / "meta.json").write_text(json.dumps(self._meta, indent=2) + "\n")
+        integrity.seal(self.path, self._meta)
 
     def __enter__(self) -> HistoryWriter:
         return self
@@ -212,21 +216,31 @@ def table_files(path: str | os.PathLike, table: str) -> list[Path]:
     return files
 
 
+def verified_meta(path: str | os.PathLike) -> tuple[dict, integrity.Integrity]:
+    """meta.json once the history's files were checked against its manifest (CorruptHistory
+    naming the file and what is wrong otherwise), and what that check established."""
+    found = integrity.verify(path)
+    return read_meta(path), found
+
+
 def iter_batches(path: str | os.PathLike, table: str, batch_rows: int = 64 * 1024,
                  columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-    """Stream a table in batches (bounded memory), checking each file's schema first."""
+    """Stream a table in batches (bounded memory), checking each file's schema first and every
+    page's checksum as it is read (files written before page checksums have none)."""
     read_meta(path)
     for file in table_files(path, table):
         try:
-            parquet = pq.ParquetFile(file)
+            parquet = pq.ParquetFile(file, page_checksum_verification=True)
         except (pa.ArrowInvalid, OSError) as error:
-            raise HistoryError(f"{file} is corrupt: {error}") from None
+            raise integrity.CorruptHistory(file, f"not a readable Parquet file ({error})") \
+                from None
         if not parquet.schema_arrow.remove_metadata().equals(TABLES[table].remove_metadata()):
-            raise HistoryError(f"{file}: schema differs from {table} v{SCHEMA_VERSION}")
+            raise integrity.CorruptHistory(file, f"its schema differs from {table} "
+                                                 f"v{SCHEMA_VERSION}")
         try:
             yield from parquet.iter_batches(batch_size=batch_rows, columns=columns)
         except (pa.ArrowInvalid, OSError) as error:
-            raise HistoryError(f"{file} is corrupt: {error}") from None
+            raise integrity.CorruptHistory(file, str(error)) from None
 
 
 def read_table(path: str | os.PathLike, table: str) -> pa.Table:
@@ -242,7 +256,10 @@ def read_table(path: str | os.PathLike, table: str) -> pa.Table:
 
 
 def export_jsonl(path: str | os.PathLike, out: str | os.PathLike) -> int:
-    """Write the history at path as JSON lines to out; returns the number of ops written."""
+    """Write the history at path as JSON lines to out; returns the number of ops written. A
+    corrupt history is refused (CorruptHistory); an unverified one says so in the header, so
+    an import of the lines does not pass it off as verified."""
+    meta, found = verified_meta(path)
     ops = read_table(path, "ops").sort_by("index").to_pylist()
     records: dict[int, list[dict]] = {}
     for row in read_table(path, "records").sort_by([("op_index", "ascending"),
@@ -250,7 +267,10 @@ def export_jsonl(path: str | os.PathLike, out: str | os.PathLike) -> int:
         records.setdefault(row["op_index"], []).append(
             {k: row[k] for k in ("kind", "topic", "partition", "offset", "value")})
     with open(out, "w") as handle:
-        header = {"kafkaref_history": SCHEMA_VERSION, **_meta_without_counts(read_meta(path))}
+        header = {"kafkaref_history": SCHEMA_VERSION, **_meta_without_counts(meta)}
+        if not found.verified:
+            header[integrity.UNVERIFIED_KEY] = meta.get(integrity.UNVERIFIED_KEY) or \
+                "exported from a history without a manifest"
         handle.write(json.dumps(header) + "\n")
         for op in ops:
             line = {k: v for k, v in op.items() if v is not None}
@@ -261,7 +281,8 @@ def export_jsonl(path: str | os.PathLike, out: str | os.PathLike) -> int:
 
 
 def _meta_without_counts(meta: dict) -> dict:
-    return {k: v for k, v in meta.items() if k not in ("schema_version", "ops", "records")}
+    return {k: v for k, v in meta.items()
+            if k not in ("schema_version", "ops", "records", integrity.MANIFEST)}
 
 
 def import_jsonl(source: str | os.PathLike, path: str | os.PathLike) -> int:
@@ -269,7 +290,7 @@ def import_jsonl(source: str | os.PathLike, path: str | os.PathLike) -> int:
     All or nothing (see write_ops); errors name the line."""
     try:
         with open(source, encoding="utf-8") as handle:
-            return write_ops(path, _parse_lines(enumerate(handle, 1)))
+            return write_ops(path, _parse_lines(enumerate(handle, 1)), allow_empty=False)
     except UnicodeDecodeError as error:
         raise HistoryError(f"{source}: not UTF-8 text: {error}") from None
     except OSError as error:
@@ -290,18 +311,19 @@ def _parse_lines(lines: Iterable[tuple[int, str]]) -> Iterable[dict]:
         yield op
 
 
-def write_ops(path: str | os.PathLike, ops: Iterable[dict]) -> int:
+def write_ops(path: str | os.PathLike, ops: Iterable[dict], allow_empty: bool = True) -> int:
     """Write op dicts (JSON-lines form; a leading {"kafkaref_history": v, ...} is the header).
 
     All or nothing: the history is written to a sibling directory and renamed to path only once
     every op was accepted, so an import that fails part-way leaves nothing behind (a partial
-    history would check as valid) and can simply be run again."""
+    history would check as valid) and can simply be run again. allow_empty=False refuses a
+    history of no ops (a file of no lines is no evidence of anything)."""
     target = Path(path)
     _check_free(target)
     staging = target.with_name(f".{target.name}.partial-{os.getpid()}")
     shutil.rmtree(staging, ignore_errors=True)
     try:
-        count = _write_ops_to(staging, ops)
+        count = _write_ops_to(staging, ops, allow_empty)
         if target.is_dir():
             target.rmdir()  # empty (checked above); rename cannot replace a non-empty one
         staging.rename(target)
@@ -317,7 +339,7 @@ def _check_free(target: Path) -> None:
         raise HistoryError(f"{target} exists and is not an empty directory")
 
 
-def _write_ops_to(path: Path, ops: Iterable[dict]) -> int:
+def _write_ops_to(path: Path, ops: Iterable[dict], allow_empty: bool) -> int:
     ops = iter(ops)
     first = next(ops, None)
     meta: dict = {}
@@ -334,6 +356,7 @@ def _write_ops_to(path: Path, ops: Iterable[dict]) -> int:
         for op in itertools.chain([first] if first is not None else [], ops):
             _write_json_op(writer, op, seen)
             count += 1
+        seen.finish(allow_empty)
     return count
 
 
@@ -344,6 +367,17 @@ class _SeenOps:
     def __init__(self):
         self.indexes: dict[int, object] = {}
         self.invoke_times: dict[int, int] = {}
+
+    def finish(self, allow_empty: bool) -> None:
+        """Every line was accepted: the indexes must be 0..N-1, as the recorder numbers ops (a
+        gap is an op lost; the checkers refuse such a history too)."""
+        if not self.indexes and not allow_empty:
+            raise HistoryError("no ops: an empty history records nothing to judge")
+        missing = len(self.indexes) - sum(1 for i in self.indexes if 0 <= i < len(self.indexes))
+        if missing:
+            first = min(set(range(len(self.indexes))) - set(self.indexes))
+            raise HistoryError(f"op indexes must be 0..{len(self.indexes) - 1}, each once: "
+                               f"{missing} missing, the first {first}")
 
     def add(self, where: str, index: int, time: int, type_: str, invoke_index) -> int:
         """The invocation's time (the op's own for an invocation)."""

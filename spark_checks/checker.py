@@ -15,10 +15,11 @@ KINDS = ("spark", "twin", "none")
 
 
 def history_checker(kind: str = "spark", master: str = LOCAL_MASTER,
-                    spark=None) -> HistoryCheck | None:
+                    spark=None, progress=None) -> HistoryCheck | None:
     """kind "spark": the Spark job, in `spark` or in a small session (run_session) started on
     the first history and kept for the next; "twin": the in-memory twin (small histories only),
-    under the configuration the history was recorded with; "none": None, nothing is checked."""
+    under the configuration the history was recorded with; "none": None, nothing is checked.
+    progress(step, done, total): the Spark job's steps as they start (job.check)."""
     if kind == "none":
         return None
     if kind == "twin":
@@ -32,14 +33,21 @@ def history_checker(kind: str = "spark", master: str = LOCAL_MASTER,
         from kafkaref.spark_checks.session import run_session
 
         if not sessions:
+            if progress:
+                progress(f"starting Spark ({master})", 0, 1)
             sessions.append(run_session(master))
-        return job.check(sessions[0], str(history)).to_json()
+        return job.check(sessions[0], str(history), progress=progress).to_json()
 
     return spark_check
 
 
 def _twin_check(history: Path) -> dict:
+    from kafkaref.history.format import HistoryError
     from kafkaref.history.store import history_config
     from kafkaref.spark_checks import twin
 
-    return twin.check(str(history), history_config(history)).to_json()
+    try:
+        config = history_config(history)
+    except HistoryError:
+        config = None  # the twin's own verification says what is wrong with the history
+    return twin.check(str(history), config).to_json()

@@ -10,6 +10,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
+from kafkaref.history import integrity
 from kafkaref.history.format import (
     ANOMALIES,
     TABLE_COLUMNS,
@@ -17,6 +20,7 @@ from kafkaref.history.format import (
     HistoryError,
     check_meta,
 )
+from kafkaref.spark_checks import spark_error, structure
 from kafkaref.spark_checks.checks import CHECKS, Frames
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
 
@@ -35,6 +39,37 @@ def read_meta(spark, path: str) -> dict:
         return read_local(path.removeprefix("file://"))
     text = "\n".join(row.value for row in spark.read.text(f"{path}/meta.json").collect())
     return check_meta(json.loads(text), path)
+
+
+def verify(spark, path: str) -> dict:
+    """The history's files against its manifest (history/integrity.py): on the local disk
+    directly; through Spark for hdfs:// s3a:// ... paths (each file's bytes hashed where it
+    lies). CorruptHistory names the file and what is wrong."""
+    from kafkaref.history import integrity
+
+    if _is_local(path):
+        return integrity.verify(path.removeprefix("file://")).as_dict()
+    from pyspark.sql import functions as F
+
+    def listing(where: str) -> list:
+        try:
+            return spark.read.format("binaryFile").load(where).select(
+                "path", "length", F.sha2("content", 256).alias("sha256")).collect()
+        except Exception:  # noqa: BLE001 -- Spark's AnalysisException: no such path
+            return []
+
+    meta = spark.read.format("binaryFile").load(f"{path}/meta.json").first()
+    if meta is None:
+        raise HistoryError(f"{path} is not a history (no meta.json)")
+    files = {}
+    for table in integrity.TABLES:
+        for row in listing(f"{path}/{table}"):
+            name = row["path"].rstrip("/").rsplit("/", 1)[-1]
+            if not name.startswith(("_", ".")):
+                files[f"{table}/{name}"] = integrity.FileFacts(
+                    row["length"], lambda digest=row["sha256"]: digest)
+    raw = bytes(meta["content"]).decode("utf-8", errors="replace")
+    return integrity.verify_files(path, raw, files).as_dict()
 
 
 def load_frames(spark, path: str) -> Frames:
@@ -81,11 +116,23 @@ def info(fr: Frames) -> dict:
 
 def check(spark, path: str | Path, config: CheckConfig | None = None,
           examples: int | None = DEFAULT_EXAMPLES, progress: Progress | None = None) -> Result:
-    """Every anomaly over the history at path. config defaults to the one in meta.json.
-    Any failure (unreadable history, Spark error, a bound exceeded) makes the verdict unknown."""
+    """Every anomaly over the history at path. config defaults to the one in meta.json. First
+    the files are verified against their manifest, then the rows against the structural rules
+    (spark_checks/structure.py); a history failing either is "corrupt history", never judged.
+    Any failure (a corrupt or unreadable history, a Spark error, a bound exceeded) makes the
+    verdict unknown, its error one line (Spark's stack traces are in its log file)."""
     path = str(path)
     fallback = config or CheckConfig()
+    found_integrity = None
+    steps = len(ANOMALIES) + 2  # the files, the structure, then each anomaly
+
+    def step(name: str, done: int) -> None:
+        if progress:
+            progress(name, done, steps)
+
     try:
+        step("verifying the files", 0)
+        found_integrity = verify(spark, path)
         meta = read_meta(spark, path)
         if config is None and meta.get("config") is not None:
             config = CheckConfig.from_dict(meta["config"])
@@ -93,14 +140,17 @@ def check(spark, path: str | Path, config: CheckConfig | None = None,
         fr = load_frames(spark, path)
         cases = {}
         try:
-            for done, name in enumerate(ANOMALIES):
-                if progress:
-                    progress(name, done, len(ANOMALIES))
+            step("checking the structure", 1)
+            broken = structure.problems(fr.ops, fr.records)
+            if broken:
+                raise integrity.structure_error(path, broken)
+            for done, name in enumerate(ANOMALIES, 2):
+                step(name, done)
                 cases[name] = run_check(fr, name, examples)
-            if progress:
-                progress("summary", len(ANOMALIES), len(ANOMALIES))
-            return build_result(config, cases, info(fr))
+            step("summary", steps)
+            return attrs.evolve(build_result(config, cases, info(fr)),
+                                integrity=found_integrity)
         finally:
             fr.release()
     except Exception as error:  # noqa: BLE001 -- STYLE.md 10: exceptions become "unknown"
-        return unknown(config or fallback, error)
+        return unknown(config or fallback, spark_error.one_line(error), found_integrity)

@@ -2,27 +2,34 @@
 
 Spark prints pages of INFO/WARN at startup before any setLogLevel call can run, so the driver
 JVM is started with a log4j2 configuration of our own (in a temp SPARK_CONF_DIR: the package ships
-only Python) that keeps ERROR and above. KAFKAREF_SPARK_VERBOSE=1 restores Spark's defaults.
+only Python) that keeps ERROR and above, in a log file of this process (spark_error.log_path(),
+created only when something is logged) rather than on the terminal: a failed task's Java stack
+traces run to hundreds of lines, and the verdict names the root cause in one
+(spark_error.one_line). KAFKAREF_SPARK_VERBOSE=1 restores Spark's defaults.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import sys
 import tempfile
 from pathlib import Path
 
+from kafkaref.spark_checks.spark_error import LOG_ENV, log_path
+
 LOCAL_MASTER = "local[2]"
 
 _LOG4J2 = """\
 rootLogger.level = error
-rootLogger.appenderRef.stderr.ref = console
-appender.console.type = Console
-appender.console.name = console
-appender.console.target = SYSTEM_ERR
-appender.console.layout.type = PatternLayout
-appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = ${env:KAFKAREF_SPARK_LOG:-/tmp/kafkaref-spark.log}
+appender.file.createOnDemand = true
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n%ex
 # In shell mode (how PySpark starts its JVM) Spark compares the level configured for the class
 # that starts logging (WARN when none is) with the root's and prints a "Setting default log
 # level" banner when they differ: configuring org.apache.spark at the root's level avoids it.
@@ -39,12 +46,16 @@ logger.hadoop.level = error
 
 def conf_dir() -> Path:
     """A SPARK_CONF_DIR holding only our log4j2.properties (Spark's scripts put it first on the
-    classpath of every JVM they start: driver, master, worker, executors)."""
-    path = Path(tempfile.gettempdir()) / "kafkaref-spark-conf"
+    classpath of every JVM they start: driver, master, worker, executors). Named after its
+    content, so checkouts of different versions on one machine never rewrite each other's."""
+    digest = hashlib.sha256(_LOG4J2.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"kafkaref-spark-conf-{digest}"
     path.mkdir(exist_ok=True)
     file = path / "log4j2.properties"
     if not file.exists() or file.read_text() != _LOG4J2:
-        file.write_text(_LOG4J2)
+        partial = path / f".log4j2.{os.getpid()}"
+        partial.write_text(_LOG4J2)
+        partial.replace(file)  # atomic: a JVM starting meanwhile reads all of it or none
     return path
 
 
@@ -52,7 +63,7 @@ def quiet_environment() -> dict[str, str]:
     """Environment for Spark processes we start ourselves (spark-class, spark-submit)."""
     if os.environ.get("KAFKAREF_SPARK_VERBOSE"):
         return {}
-    return {"SPARK_CONF_DIR": str(conf_dir())}
+    return {"SPARK_CONF_DIR": str(conf_dir()), LOG_ENV: str(log_path())}
 
 
 def base_conf(master: str = LOCAL_MASTER, shuffle_partitions: int = 8) -> dict[str, str]:
@@ -72,6 +83,8 @@ def base_conf(master: str = LOCAL_MASTER, shuffle_partitions: int = 8) -> dict[s
         # ... and a persisted DataFrame keeps announcing its partitioning (by default AQE may
         # re-plan a cached plan, so Spark treats its partitioning as unknown and shuffles again).
         "spark.sql.optimizer.canChangeCachedPlanOutputPartitioning": "false",
+        # Every Parquet page's CRC checked as it is read (history/store.py writes them).
+        "spark.hadoop.parquet.page.verify-checksum.enabled": "true",
     }
     if master.startswith("local"):
         conf["spark.driver.host"] = "127.0.0.1"

@@ -11,8 +11,10 @@ import os
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 
+import attrs
 import networkx as nx
 
+from kafkaref.history import integrity
 from kafkaref.history.format import (
     CLOCK_FAULT_F,
     NEMESIS_PROCESS,
@@ -25,6 +27,7 @@ from kafkaref.history.format import (
     reordered,
 )
 from kafkaref.history.store import read_table
+from kafkaref.spark_checks import twin_structure
 from kafkaref.spark_checks.verdict import DEFAULT_EXAMPLES, Result, build_result, unknown
 
 READ_KINDS = ("poll", "final_read")
@@ -396,14 +399,24 @@ def info(h: TwinHistory) -> dict:
 
 def check(history: str | os.PathLike | TwinHistory, config: CheckConfig | None = None,
           examples: int | None = DEFAULT_EXAMPLES) -> Result:
-    """Every anomaly over a history in memory. examples=None keeps every case."""
+    """Every anomaly over a history in memory. examples=None keeps every case. A history on disk
+    is first verified against its manifest (history/integrity.py); any history is refused as
+    corrupt when its rows break a structural rule (twin_structure.py), before any anomaly."""
     config = config or CheckConfig()
+    found_integrity = None
     try:
-        h = history if isinstance(history, TwinHistory) else TwinHistory.load(history)
+        if isinstance(history, TwinHistory):
+            h, where = history, "the history"
+        else:
+            found_integrity = integrity.verify(history).as_dict()
+            h, where = TwinHistory.load(history), str(history)
+        broken = twin_structure.problems(h.ops, h.records)
+        if broken:
+            raise integrity.structure_error(where, broken)
         cases = {}
         for name, function in CHECKS.items():
             found = sorted(function(h))
             cases[name] = (len(found), found if examples is None else found[:examples])
-        return build_result(config, cases, info(h))
+        return attrs.evolve(build_result(config, cases, info(h)), integrity=found_integrity)
     except Exception as error:  # noqa: BLE001 -- STYLE.md 10: exceptions become "unknown"
-        return unknown(config, error)
+        return unknown(config, error, found_integrity)

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from kafkaref.history.format import ANOMALIES, CheckConfig, allowed_anomalies
+from kafkaref.history.format import ANOMALIES, CheckConfig, HistoryError, allowed_anomalies
 
 # Exit codes of `kafkaref check` (STYLE.md point 9): distinct for "found anomalies" and "could
 # not decide or crashed".
@@ -28,6 +28,9 @@ class Result:
     counts: Mapping[str, int] = attrs.field(factory=dict)  # name -> number of cases in all
     info: Mapping[str, object] = attrs.field(factory=dict)  # counts per f and type, sizes
     error: str | None = None
+    # What history/integrity.py established of the files: {"verified": bool, "note": str}
+    # (None: not looked at, e.g. a history held in memory).
+    integrity: Mapping[str, object] | None = None
 
     @property
     def exit_code(self) -> int:
@@ -40,6 +43,7 @@ class Result:
             "config": self.config.as_dict(),
             "allowed": sorted(allowed),
             "error": self.error,
+            "integrity": None if self.integrity is None else dict(self.integrity),
             "anomalies": {
                 name: {
                     "count": self.counts.get(name, 0),
@@ -85,6 +89,11 @@ def build_result(config: CheckConfig, cases: Mapping[str, tuple[int, Sequence]],
     )
 
 
-def unknown(config: CheckConfig, error: BaseException | str) -> Result:
-    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    return Result(valid="unknown", config=config, error=message)
+def unknown(config: CheckConfig, error: BaseException | str, integrity=None) -> Result:
+    """The checker could not decide. A HistoryError's message is the whole line (it names the
+    file and what is wrong); other errors are prefixed by their type."""
+    if isinstance(error, str | HistoryError):
+        message = str(error)
+    else:
+        message = f"{type(error).__name__}: {error}"
+    return Result(valid="unknown", config=config, error=message, integrity=integrity)

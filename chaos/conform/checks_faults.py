@@ -3,6 +3,7 @@ the chaos workload (chaos/workload.py) when it is installed."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import time
 
@@ -86,6 +87,8 @@ def chaos_workload(probe: Probe):
     options' chaos_check, which `kafkaref conform --chaos-checker` builds)."""
     from kafkaref.chaos import run as chaos_run  # imported here: the runner is heavy to import
     from kafkaref.chaos.nemesis import ExternalFaults
+    from kafkaref.chaos.probes import PROBE_TOPIC
+    from kafkaref.chaos.workload import WorkloadConfig
 
     seconds = float(probe.options.get("chaos_seconds", 30))
     if seconds <= 0:
@@ -98,14 +101,27 @@ def chaos_workload(probe: Probe):
         victim = target_of(probe, max(b.node_id for b in probe.metadata([]).brokers))
         external = AimedFaults(probe, victim)
         nemesis = ("kill",)
-    runs_dir = probe.options.get("runs_dir") or tempfile.mkdtemp(prefix="conform-chaos-")
+    kept = probe.options.get("runs_dir")
+    runs_dir = kept or tempfile.mkdtemp(prefix="conform-chaos-")
+    had_probe_topic = _exists(probe, PROBE_TOPIC)
     options = chaos_run.RunOptions(
         seed=int(probe.options.get("seed", 0)), time_limit_s=seconds, nemesis=nemesis,
         bootstrap=",".join(f"{h}:{p}" for h, p in probe.bootstrap), external=external,
-        runs_dir=runs_dir)
-    result = chaos_run.run(options, log=lambda line: None, check=check)
+        runs_dir=runs_dir, workload=WorkloadConfig(topic=probe.name("chaos")))
+    try:
+        result = chaos_run.run(options, log=probe.options.get("log") or (lambda line: None),
+                               check=check)
+    finally:
+        if not had_probe_topic and probe.created is not None:
+            probe.created.add(PROBE_TOPIC)  # the run created it: removed with the rest
     report = result.report
-    summary = (f"history in {result.run_dir}: valid={report.get('valid')}, "
+    failed = result.exit_code != chaos_run.EXIT_VALID
+    if kept or probe.options.get("keep") or failed:
+        where = f"history in {result.run_dir}"  # kept: asked for, or the evidence of a failure
+    else:
+        shutil.rmtree(runs_dir, ignore_errors=True)
+        where = "history checked and removed (--keep or --runs-dir keeps it)"
+    summary = (f"{where}: valid={report.get('valid')}, "
                f"faults {len(result.summary.get('schedule') or [])}")
     if result.exit_code == chaos_run.EXIT_INVALID:
         found = {k: v for k, v in (report.get("anomalies") or {}).items() if v}
@@ -115,6 +131,10 @@ def chaos_workload(probe: Probe):
         raise CouldNotRun(f"the chaos run could not decide (exit {result.exit_code}): "
                           f"{report.get('error', '')}"[:400])
     return summary
+
+
+def _exists(probe: Probe, topic: str) -> bool:
+    return any(t.name == topic and t.error_code == 0 for t in probe.metadata([topic]).topics)
 
 
 class AimedFaults:

@@ -15,8 +15,10 @@ check "could not run", never "fail": the broker under test did nothing wrong.
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
+import tempfile
 import time
 from typing import Protocol
 
@@ -58,6 +60,9 @@ class Faults(Protocol):
     def tear(self, target: Target, topic: str, partition: int) -> None:
         """Tear the stopped broker's last write to topic-partition (a power loss mid-write)."""
 
+    def close(self) -> None:
+        """The run is over: stop whatever the faults started and left running."""
+
 
 @attrs.frozen
 class NoFaults:
@@ -66,14 +71,59 @@ class NoFaults:
     def describe(self) -> str:
         return "none"
 
+    def close(self) -> None:
+        pass
 
-@attrs.frozen
+
+STOP_GRACE_S = 10.0
+
+
+def stop_sessions(sessions: list[tuple[int, float]]) -> list[int]:
+    """Stop the processes left in sessions, each (session id: its leader's pid, when it was
+    started); the pids signalled. A process counts as left in a session when its session id is
+    that one and it was started after the session: not the leader's pid itself, which, once the
+    leader has exited, may name an unrelated process."""
+    import psutil
+
+    left = []
+    for process in psutil.process_iter(["pid", "create_time"]):
+        pid = process.info["pid"]
+        try:
+            sid = os.getsid(pid)
+        except OSError:
+            continue
+        if any(sid == leader and pid != leader and process.info["create_time"] >= started - 1
+               for leader, started in sessions):
+            left.append(process)
+    for process in left:
+        _signal(process, signal.SIGTERM)
+    _, alive = psutil.wait_procs(left, timeout=STOP_GRACE_S)
+    for process in alive:
+        _signal(process, signal.SIGKILL)
+    psutil.wait_procs(alive, timeout=STOP_GRACE_S)
+    return [p.pid for p in left]
+
+
+def _signal(process, sig: int) -> None:
+    import psutil
+
+    try:
+        process.send_signal(sig)
+    except psutil.NoSuchProcess:
+        pass
+
+
+@attrs.define
 class ShellFaults:
-    """The user's commands, each run with `sh -c` and the target in its environment."""
+    """The user's commands, each run with `sh -c` and the target in its environment, in a
+    session of its own: close() stops whatever is left of those sessions (a broker a restart
+    command started in the background, a helper it forgot), so nothing a fault command started
+    outlives the run. A process that starts a session of its own (setsid) is beyond reach."""
 
     kill_cmd: str | None = None
     restart_cmd: str | None = None
     tear_cmd: str | None = None
+    _sessions: list[tuple[int, float]] = attrs.field(factory=list, init=False)
 
     @property
     def kinds(self) -> frozenset[str]:
@@ -93,25 +143,39 @@ class ShellFaults:
         self._run(self.tear_cmd, "--tear-cmd", target,
                   {"CONFORM_TOPIC": topic, "CONFORM_PARTITION": str(partition)})
 
-    @staticmethod
-    def _run(command: str | None, what: str, target: Target,
+    def close(self) -> None:
+        """Stop every process left in the sessions of the commands run: SIGTERM, then SIGKILL
+        after a grace period."""
+        stop_sessions(self._sessions)
+        self._sessions.clear()
+
+    def _run(self, command: str | None, what: str, target: Target,
              extra_env: dict[str, str] | None = None) -> None:
         if not command:
             raise CouldNotRun(f"no {what} given")
         env = {**os.environ, "CONFORM_BROKER_ID": str(target.broker_id),
                "CONFORM_BROKER_HOST": target.host, "CONFORM_BROKER_PORT": str(target.port),
                **(extra_env or {})}
-        try:
-            done = subprocess.run(["sh", "-c", command], capture_output=True, env=env,
-                                  timeout=COMMAND_TIMEOUT_S, check=False,
-                                  stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise CouldNotRun(f"{what} `{command}` did not finish in {COMMAND_TIMEOUT_S} s") \
-                from None
-        if done.returncode != 0:
-            stderr = done.stderr.decode(errors="replace").strip().replace("\n", " | ")
-            raise CouldNotRun(f"{what} `{command}` exited {done.returncode} for broker "
-                              f"{target.broker_id}: {stderr[-300:] or 'no stderr'}")
+        started = time.time()
+        # stderr to a file, not a pipe: a process the command leaves running in the background
+        # keeps its copy open, and reading a pipe to its end would wait for that process.
+        with tempfile.TemporaryFile() as stderr:
+            child = subprocess.Popen(["sh", "-c", command], stdout=subprocess.DEVNULL,
+                                     stderr=stderr, env=env, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+            self._sessions.append((child.pid, started))
+            try:
+                child.wait(timeout=COMMAND_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                child.kill()
+                child.wait()
+                raise CouldNotRun(f"{what} `{command}` did not finish in {COMMAND_TIMEOUT_S} "
+                                  "s") from None
+            stderr.seek(0)
+            said = stderr.read().decode(errors="replace").strip().replace("\n", " | ")
+        if child.returncode != 0:
+            raise CouldNotRun(f"{what} `{command}` exited {child.returncode} for broker "
+                              f"{target.broker_id}: {said[-300:] or 'no stderr'}")
 
 
 @attrs.frozen
@@ -127,6 +191,9 @@ class PeerFaults:
 
     def describe(self) -> str:
         return f"peer {self.peer.name} {self.peer.version}"
+
+    def close(self) -> None:
+        """Nothing to stop: the peer's own processes are its owner's to stop."""
 
     def kill(self, target: Target) -> None:
         self._do(lambda node: self.peer.kill(node), "kill", target)

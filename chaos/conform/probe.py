@@ -45,9 +45,10 @@ PREFERRED: dict[int, tuple[str, int]] = {
     0: ("Produce", 8), 1: ("Fetch", 11), 2: ("ListOffsets", 5), 3: ("Metadata", 8),
     8: ("OffsetCommit", 7), 9: ("OffsetFetch", 5), 10: ("FindCoordinator", 2),
     11: ("JoinGroup", 5), 12: ("Heartbeat", 3), 13: ("LeaveGroup", 2), 14: ("SyncGroup", 3),
-    18: ("ApiVersions", 3), 19: ("CreateTopics", 4), 22: ("InitProducerId", 4),
-    20: ("DeleteTopics", 3), 21: ("DeleteRecords", 1), 32: ("DescribeConfigs", 3),
-    33: ("AlterConfigs", 1), 37: ("CreatePartitions", 1), 44: ("IncrementalAlterConfigs", 0),
+    16: ("ListGroups", 2), 18: ("ApiVersions", 3), 19: ("CreateTopics", 4),
+    22: ("InitProducerId", 4), 20: ("DeleteTopics", 3), 21: ("DeleteRecords", 1),
+    32: ("DescribeConfigs", 3), 33: ("AlterConfigs", 1), 37: ("CreatePartitions", 1),
+    42: ("DeleteGroups", 1), 44: ("IncrementalAlterConfigs", 0),
 }
 VERSION_CAP = {1: 12}  # PREFERRED_LEVEL only
 # The lowest version the probe sends where the broker advertises lower: Produce from v3 (kio
@@ -114,7 +115,8 @@ class Conn:
 class Probe:
     def __init__(self, bootstrap: str, versions: dict[int, tuple[int, int]],
                  timeout_s: float = 10.0, replication_factor: int | None = None,
-                 options: dict | None = None, level: str = PREFERRED_LEVEL):
+                 options: dict | None = None, created=None,
+                 level: str = PREFERRED_LEVEL):
         self.bootstrap = [parse_address(a) for a in bootstrap.split(",") if a.strip()]
         self.versions = versions  # api key -> (min, max) the broker advertises
         self.level = level
@@ -131,6 +133,7 @@ class Probe:
         self._leaders: dict[tuple[str, int], Conn] = {}
         self._brokers: dict[int, tuple[str, int]] = {}
         self._replication_factor = replication_factor
+        self.created = created  # cleanup.Leftovers: every name handed out, deleted at the end
 
     # -- bookkeeping ----------------------------------------------------------------------
     def _register(self, sock: socket.socket) -> None:
@@ -183,8 +186,12 @@ class Probe:
                                            expected=expected))
 
     def name(self, label: str) -> str:
-        """A topic or group name unique to this run."""
-        return f"conform-{label}-{self.run_id}"
+        """A topic or group name unique to this run (the run deletes it from the broker at
+        its end: chaos/conform/cleanup.py)."""
+        name = f"conform-{label}-{self.run_id}"
+        if self.created is not None:
+            self.created.add(name)
+        return name
 
     # -- versions and connections -----------------------------------------------------------
     def version(self, api_key: int) -> int:

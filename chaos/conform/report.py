@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 from kafkaref.chaos.conform.catalogue import ERROR, FAIL, PASS, SKIP
 from kafkaref.chaos.conform.runner import RunResult
+from kafkaref.chaos.report import clip
 
 MARK = {PASS: "pass", FAIL: "FAIL", SKIP: "skip", ERROR: "could not run"}
 
@@ -24,7 +25,7 @@ def table(result: RunResult) -> str:
     for o in result.outcomes:
         summary = o.summary.replace("\n", " ")
         lines.append(f"{o.name:<{width}}  {MARK[o.status]:<13}  {o.duration_s:7.2f}  "
-                     f"{summary[:110]}")
+                     f"{clip(summary, 110)}")
     counts = {s: sum(o.status == s for o in result.outcomes) for s in MARK}
     lines.append(f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped, "
                  f"{counts[ERROR]} could not run; exit {result.exit_code}")

@@ -25,6 +25,7 @@ from kafkaref.chaos.conform.catalogue import (
     Skip,
     load_catalogue,
 )
+from kafkaref.chaos.conform.cleanup import Leftovers, clean_up
 from kafkaref.chaos.conform.probe import Probe
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
 
@@ -38,6 +39,7 @@ class RunResult:
     started: str
     outcomes: tuple[Outcome, ...]
     could_not_start: str = ""  # why no check could run (bootstrap unreachable, garbage)
+    cleanup: str = ""  # what the run removed from the broker at its end (cleanup.py)
 
     @property
     def exit_code(self) -> int:
@@ -51,14 +53,14 @@ class RunResult:
 
     def as_dict(self) -> dict:
         return {"broker": self.broker, "bootstrap": self.bootstrap, "started": self.started,
-                "could_not_start": self.could_not_start,
+                "could_not_start": self.could_not_start, "cleanup": self.cleanup,
                 "outcomes": [o.as_dict() for o in self.outcomes]}
 
     @classmethod
     def from_dict(cls, data: dict) -> RunResult:
         return cls(data["broker"], data["bootstrap"], data["started"],
                    tuple(Outcome.from_dict(o) for o in data["outcomes"]),
-                   data.get("could_not_start", ""))
+                   data.get("could_not_start", ""), data.get("cleanup", ""))
 
 
 def select(only: tuple[str, ...] = (), skip: tuple[str, ...] = ()) -> list[Check]:
@@ -85,13 +87,20 @@ def negotiate(bootstrap: str, timeout_s: float = BOOTSTRAP_TIMEOUT_S):
                     answer = conn.send(18, version, {"client_software_name": "kafkaref-conform",
                                                      "client_software_version": "1"})
             except (OSError, ValueError) as exc:
-                reasons.append(f"{address} ApiVersions v{version}: {exc!r}")
+                said = str(exc) or type(exc).__name__
+                _add_reason(reasons, said if said.startswith(address) else f"{address}: {said}")
                 continue
             if answer.error_code != ErrorCode.none:
-                reasons.append(f"{address} ApiVersions v{version}: {answer.error_code.name}")
+                _add_reason(reasons, f"{address} ApiVersions v{version}: "
+                                     f"{answer.error_code.name}")
                 continue
             return {k.api_key: (k.min_version, k.max_version) for k in answer.api_keys}
     raise ConnectionError("; ".join(reasons) or "no bootstrap address")
+
+
+def _add_reason(reasons: list[str], reason: str) -> None:
+    if reason not in reasons:  # v3 and v0 refused alike: said once
+        reasons.append(reason)
 
 
 def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
@@ -161,8 +170,9 @@ def combined(outcomes: list[Outcome]) -> Outcome:
 
 def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
         options: dict | None = None, timeout_s: float = 10.0,
-        replication_factor: int | None = None, progress=None) -> RunResult:
-    """Every check in order; progress(index, total, outcome) after each."""
+        replication_factor: int | None = None, progress=None, keep: bool = False) -> RunResult:
+    """Every check in order; progress(index, total, outcome) after each. At the end the topics
+    and groups the checks created are deleted from the broker (keep: left for debugging)."""
     options = options or {}
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     label = label or bootstrap
@@ -174,18 +184,35 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
                                  c.reference, c.behaviour) for c in checks)
         return RunResult(label, bootstrap, started, outcomes, reason)
     outcomes = []
+    created = Leftovers()
     for index, check in enumerate(checks):
         deadline = check.deadline_s * float(options.get("deadline_scale", 1.0))
         if check.name == "protocol_fuzz":
             deadline = max(deadline, int(options.get("fuzz", 300)) * 0.02 + 60)
         levels = check.levels if options.get("levels", True) else (PREFERRED_LEVEL,)
         outcome = combined([run_check(check, Probe(bootstrap, versions, timeout_s,
-                                                   replication_factor, options, level),
-                                      deadline) for level in levels])
+                                                   replication_factor, options, created,
+                                                   level), deadline) for level in levels])
         outcomes.append(outcome)
         if progress is not None:
             progress(index, len(checks), outcome)
-    return RunResult(label, bootstrap, started, tuple(outcomes))
+    if keep:
+        cleaned = f"kept (--keep): {len(created.names)} topic and group names of this run"
+    else:
+        cleaned = _clean_up(bootstrap, versions, timeout_s, created)
+    return RunResult(label, bootstrap, started, tuple(outcomes), cleanup=cleaned)
+
+
+def _clean_up(bootstrap: str, versions, timeout_s: float, created: Leftovers) -> str:
+    """clean_up() of what the run created, in words; a broker that no longer answers leaves
+    them (said so, the verdicts stand)."""
+    probe = Probe(bootstrap, versions, timeout_s)
+    try:
+        return clean_up(probe, created.names).describe()
+    except (OSError, ValueError, CheckFailed) as exc:
+        return f"could not clean up: {exc}"
+    finally:
+        probe.close()
 
 
 __all__ = ["RunResult", "negotiate", "run", "run_check", "select"]

@@ -1,5 +1,5 @@
 """Peers: the brokers kafkaref can start and fault by name -- Apache Kafka itself, kafkaref's own
-cluster, Tansu -- so that `kafkaref conform --peer NAME`, `kafkaref chaos run --peer NAME` and the
+cluster, Tansu, franz-go's kfake -- so that `kafkaref conform --peer NAME`, `kafkaref chaos run --peer NAME` and the
 differential tests need no recipe from a document.
 
     with start_peer("apache-kafka", nodes=3) as peer:
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import uuid
 
 from kafkaref.chaos.peers.fetched import PeerError
 from kafkaref.chaos.peers.peer import STATE_FILE, Node, Peer
@@ -23,21 +24,24 @@ from kafkaref.chaos.peers.peer import STATE_FILE, Node, Peer
 def _kinds() -> dict[str, type[Peer]]:
     from kafkaref.chaos.peers.apache_kafka import ApacheKafka
     from kafkaref.chaos.peers.kafkaref_cluster import Kafkaref
+    from kafkaref.chaos.peers.kfake import Kfake
     from kafkaref.chaos.peers.tansu import Tansu
 
-    return {kind.name: kind for kind in (ApacheKafka, Kafkaref, Tansu)}
+    return {kind.name: kind for kind in (ApacheKafka, Kafkaref, Kfake, Tansu)}
 
 
 
 
 def make_peer(name: str, nodes: int | None = None, directory: str | None = None,
               keep: bool = False, **options) -> Peer:
-    """A peer of kind `name`, not started yet. nodes: its default when None (kafkaref 3, the
-    others 1). directory: a new temporary folder when None."""
+    """A peer of kind `name`, not started yet. nodes: its default when None (apache-kafka and
+    kafkaref 3, the others 1). directory: a new folder under the temporary directory when None
+    (made when the peer starts)."""
     kinds = _kinds()
     if name not in kinds:
         raise PeerError(f"unknown peer {name!r}; known peers: {', '.join(sorted(kinds))}")
-    directory = directory or tempfile.mkdtemp(prefix=f"kafkaref-peer-{name}-")
+    directory = directory or os.path.join(tempfile.gettempdir(),
+                                          f"kafkaref-peer-{name}-{uuid.uuid4().hex[:8]}")
     arguments = {"nodes": nodes} if nodes is not None else {}
     return kinds[name](directory, keep=keep, **arguments, **options)
 

@@ -27,6 +27,9 @@ POM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "apache-kafka.pom
 JAVA_MIN = 17
 FORMAT_TIMEOUT_S = 120
 START_ATTEMPTS = 3
+# A restarted node registers only once its previous session expired: see properties().
+BROKER_SESSION_TIMEOUT_MS = 3000
+NETNS_PORTS = (9092, 9093)  # client, controller: a node alone in its namespace has them free
 
 LOG4J2_XML = """<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="warn">
@@ -67,19 +70,26 @@ class ApacheKafka(Peer):
     version = KAFKA_VERSION
     supports = frozenset({"kill", "restart", "pause", "tear"})
 
-    def __init__(self, directory: str, nodes: int = 1, keep: bool = False,
-                 overrides: dict[str, str] | None = None):
+    def __init__(self, directory: str, nodes: int = 3, keep: bool = False,
+                 overrides: dict[str, str] | None = None, hosts=None):
         """nodes: 1 or 3 (KRaft voters must be a majority; two would stop at one loss).
-        overrides: server.properties entries that replace the defaults below."""
+        overrides: server.properties entries that replace the defaults below.
+        hosts: a created chaos.netns.Hosts for node ids 1..nodes: each node then runs in its
+        own network namespace at its own address (Kafka's usual ports, nothing to pick), so
+        partitions cut its replication and quorum traffic too."""
         super().__init__(directory, keep)
         if nodes not in (1, 3):
             raise PeerError(f"apache-kafka runs 1 or 3 nodes, not {nodes}")
         self.overrides = dict(overrides or {})
         self.heap_mb = 512 if nodes == 1 else 384
-        self.controller_ports = {i: free_port() for i in range(1, nodes + 1)}
-        for node_id in self.controller_ports:
+        self.hosts = hosts
+        ids = range(1, nodes + 1)
+        self.controller_ports = {i: NETNS_PORTS[1] if hosts else free_port() for i in ids}
+        for node_id in ids:
             data = os.path.join(self.directory, f"node-{node_id}")
-            self.nodes[node_id] = Node(node_id, "127.0.0.1", free_port(), [],
+            host, port = ((hosts.address(node_id), NETNS_PORTS[0]) if hosts
+                          else ("127.0.0.1", free_port()))
+            self.nodes[node_id] = Node(node_id, host, port, [],
                                        os.path.join(self.directory, f"node-{node_id}.log"),
                                        os.path.join(data, "data"))
 
@@ -87,14 +97,16 @@ class ApacheKafka(Peer):
     def properties(self, node: Node) -> dict[str, str]:
         replicas = len(self.nodes)
         min_isr = str(min(2, replicas))
-        voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in self.controller_ports.items())
+        voters = ",".join(f"{i}@{self.nodes[i].host}:{p}"
+                          for i, p in self.controller_ports.items())
+        host = node.host
         props = {
             "process.roles": "broker,controller",
             "node.id": str(node.node_id),
             "controller.quorum.voters": voters,
-            "listeners": (f"PLAINTEXT://127.0.0.1:{node.port},"
-                          f"CONTROLLER://127.0.0.1:{self.controller_ports[node.node_id]}"),
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+            "listeners": (f"PLAINTEXT://{host}:{node.port},"
+                          f"CONTROLLER://{host}:{self.controller_ports[node.node_id]}"),
+            "advertised.listeners": f"PLAINTEXT://{host}:{node.port}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
@@ -113,7 +125,7 @@ class ApacheKafka(Peer):
             # A restarted node may register only once its previous session expired
             # (DuplicateBrokerRegistrationException before): Kafka's 9 s would make every
             # restart of a fault schedule take 10 s. 3 s, heartbeats every 0.5 s.
-            "broker.session.timeout.ms": "3000",
+            "broker.session.timeout.ms": str(BROKER_SESSION_TIMEOUT_MS),
             "broker.heartbeat.interval.ms": "500",
         }
         props.update(self.overrides)
@@ -159,12 +171,16 @@ class ApacheKafka(Peer):
             configs[node.node_id] = self._write_config(node)
             node.command = java_command("kafka.Kafka", configs[node.node_id],
                                         heap_mb=self.heap_mb, jvm_options=(log4j,))
+            if self.hosts is not None:
+                node.command = self.hosts.wrap(node.node_id, node.command)
         with concurrent.futures.ThreadPoolExecutor(len(self.nodes)) as pool:  # a JVM each
             for done in [pool.submit(self._format, node, configs[node.node_id], cluster_id)
                          for node in self.nodes.values()]:
                 done.result()
 
     def _lost_a_port(self) -> bool:
+        if self.hosts is not None:
+            return False  # a namespace of our own: nobody else binds there
         return any("Address already in use" in _read(n.log_path) for n in self.nodes.values())
 
     def _new_ports(self) -> None:
@@ -199,7 +215,12 @@ def _read(path: str) -> str:
 
 
 def _cluster_id() -> str:
-    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64."""
+    """A cluster id as StorageTool random-uuid makes it: 16 random bytes, URL-safe base64, never
+    starting with "-" (Kafka's Uuid.randomUuid draws again then: `format -t -X...` reads the id
+    as an option, and one chaos run in 64 per node failed to start that way)."""
     import base64
 
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text

@@ -1,5 +1,6 @@
 """Things a peer needs that are fetched by coordinates with their ecosystem's own tool (Maven for
-Apache Kafka, pip for Tansu's wheel), into a cache outside git that later runs reuse.
+Apache Kafka, pip for Tansu's wheel, the go command for kfake), into a cache outside git that
+later runs reuse.
 
 The cache is ~/.cache/kafkaref (KAFKAREF_CACHE overrides it). Each fetched thing lands in a
 folder named after what was asked for (a digest of the pom, or the wheel's name and version) and
@@ -94,6 +95,30 @@ def pip_package(requirement: str, module: str) -> str:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return os.path.join(folder, module)
+
+
+def go_binary(main_dir: str, name: str) -> str:
+    """`go build` of the small Go main in main_dir (its go.mod and go.sum pin every module, which
+    the go command fetches from the module proxy), once, into the cache; the binary's path.
+    The cache folder is named after a digest of main_dir's files, so a new pin is a new build."""
+    digest = hashlib.sha256()
+    for file_name in sorted(os.listdir(main_dir)):
+        with open(os.path.join(main_dir, file_name), "rb") as f:
+            digest.update(file_name.encode() + b"\0" + f.read())
+    folder = os.path.join(cache_root(), "go", f"{name}-{digest.hexdigest()[:16]}")
+    if not _complete(folder):
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".fetching-", dir=os.path.dirname(folder))
+        try:
+            # -C: build where go.mod is; -mod=readonly: go.sum must already pin everything
+            _run(["go", "build", "-C", main_dir, "-mod=readonly", "-trimpath",
+                  "-o", os.path.join(staging, name), "."],
+                 f"go build of {name}",
+                 "Go 1.26 and the Go module proxy must be reachable (go version works)")
+            _publish(staging, folder)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return os.path.join(folder, name)
 
 
 def java_major_version(java: str = "java") -> int:

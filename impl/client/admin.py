@@ -30,10 +30,22 @@ def _call(bootstrap: str, api_key: int, version: int, values: dict):
         view.close()
 
 
-def _check(result) -> None:
+# What an error code means to someone managing topics, for answers that carry no message.
+_MEANINGS = {
+    ErrorCode.unknown_topic_or_partition: "no such topic",
+    ErrorCode.topic_already_exists: "a topic of that name exists",
+    ErrorCode.invalid_topic_exception: "not a legal topic name",
+    ErrorCode.invalid_replication_factor: "more replicas than the cluster has brokers?",
+    ErrorCode.invalid_partitions: "a topic's partitions can only be added",
+}
+
+
+def _check(result, what: str) -> None:
+    """AdminError "what: error_name (the broker's message, or what the code means)"."""
     if result.error_code != ErrorCode.none:
-        message = getattr(result, "error_message", None) or ""
-        raise AdminError(f"{ErrorCode(result.error_code).name}: {message}".strip())
+        code = ErrorCode(result.error_code)
+        said = getattr(result, "error_message", None) or _MEANINGS.get(code)
+        raise AdminError(f"{what}: {code.name}" + (f" ({said})" if said else ""))
 
 
 def create_topic(bootstrap: str, topic: str, partitions: int, replication_factor: int,
@@ -43,19 +55,20 @@ def create_topic(bootstrap: str, topic: str, partitions: int, replication_factor
         "name": topic, "num_partitions": partitions, "replication_factor": replication_factor,
         "assignments": [], "configs": [{"name": k, "value": v} for k, v in configs]}],
         "timeout": TIMEOUT_MS, "validate_only": False})
-    _check(answer.topics[0])
+    _check(answer.topics[0], f"create topic {topic}")
 
 
 def delete_topic(bootstrap: str, topic: str) -> None:
     """DeleteTopics v3: every broker drops the topic's partitions and their logs."""
-    _check(_call(bootstrap, 20, 3, {"topic_names": [topic], "timeout": TIMEOUT_MS}).responses[0])
+    _check(_call(bootstrap, 20, 3, {"topic_names": [topic], "timeout": TIMEOUT_MS}).responses[0],
+           f"delete topic {topic}")
 
 
 def add_partitions(bootstrap: str, topic: str, partitions: int) -> None:
     """CreatePartitions v1: grow the topic to `partitions` (never fewer)."""
     _check(_call(bootstrap, 37, 1, {"topics": [{
         "name": topic, "count": partitions, "assignments": None}], "timeout": TIMEOUT_MS,
-        "validate_only": False}).results[0])
+        "validate_only": False}).results[0], f"add partitions to {topic}")
 
 
 def alter_configs(bootstrap: str, topic: str, sets: list[tuple[str, str]],
@@ -66,7 +79,7 @@ def alter_configs(bootstrap: str, topic: str, sets: list[tuple[str, str]],
     ops += [{"name": k, "config_operation": DELETE, "value": None} for k in deletes]
     _check(_call(bootstrap, 44, 0, {"resources": [{
         "resource_type": TOPIC_RESOURCE, "resource_name": topic, "configs": ops}],
-        "validate_only": False}).responses[0])
+        "validate_only": False}).responses[0], f"change the configs of {topic}")
 
 
 def describe_configs(bootstrap: str, topic: str) -> list[tuple[str, str, bool]]:
@@ -75,5 +88,5 @@ def describe_configs(bootstrap: str, topic: str) -> list[tuple[str, str, bool]]:
         "resource_type": TOPIC_RESOURCE, "resource_name": topic, "configuration_keys": None}],
         "include_synonyms": False, "include_documentation": False})
     result = answer.results[0]
-    _check(result)
+    _check(result, f"describe the configs of {topic}")
     return [(entry.name, entry.value, entry.config_source == 1) for entry in result.configs]

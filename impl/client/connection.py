@@ -168,10 +168,25 @@ def receive_frame(sock: socket.socket, limit: int = RESPONSE_BYTES_MAX) -> memor
 
 
 def _frame_size(sock: socket.socket, limit: int) -> int:
-    (size,) = SIZE.unpack(_exactly(sock, 4))
+    head = _exactly(sock, 4)
+    (size,) = SIZE.unpack(head)
     if size < 0 or size > limit:
-        raise ConnectionClosed(f"response size {size}")
+        raise ConnectionClosed(_not_a_frame(bytes(head), size, sock))
     return size
+
+
+def _not_a_frame(head: bytes, size: int, sock: socket.socket) -> str:
+    """Why a size prefix makes no sense, in words: a server speaking another protocol answers
+    text, whose first four bytes read as a huge size ("HTTP" is 1213486160)."""
+    try:
+        host, port = sock.getpeername()[:2]
+        where = f"{host}:{port}"
+    except OSError:
+        where = "the server"
+    if head.isascii() and head.decode().isprintable():
+        return (f"{where} answered {head.decode()!r}..., not a Kafka response: is it a Kafka "
+                f"broker's address?" + (" (that is an HTTP server)" if head == b"HTTP" else ""))
+    return f"{where} answered a response of {size} bytes, not a Kafka response size"
 
 
 def _exactly(sock: socket.socket, n: int, buffer: bytearray | None = None) -> memoryview:

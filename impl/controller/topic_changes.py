@@ -65,13 +65,15 @@ def _new_partition(replicas: tuple[int, ...], automatic_elections: bool) -> Part
 
 def reconfigured(metadata: ClusterMetadata, name: str, configs: dict[str, str]) -> Change:
     """AlterConfigs (and IncrementalAlterConfigs, once its ops are applied): the topic with
-    exactly these overrides; names left out go back to their defaults."""
-    topic = metadata.topic(name)
-    if topic is None:
-        return _unknown(name)
+    exactly these overrides; names left out go back to their defaults. The configs are checked
+    before the topic's existence, as Kafka's ConfigurationControlManager.validateAlterConfig
+    does (bad configs for an unknown topic: INVALID_CONFIG)."""
     error, why = check_configs(configs)
     if error != ErrorCode.none:
         return error, why, None
+    topic = metadata.topic(name)
+    if topic is None:
+        return _unknown(name)
     overrides = tuple(sorted((str(k), str(v)) for k, v in configs.items()))
     return ErrorCode.none, None, metadata.with_topic(attrs.evolve(topic, configs=overrides))
 

@@ -25,6 +25,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.config import DEFAULT_MAX_MESSAGE_BYTES
 from kafkaref.impl.core.topic_rules import (
+    BROKER_SYNONYMS,
     TOPIC_CONFIG_DEFAULTS,
     check_configs,
     check_new_partitions,
@@ -33,6 +34,10 @@ from kafkaref.impl.core.topic_rules import (
 )
 
 TOPIC, BROKER = 2, 4
+# Kafka's ConfigResource types: kafkaref has configs for topics and brokers only; the others
+# (BROKER_LOGGER 8, CLIENT_METRICS 16, GROUP 32) are answered INVALID_REQUEST one by one, and
+# any other type fails a DescribeConfigs request as a whole, as on Kafka
+KNOWN_RESOURCE_TYPES = frozenset({TOPIC, BROKER, 8, 16, 32})
 # DescribeConfigs config_source (Kafka's DescribeConfigsResponse.ConfigSource)
 DYNAMIC_TOPIC_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 4, 5
 BOOLEAN, INT, LONG = 1, 3, 5  # ConfigType ids
@@ -68,11 +73,13 @@ class AdminApis:
 
     # -- DeleteTopics (20) ------------------------------------------------------------------
     def delete_topics(self, request, respond):
-        """Unknown topics: UNKNOWN_TOPIC_OR_PARTITION; a name twice: INVALID_REQUEST (Kafka's
-        ControllerApis.deleteTopics); the others are deleted by the controller. v6 names each
+        """Unknown topics: UNKNOWN_TOPIC_OR_PARTITION, their names legal or not (Kafka's
+        ControllerApis.deleteTopics looks names up, it does not check them); a name twice: one
+        INVALID_REQUEST answer for it; the others are deleted by the controller. v6 names each
         topic by name or by id (KIP-516): see _deletions."""
-        entries = _deletions(self.broker, request.body)
-        names = [name for name, _, refused in entries if refused is None]
+        listed = _deletions(self.broker, request.body)
+        names = [name for name, _, refused in listed if refused is None]
+        entries = _once_each(listed)
         gather = _gathering(self.broker, request, respond, len(entries), "responses")
         delete = self.broker.delete_topic
         for index, (name, topic_id, refused) in enumerate(entries):
@@ -80,13 +87,23 @@ class AdminApis:
                 return {"name": name, "topic_id": topic_id, "error_code": error,
                         "error_message": message}
 
-            error, message = refused or self._topic_error(name, names)
+            error, message = refused or self._existing_topic_error(name, names)
             if error == ErrorCode.none and delete is None:
                 error, message = ErrorCode.not_controller, "no control plane"
             if error != ErrorCode.none:
                 gather.put(index, shape(error, message))
             else:
                 delete(name, gather.later(index, shape))
+
+    def _existing_topic_error(self, name: str, names) -> tuple[ErrorCode, str | None]:
+        """What the controller answers for a topic a request names to change: INVALID_REQUEST
+        when named twice, UNKNOWN_TOPIC_OR_PARTITION when it does not exist (whatever the
+        name: the controller looks it up and checks nothing else)."""
+        if list(names).count(name) > 1:
+            return ErrorCode.invalid_request, "Duplicate topic name."
+        if self.broker.metadata.topic(name) is None:
+            return ErrorCode.unknown_topic_or_partition, f"topic {name} does not exist"
+        return ErrorCode.none, None
 
     def _topic_error(self, name: str, names: list[str]) -> tuple[ErrorCode, str | None]:
         if names.count(name) > 1:
@@ -100,8 +117,8 @@ class AdminApis:
     # -- CreatePartitions (37) --------------------------------------------------------------
     def create_partitions(self, request, respond):
         body = request.body
-        topics = list(body.topics)
-        names = [t.name for t in topics]
+        names = [t.name for t in body.topics]
+        topics = [t for i, t in enumerate(body.topics) if t.name not in names[:i]]
         gather = _gathering(self.broker, request, respond, len(topics), "results")
         create = self.broker.create_partitions
         live = {b.broker_id for b in self.broker.metadata.brokers}
@@ -111,7 +128,7 @@ class AdminApis:
 
             assignment = None if topic.assignments is None else [
                 list(a.broker_ids) for a in topic.assignments]
-            error, message = self._topic_error(topic.name, names)
+            error, message = self._existing_topic_error(topic.name, names)
             if error == ErrorCode.none:
                 meta = self.broker.metadata.topic(topic.name)
                 error, message = check_new_partitions(
@@ -126,8 +143,15 @@ class AdminApis:
 
     # -- DescribeConfigs (32) ---------------------------------------------------------------
     def describe_configs(self, request, respond):
+        """A resource of a type Kafka does not know fails the whole request: every resource is
+        answered INVALID_REQUEST (ConfigHelper.handleDescribeConfigsRequest throws for it)."""
         body = request.body
         synonyms = getattr(body, "include_synonyms", False)
+        if any(r.resource_type not in KNOWN_RESOURCE_TYPES for r in body.resources):
+            respond(self.broker._response(request, {"results": [
+                {"error_code": ErrorCode.invalid_request, "resource_type": r.resource_type,
+                 "resource_name": r.resource_name, "configs": []} for r in body.resources]}))
+            return
         results = []
         for resource in body.resources:
             keys = resource.configuration_keys
@@ -156,9 +180,11 @@ class AdminApis:
             overridden = config in overrides
             value = overrides[config] if overridden else default
             source = DYNAMIC_TOPIC_CONFIG if overridden else DEFAULT_CONFIG
+            # Kafka's synonyms: the override, then the broker config it falls back to
+            fallback = BROKER_SYNONYMS.get(config)
             chain = ([{"name": config, "value": overrides[config], "source": DYNAMIC_TOPIC_CONFIG}]
-                     if overridden else []) + [
-                {"name": config, "value": default, "source": DEFAULT_CONFIG}]
+                     if overridden else []) + ([
+                {"name": fallback, "value": default, "source": DEFAULT_CONFIG}] if fallback else [])
             entries.append(_entry(config, value, False, source, kind,
                                   chain if synonyms else []))
         return entries
@@ -196,9 +222,9 @@ class AdminApis:
             configs = [(c.name, c.value) for c in resource.configs]
             if len({n for n, _ in configs}) != len(configs):
                 return ErrorCode.invalid_request, "duplicate config names in one resource", None
-            configs = dict(configs)
-            error, message = check_configs(configs)
-            return error, message, configs
+            if any(value is None for _, value in configs):  # the broker's preprocess
+                return ErrorCode.invalid_request, "a null value is not supported", None
+            return ErrorCode.none, None, dict(configs)
 
         self._alter(request, respond, overrides)
 
@@ -231,16 +257,31 @@ class AdminApis:
             else:
                 alter(resource.resource_name, configs, gather.later(index, shape))
 
+    def _topic_alter_check(self, resource, overrides):
+        """A topic's new overrides, checked in the order Kafka's controller checks them
+        (ConfigurationControlManager, ControllerConfigurationValidator): the operations, the
+        topic's name (empty: INVALID_REQUEST, illegal: INVALID_TOPIC_EXCEPTION), the configs
+        (INVALID_CONFIG), and last that the topic exists (UNKNOWN_TOPIC_OR_PARTITION)."""
+        name = resource.resource_name
+        topic = self.broker.metadata.topic(name)
+        error, message, configs = overrides(resource, dict(topic.configs) if topic else {})
+        if error == ErrorCode.none and name == "":
+            error, message = ErrorCode.invalid_request, "Default topic resources are not allowed."
+        elif error == ErrorCode.none and not legal_topic_name(name):
+            error, message = ErrorCode.invalid_topic_exception, f"invalid topic name {name!r}"
+        if error == ErrorCode.none:
+            error, message = check_configs(configs)
+        if error == ErrorCode.none and topic is None:
+            error, message = ErrorCode.unknown_topic_or_partition, f"topic {name} does not exist"
+        return error, message, (configs if error == ErrorCode.none else None)
+
     def _alter_check(self, resource, keys, overrides):
         """(error, message, the topic's new overrides or None when nothing is to change)."""
         kind, name = resource.resource_type, resource.resource_name
         if keys.count((kind, name)) > 1:
             return ErrorCode.invalid_request, f"resource {name!r} appears more than once", None
         if kind == TOPIC:
-            error, message = self._topic_error(name, [])
-            if error != ErrorCode.none:
-                return error, message, None
-            return overrides(resource, dict(self.broker.metadata.topic(name).configs))
+            return self._topic_alter_check(resource, overrides)
         if kind == BROKER:
             error, message = self._broker_error(name)
             if error == ErrorCode.none and resource.configs:
@@ -269,6 +310,11 @@ def _deletions(broker, body) -> list[tuple[str | None, uuid.UUID, tuple | None]]
             topic_id, refused = broker._topic_id(name), None
         entries.append((name, topic_id, refused))
     return entries
+
+
+def _once_each(names) -> list:
+    """The entries in their order, each once (Kafka answers a name given twice once)."""
+    return list(dict.fromkeys(names))
 
 
 def _gathering(broker, request, respond, count: int, field: str) -> Gather:

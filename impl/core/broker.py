@@ -3,7 +3,9 @@
 `Broker.handle(request, respond)` answers every supported API by calling the replica manager
 and building the response for the request's exact version as values: a kio response object
 (impl/protocol/messages.build), or for Fetch a FetchAnswer; whoever carries the answer encodes
-it (impl/protocol/wire.encode_response_parts). `respond(None)` means "send nothing" (acks=0). A request may be answered later (purgatory);
+it (impl/protocol/wire.encode_response_parts). `respond(None)` means "send nothing" (acks=0),
+`respond(CLOSE_CONNECTION)` "close the connection instead of answering" (an acks=0 produce
+that failed). A request may be answered later (purgatory);
 the caller serialises all calls (the threaded server holds one lock around the core).
 """
 
@@ -50,6 +52,24 @@ TIMESTAMP_MIN_VERSION = {-1: 0, -2: 0, -3: 7, -4: 8, -5: 9, -6: 11}
 GROUP_KEY, TRANSACTION_KEY = 0, 1  # FindCoordinator key types (2: share groups)
 CLASSIC_GROUP = "classic"  # the only group type kafkaref has (ListGroups v5's group_type)
 
+# Produce failures Kafka answers with log_start_offset -1 (ReplicaManager.appendToLocalLog:
+# UnknownTopicOrPartition, NotLeaderOrFollower, RecordTooLarge, RecordBatchTooLarge,
+# CorruptRecord and KafkaStorage exceptions answer UNKNOWN_LOG_APPEND_INFO)
+NO_LOG_START_ERRORS = frozenset({
+    ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower,
+    ErrorCode.message_too_large, ErrorCode.record_list_too_large, ErrorCode.corrupt_message,
+    ErrorCode.kafka_storage_error})
+
+# The answer to an acks=0 produce that failed somewhere: the connection is closed, so that the
+# producer, which waits for no answer, notices and refreshes its metadata (KafkaApis
+# .handleProduceRequest: requestChannel.closeConnection when acks == 0 and any error).
+CLOSE_CONNECTION = "close the connection"
+
+# Produce v7 is the first whose batches may be zstd-compressed (KIP-110; Kafka's
+# ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
+ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
+READ_COMMITTED = 1  # a fetch's isolation_level
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -81,6 +101,7 @@ class Broker:
             8: self._offset_commit, 9: self._offset_fetch, 10: self._find_coordinator,
             11: self._join_group, 12: self._heartbeat, 13: self._leave_group,
             14: self._sync_group, 15: self._describe_groups, 16: self._list_groups,
+            42: self._delete_groups,
             18: self._api_versions, 19: self._create_topics, 22: self._init_producer_id,
             23: self._offset_for_leader_epoch,
         }
@@ -191,21 +212,16 @@ class Broker:
             missing.remove(offsets_topic.NAME)
             self._create_offsets_topic()
         allow = getattr(body, "allow_auto_topic_creation", True)
+        answer = self._metadata_response(request, names)
         if missing and allow and self.config.auto_create_topics and self.create_topic:
-            pending = set(missing)
-
-            def created(name):
-                def done(error, message):
-                    pending.discard(name)
-                    if not pending:
-                        respond(self._metadata_response(request, names))
-                return done
-
+            # Kafka's AutoTopicCreationManager (KRaft): the topics are created in the
+            # background and this answer says UNKNOWN_TOPIC_OR_PARTITION for them; the
+            # client asks again (found by the differential walk: kafkaref waited for them)
             for name in missing:
                 self.create_topic(name, self.config.default_partitions,
-                                  self.config.default_replication_factor, {}, created(name))
-            return
-        respond(self._metadata_response(request, names))
+                                  self.config.default_replication_factor, {},
+                                  lambda error, message: None)
+        respond(answer)
 
     def _topic_name(self, requested, field: str = "name") -> str | uuid.UUID:
         """A requested topic's name. Metadata v12 may name it by topic id only, and the
@@ -387,15 +403,24 @@ class Broker:
         return None if partition is None else partition.log
 
     def _create_topics(self, request, respond):
+        """Checked in the order of Kafka's ControllerApis.createTopics (a name given twice:
+        one INVALID_REQUEST answer) and ReplicationControlManager.createTopics (the name, then
+        whether it exists, then the configs, the assignment, the replication factor and the
+        partition count, then whether the brokers can place it)."""
         body = request.body
         results, pending = {}, []
+        names = [t.name for t in body.topics]
         for topic in body.topics:
-            if self.metadata.topic(topic.name) is not None:
+            if topic.name in results:  # a duplicate, answered once
+                continue
+            if names.count(topic.name) > 1:
+                results[topic.name] = (ErrorCode.invalid_request, "Duplicate topic name.")
+            elif not legal_topic_name(topic.name):
+                results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
+            elif self.metadata.topic(topic.name) is not None:
                 results[topic.name] = (ErrorCode.topic_already_exists, "topic exists")
             elif self.create_topic is None:
                 results[topic.name] = (ErrorCode.not_controller, "no control plane")
-            elif not legal_topic_name(topic.name):
-                results[topic.name] = (ErrorCode.invalid_topic_exception, "bad topic name")
             else:
                 refused = self._refused_topic(topic)
                 if refused is not None:
@@ -476,6 +501,12 @@ class Broker:
             error, message = check_assignment(
                 _assignment(topic), {b.broker_id for b in self.metadata.brokers},
                 topic.num_partitions, topic.replication_factor)
+        elif error == ErrorCode.none and not _positive_or_default(topic.replication_factor):
+            error, message = (ErrorCode.invalid_replication_factor, "Replication factor must "
+                              "be larger than 0, or -1 to use the default value.")
+        elif error == ErrorCode.none and not _positive_or_default(topic.num_partitions):
+            error, message = (ErrorCode.invalid_partitions, "Number of partitions was set to "
+                              "an invalid non-positive value.")
         return None if error == ErrorCode.none else (error, message)
 
     # -- Produce ----------------------------------------------------------------------------
@@ -500,12 +531,19 @@ class Broker:
                     errors[key] = ErrorCode.invalid_topic_exception
                 elif p.records is None:
                     errors[key] = ErrorCode.invalid_record
+                elif request.api_version < ZSTD_PRODUCE_VERSION and _codec(p.records) == ZSTD:
+                    errors[key] = ErrorCode.unsupported_compression_type
                 else:
                     entries[key] = p.records  # a view of the request frame: not copied
         acks = body.acks
 
         def done(results):
-            respond(None if acks == 0 else self._produce_response(request, results, errors))
+            if acks != 0:
+                respond(self._produce_response(request, results, errors))
+            elif errors or any(r.error != ErrorCode.none for r in results.values()):
+                respond(CLOSE_CONNECTION)
+            else:
+                respond(None)
 
         if entries:
             self.replica_manager.append_records(millis(body.timeout), acks, entries, done)
@@ -521,7 +559,8 @@ class Broker:
         for key, result in results.items():
             by_topic.setdefault(key[0], []).append(
                 {"index": key[1], "error_code": result.error, "base_offset": result.base_offset,
-                 "log_append_time": -1, "log_start_offset": result.log_start_offset,
+                 "log_append_time": result.log_append_time,
+                 "log_start_offset": self._answered_log_start(key, result),
                  "error_message": result.error_message if result.error else None,
                  "record_errors": [{"batch_index": i, "batch_index_error_message": m}
                                    for i, m in result.record_errors]})
@@ -538,6 +577,19 @@ class Broker:
                      for n, ps in by_topic.items()]
         return self._response(request, {"responses": responses, "node_endpoints": [
             n._asdict() for n in node_endpoints]})
+
+    def _answered_log_start(self, key, result) -> int:
+        """The log start offset a produce answer carries: the partition's, except for failures
+        Kafka answers without one (-1): refusals before the append (result.log_start_offset
+        -1) and the errors ReplicaManager.appendToLocalLog catches first (its
+        UNKNOWN_LOG_APPEND_INFO cases). A validation failure (a sequence, an epoch, a record
+        refused) carries the log start offset."""
+        if result.error == ErrorCode.none:
+            return result.log_start_offset
+        partition = self.replica_manager.partition(key)
+        if result.log_start_offset < 0 or result.error in NO_LOG_START_ERRORS or partition is None:
+            return -1
+        return partition.log.log_start_offset
 
     # -- Fetch ------------------------------------------------------------------------------
     def _fetch(self, request, respond):
@@ -579,12 +631,17 @@ class Broker:
         as they were read: bytes, or file ranges it sends with sendfile. v16+: KIP-951's
         current leader and its endpoint for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH."""
         version = request.api_version
+        isolation = getattr(request.body, "isolation_level", 0)
         answers = []
         for key in order:
             r = results[key]
-            answers.append(PartitionAnswer(key[1], r.error, r.high_watermark, r.log_start_offset,
-                                           r.records, r.diverging_epoch))
-        answers += [PartitionAnswer(key[1], error, -1, -1) for key, error in erroneous.items()]
+            hw, log_start, aborted_empty = _fetch_fields(r, isolation)
+            answers.append(PartitionAnswer(key[1], r.error, hw, log_start, r.records,
+                                           r.diverging_epoch, aborted_empty=aborted_empty))
+        # refused before the read: -1 offsets, empty records and aborted_transactions (the schema's
+        # default, which Kafka's erroneous partitions keep; seen by the differential walk)
+        answers += [PartitionAnswer(key[1], error, -1, -1, b"", aborted_empty=True)
+                    for key, error in erroneous.items()]
         keys = [*order, *erroneous]
         leaders, endpoints = {}, []
         if version >= FETCH_LEADER_HINTS:
@@ -603,24 +660,34 @@ class Broker:
 
     # -- offsets ----------------------------------------------------------------------------
     def _list_offsets(self, request, respond):
+        """Kafka's ReplicaManager.fetchOffset: a partition named twice is answered once,
+        INVALID_REQUEST; a special timestamp the version does not know, UNSUPPORTED_VERSION;
+        a time no record reaches, offset -1 with no leader epoch."""
         body = request.body
         replica_id = body.replica_id
-        topics = []
+        named = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
+        duplicated = {key for key in named if named.count(key) > 1}
+        topics: dict[str, dict] = {}
         for topic in body.topics:
-            partitions = []
+            partitions = topics.setdefault(topic.name, {})
             for p in topic.partitions:
-                if p.timestamp < 0 and request.api_version < TIMESTAMP_MIN_VERSION.get(
+                key = (topic.name, p.partition_index)
+                if key in duplicated:
+                    answer = OffsetAnswer(ErrorCode.invalid_request)
+                elif p.timestamp < 0 and request.api_version < TIMESTAMP_MIN_VERSION.get(
                         p.timestamp, 1 << 15):
                     answer = OffsetAnswer(ErrorCode.unsupported_version)
                 else:
                     answer = self.replica_manager.list_offset(
-                        (topic.name, p.partition_index), p.timestamp,
-                        getattr(p, "current_leader_epoch", -1), replica_id)
-                partitions.append({"partition_index": p.partition_index,
-                                   "error_code": answer.error, "timestamp": answer.timestamp,
-                                   "offset": answer.offset, "leader_epoch": answer.leader_epoch})
-            topics.append({"name": topic.name, "partitions": partitions})
-        respond(self._response(request, {"topics": topics}))
+                        key, p.timestamp, getattr(p, "current_leader_epoch", -1), replica_id)
+                    if answer.offset < 0:
+                        answer = attrs.evolve(answer, leader_epoch=-1)
+                partitions[p.partition_index] = {
+                    "partition_index": p.partition_index, "error_code": answer.error,
+                    "timestamp": answer.timestamp, "offset": answer.offset,
+                    "leader_epoch": answer.leader_epoch}
+        respond(self._response(request, {"topics": [
+            {"name": name, "partitions": list(ps.values())} for name, ps in topics.items()]}))
 
     def _offset_for_leader_epoch(self, request, respond):
         topics = []
@@ -663,8 +730,10 @@ class Broker:
                              getattr(body, "generation_id", -1))
         error = self._coordinator_error(group_id)
         if error == ErrorCode.none:
+            index = self._offsets_partition(group_id)
             error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
-                                             getattr(body, "group_instance_id", None))
+                                             getattr(body, "group_instance_id", None),
+                                             has_offsets=bool(self.committed.group(index, group_id)))
             if error == ErrorCode.illegal_generation and request.api_version >= 9 and (
                     group_id not in self.groups.groups):
                 error = ErrorCode.group_id_not_found  # v9+ says so (OffsetMetadataManager)
@@ -676,10 +745,12 @@ class Broker:
                 meta = self.metadata.topic(name)
                 if isinstance(name, uuid.UUID):  # KafkaApis, before the group's checks
                     errors[key] = ErrorCode.unknown_topic_id
+                elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
+                    # KafkaApis checks the partitions exist before the group coordinator
+                    # sees the request (found by the differential walk)
+                    errors[key] = ErrorCode.unknown_topic_or_partition
                 elif error != ErrorCode.none:
                     errors[key] = error
-                elif meta is None or not 0 <= p.partition_index < len(meta.partitions):
-                    errors[key] = ErrorCode.unknown_topic_or_partition  # as Kafka does
                 elif len((p.committed_metadata or "").encode()) > (
                         self.config.offset_metadata_max_bytes):
                     errors[key] = ErrorCode.offset_metadata_too_large
@@ -698,6 +769,10 @@ class Broker:
         if not commits:
             answer()
             return
+        if generation < 0 and not getattr(body, "member_id", ""):
+            # Kafka's "simple" group: created by a commit outside group management, it stays,
+            # Empty, when its offsets go (a topic deleted) until the offsets' expiry removes it
+            self.groups.group(group_id)
         index = self._offsets_partition(group_id)
         epoch = self.committed.leader_epoch(index)
         batch = records.build_batch(
@@ -874,6 +949,37 @@ class Broker:
                   and (not types or CLASSIC_GROUP in types)]
         respond(self._response(request, {"error_code": 0, "groups": groups}))
 
+    def _delete_groups(self, request, respond):
+        """Kafka's DeleteGroups: each Empty group this broker coordinates is forgotten and its
+        committed offsets tombstoned in its __consumer_offsets partition (acks=all; the answer
+        waits for them); a group with members is NON_EMPTY_GROUP, an unknown one
+        GROUP_ID_NOT_FOUND, one coordinated elsewhere NOT_COORDINATOR."""
+        errors, tombstones = {}, {}
+        for group_id in request.body.groups_names:
+            error = self._coordinator_error(group_id)  # the empty id is valid here, as in Kafka
+            if error == ErrorCode.none:
+                index = self._offsets_partition(group_id)
+                has_offsets = bool(self.committed.group(index, group_id))
+                error = self.groups.delete(group_id, has_offsets)
+                if error == ErrorCode.none and has_offsets:
+                    tombstones.setdefault(index, []).extend(
+                        self.committed.remove_group(index, group_id))
+            errors[group_id] = error
+
+        def answer(results=None):
+            respond(self._response(request, {"results": [
+                {"group_id": g, "error_code": e} for g, e in errors.items()]}))
+
+        if not tombstones:
+            answer()
+            return
+        now = self.clock()
+        batches = {(offsets_topic.NAME, index): records.build_batch(
+            [(offsets_topic.encode_key(k), None, (), now) for k in keys], base_timestamp=now)
+            for index, keys in tombstones.items()}
+        self.replica_manager.append_records(self.config.offsets_commit_timeout_ms, -1, batches,
+                                            answer)
+
     # -- time -------------------------------------------------------------------------------
     def advance_clock(self, now_ms: int | None = None) -> None:
         self.replica_manager.advance_clock(now_ms)
@@ -885,6 +991,29 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _fetch_fields(result, isolation_level: int) -> tuple[int, int, bool]:
+    """(high watermark, log start offset, aborted_transactions empty rather than null) of one
+    partition's fetch answer, as Kafka fills them. A failed partition says -1 for both offsets
+    (ReplicaManager.readFromLocalLog's createLogReadResult; KafkaApis' partitionResponse).
+    Aborted transactions: an empty list for read_committed reads (the log's index, empty here)
+    and for partitions the request names that do not exist (checked before the read, the
+    schema's default); null otherwise (a read_uncommitted read, a failed read)."""
+    if result.error == ErrorCode.none:
+        return result.high_watermark, result.log_start_offset, isolation_level == READ_COMMITTED
+    return -1, -1, result.error == ErrorCode.unknown_topic_or_partition
+
+
+def _positive_or_default(count: int) -> bool:
+    """A CreateTopics partition count or replication factor: positive, or -1 (the default)."""
+    return count > 0 or count == -1
+
+
+def _codec(data) -> int | None:
+    """The compression codec of the first batch in a produce's records (None: too short)."""
+    header = records.parse_header(data)
+    return None if header is None else header.compression
 
 
 def _deleted_topics(before: ClusterMetadata, after: ClusterMetadata) -> set[str]:

@@ -144,6 +144,18 @@ class CommittedOffsets:
                     partition.apply(key, None)
         return removed
 
+    def remove_group(self, index: int, group_id: str) -> list[OffsetKey]:
+        """Forget every committed offset of a deleted group; the keys, for the coordinator to
+        write their tombstones."""
+        partition = self.partitions.get(index)
+        if partition is None:
+            return []
+        keys = [OffsetKey(group_id, topic, number)
+                for topic, number in list(partition.groups.get(group_id, {}))]
+        for key in keys:
+            partition.apply(key, None)
+        return keys
+
     def put(self, index: int, leader_epoch: int, commits: dict) -> bool:
         """Record commits ({OffsetKey: CommittedOffset}) now committed in the log, if this broker
         still leads the partition in the epoch they were appended in."""

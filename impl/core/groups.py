@@ -396,15 +396,21 @@ class GroupCoordinator:
 
     # -- offset commits, unloading, describing ------------------------------------------------
     def check_commit(self, group_id: str, generation_id: int, member_id: str,
-                     group_instance_id: str | None) -> ErrorCode:
+                     group_instance_id: str | None, has_offsets: bool = False) -> ErrorCode:
         """May this OffsetCommit go ahead (Kafka's validateOffsetCommit)? A commit outside
         group management (generation -1, no member) only to a group without members; a
         member's commit only from a current member in the current generation, and not while
-        the group waits for its assignment."""
+        the group waits for its assignment. A commit without a generation to an empty group
+        goes ahead whatever member id it names. A group known only by its committed offsets is
+        Kafka's "simple" group: it exists, without members (UNKNOWN_MEMBER_ID)."""
         group = self.groups.get(group_id)
+        if generation_id < 0 and (group is None or group.state == EMPTY):
+            return ErrorCode.none  # ClassicGroup.validateOffsetCommit: any id, an empty group
         managed = generation_id >= 0 or bool(member_id) or group_instance_id is not None
         if not managed:
             return ErrorCode.unknown_member_id if group and group.members else ErrorCode.none
+        if group is None and has_offsets:
+            return ErrorCode.unknown_member_id
         if group is None:
             return ErrorCode.illegal_generation  # a generation we never knew (or forgot)
         error = self._check_member(group, generation_id, member_id, group_instance_id)
@@ -421,6 +427,19 @@ class GroupCoordinator:
                     member.join(JoinAnswer(ErrorCode.not_coordinator, member_id=member.member_id))
                 if member.sync is not None:
                     member.sync(ErrorCode.not_coordinator, b"")
+
+    def delete(self, group_id: str, has_offsets: bool) -> ErrorCode:
+        """DeleteGroups for one group this broker coordinates (Kafka's
+        GroupCoordinator.handleDeleteGroups): an Empty group, known by its state or only by its
+        committed offsets, is forgotten (NONE; the caller removes its offsets); a group with
+        members is NON_EMPTY_GROUP; one known by neither is GROUP_ID_NOT_FOUND."""
+        group = self.groups.get(group_id)
+        if group is None:
+            return ErrorCode.none if has_offsets else ErrorCode.group_id_not_found
+        if group.members or group.state != EMPTY:
+            return ErrorCode.non_empty_group
+        del self.groups[group_id]
+        return ErrorCode.none
 
     def describe(self, group_id: str, has_offsets: bool = False) -> dict:
         """DescribeGroups' answer for one group (Kafka's GroupMetadata.summary): members with

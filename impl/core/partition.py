@@ -40,6 +40,7 @@ class AppendResult:
     error_message: str | None = None
     # KIP-467: (index of the record in its batch, why) for each record that made the batch fail
     record_errors: tuple[tuple[int, str], ...] = ()
+    log_append_time: int = -1  # a duplicate's: its batch's max timestamp (CachedBatch)
 
 
 @attrs.frozen
@@ -107,7 +108,7 @@ class Partition:
             if header.producer_id >= 0:
                 self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
                     header.base_sequence, last_sequence(header), header.base_offset,
-                    header.last_offset))
+                    header.last_offset, header.max_timestamp))
 
     def reconfigure(self, config: PartitionConfig) -> None:
         """Take the topic's configs (on hosting the partition, and after AlterConfigs): the
@@ -203,7 +204,7 @@ class Partition:
             if check.duplicate is not None:
                 dup = check.duplicate
                 return AppendResult(ErrorCode.none, dup.first_offset, dup.last_offset,
-                                    self.log.log_start_offset)
+                                    self.log.log_start_offset, log_append_time=dup.timestamp)
             if check.error != ErrorCode.none:
                 return AppendResult(check.error)
         return self._append_validated(data, headers)
@@ -218,7 +219,8 @@ class Partition:
         for header in headers:
             first, next_offset = next_offset, next_offset + header.last_offset_delta + 1
             self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
-                header.base_sequence, last_sequence(header), first, next_offset - 1))
+                header.base_sequence, last_sequence(header), first, next_offset - 1,
+                header.max_timestamp))
         self.maybe_increment_hw()
         return AppendResult(ErrorCode.none, info.first_offset, info.last_offset,
                             self.log.log_start_offset)
@@ -289,7 +291,8 @@ class Partition:
                 if h.producer_id >= 0:
                     self.producers.record(
                         h.producer_id, h.producer_epoch,
-                        CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset),
+                        CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset,
+                                    h.max_timestamp),
                     )
         self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
         self._follow_log_start(leader_log_start)

@@ -25,6 +25,9 @@ class CachedBatch:
     last_seq: int
     first_offset: int
     last_offset: int
+    # the batch's max timestamp: a duplicate is answered with it as its log_append_time, as
+    # Kafka's UnifiedLog.append answers one (from the producer state's BatchMetadata)
+    timestamp: int = -1
 
 
 @attrs.frozen

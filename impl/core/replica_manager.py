@@ -186,10 +186,11 @@ class ReplicaManager:
             splits[key] = records.split_batches(data)  # once: the partition takes it as it is
             error = self._request_error(key, splits[key])
             if error != ErrorCode.none:
-                results[key] = AppendResult(error, error_message="refused before the append")
+                results[key] = AppendResult(error, log_start_offset=-1,
+                                            error_message="refused before the append")
         if required_acks not in (-1, 0, 1):
-            results.update({k: AppendResult(ErrorCode.invalid_required_acks) for k in entries
-                            if k not in results})
+            results.update({k: AppendResult(ErrorCode.invalid_required_acks, log_start_offset=-1)
+                            for k in entries if k not in results})
             respond(results)
             return
         for key, data in entries.items():

@@ -25,8 +25,11 @@ from kafkaref.impl.core.config import (
 
 _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 
-# Kafka 3.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
-# ConfigType ids DescribeConfigs v3 reports). kafkaref honours min.insync.replicas,
+# Kafka 4.x topic-level configs (LogConfig / TopicConfig) with Kafka's defaults and types (the
+# ConfigType ids DescribeConfigs v3 reports): Apache Kafka 4.3.1 describes exactly these (the
+# differential walk compares them) and refuses message.downconversion.enable,
+# message.format.version and message.timestamp.difference.max.ms, which 3.x still had, as
+# unknown (INVALID_CONFIG). kafkaref honours min.insync.replicas,
 # max.message.bytes and segment.bytes per topic (PARTITION_CONFIGS: what
 # metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log), and of
 # cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
@@ -38,7 +41,10 @@ BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7
 LONG_MAX = str(2**63 - 1)
 TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "cleanup.policy": ("delete", LIST),
+    "compression.gzip.level": ("-1", INT),  # KIP-390
+    "compression.lz4.level": ("9", INT),
     "compression.type": ("producer", STRING),
+    "compression.zstd.level": ("3", INT),
     "delete.retention.ms": ("86400000", LONG),
     "file.delete.delay.ms": ("60000", LONG),
     "flush.messages": (LONG_MAX, LONG),
@@ -50,16 +56,15 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "local.retention.ms": ("-2", LONG),
     "max.compaction.lag.ms": (LONG_MAX, LONG),
     "max.message.bytes": (str(DEFAULT_MAX_MESSAGE_BYTES), INT),
-    "message.downconversion.enable": ("true", BOOLEAN),
-    "message.format.version": ("3.0-IV1", STRING),
     "message.timestamp.after.max.ms": (LONG_MAX, LONG),
     "message.timestamp.before.max.ms": (LONG_MAX, LONG),
-    "message.timestamp.difference.max.ms": (LONG_MAX, LONG),
     "message.timestamp.type": ("CreateTime", STRING),
     "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
     "min.compaction.lag.ms": ("0", LONG),
     "min.insync.replicas": ("1", INT),
     "preallocate": ("false", BOOLEAN),
+    "remote.log.copy.disable": ("false", BOOLEAN),  # KIP-950
+    "remote.log.delete.on.disable": ("false", BOOLEAN),
     "remote.storage.enable": ("false", BOOLEAN),
     "retention.bytes": ("-1", LONG),
     "retention.ms": ("604800000", LONG),
@@ -70,14 +75,55 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "unclean.leader.election.enable": ("false", BOOLEAN),
 }
 TOPIC_CONFIGS = frozenset(TOPIC_CONFIG_DEFAULTS)
+# The broker config each topic config falls back to when Kafka lists it as a DEFAULT_CONFIG
+# synonym in DescribeConfigs (ServerTopicConfigSynonyms; Kafka lists none where the broker
+# config has no default of its own, e.g. retention.ms's log.retention.ms).
+BROKER_SYNONYMS = {
+    "cleanup.policy": "log.cleanup.policy",
+    "compression.gzip.level": "compression.gzip.level",
+    "compression.lz4.level": "compression.lz4.level",
+    "compression.type": "compression.type",
+    "compression.zstd.level": "compression.zstd.level",
+    "delete.retention.ms": "log.cleaner.delete.retention.ms",
+    "file.delete.delay.ms": "log.segment.delete.delay.ms",
+    "flush.messages": "log.flush.interval.messages",
+    "index.interval.bytes": "log.index.interval.bytes",
+    "local.retention.bytes": "log.local.retention.bytes",
+    "local.retention.ms": "log.local.retention.ms",
+    "max.compaction.lag.ms": "log.cleaner.max.compaction.lag.ms",
+    "max.message.bytes": "message.max.bytes",
+    "message.timestamp.after.max.ms": "log.message.timestamp.after.max.ms",
+    "message.timestamp.before.max.ms": "log.message.timestamp.before.max.ms",
+    "message.timestamp.type": "log.message.timestamp.type",
+    "min.cleanable.dirty.ratio": "log.cleaner.min.cleanable.ratio",
+    "min.compaction.lag.ms": "log.cleaner.min.compaction.lag.ms",
+    "min.insync.replicas": "min.insync.replicas",
+    "preallocate": "log.preallocate",
+    "retention.bytes": "log.retention.bytes",
+    "segment.bytes": "log.segment.bytes",
+    "segment.index.bytes": "log.index.size.max.bytes",
+    "unclean.leader.election.enable": "unclean.leader.election.enable",
+}
 PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes")
-# Lower bounds beyond "a positive integer" (INVALID_CONFIG below them; config.py says why)
-CONFIG_MINIMUMS = {"segment.bytes": SEGMENT_MIN_BYTES}
+# The bounds of Kafka's LogConfig validators (segment.bytes: config.py says why) (atLeast / between; INVALID_CONFIG outside them);
+# compression.gzip.level also takes -1 (GZIP's default level)
+CONFIG_BOUNDS: dict[str, tuple[float, float | None]] = {
+    "segment.bytes": (SEGMENT_MIN_BYTES, None), "segment.ms": (1, None),
+    "segment.jitter.ms": (0, None), "segment.index.bytes": (4, None),
+    "flush.messages": (1, None), "flush.ms": (0, None), "retention.ms": (-1, None),
+    "max.message.bytes": (0, None), "index.interval.bytes": (0, None),
+    "delete.retention.ms": (0, None), "min.compaction.lag.ms": (0, None),
+    "max.compaction.lag.ms": (1, None), "file.delete.delay.ms": (0, None),
+    "min.insync.replicas": (1, None), "local.retention.ms": (-2, None),
+    "local.retention.bytes": (-2, None), "message.timestamp.before.max.ms": (0, None),
+    "message.timestamp.after.max.ms": (0, None), "min.cleanable.dirty.ratio": (0, 1),
+    "compression.gzip.level": (1, 9), "compression.lz4.level": (1, 17),
+    "compression.zstd.level": (-131072, 22),
+}
+GZIP_DEFAULT_LEVEL = "-1"
 # Reserved: kafkaref has no topic configs of its own. In particular deliberate faults
 # (impl/mutants.py) are never a topic config, so no client request can switch one on.
 RESERVED_CONFIG_PREFIX = "kafkaref."
-# Topic configs whose value the core reads: they must parse, or applying the topic would fail.
-POSITIVE_INT_CONFIGS = PARTITION_CONFIGS
 # Values Kafka's validators accept for the enumerated configs (LogConfig's ValidList/ValidString)
 ENUMERATED = {
     "cleanup.policy": frozenset({"delete", "compact"}),
@@ -125,30 +171,37 @@ def _value_problem(name: str, value: str | None) -> str | None:
     if value is None:
         return "a null value is not supported"
     kind = TOPIC_CONFIG_DEFAULTS[name][1]
-    if name in POSITIVE_INT_CONFIGS:
-        minimum = CONFIG_MINIMUMS.get(name, 1)
-        if not (value.isdigit() and int(value) < 2**31):
-            return "must be a positive integer"
-        return None if int(value) >= minimum else f"must be at least {minimum}"
     if kind in (INT, LONG):
         try:
             number = int(value)
         except ValueError:
             return "must be an integer"
         bound = 2**31 if kind == INT else 2**63
-        return None if -bound <= number < bound else "out of range"
+        if not -bound <= number < bound:
+            return "out of range"
+        return None if name == "compression.gzip.level" and value == GZIP_DEFAULT_LEVEL else (
+            _out_of_bounds(name, number))
     if kind == BOOLEAN:
         return None if value.lower() in ("true", "false") else "must be true or false"
     if kind == DOUBLE:
         try:
-            float(value)
+            number = float(value)
         except ValueError:
             return "must be a number"
-        return None
+        return _out_of_bounds(name, number)
     allowed = ENUMERATED.get(name)
     items = _list_items(value) if kind == LIST else [value]
     if allowed is not None and not set(items) <= allowed:
         return f"must be {'some' if kind == LIST else 'one'} of {sorted(allowed)}"
+    return None
+
+
+def _out_of_bounds(name: str, number: float) -> str | None:
+    low, high = CONFIG_BOUNDS.get(name, (None, None))
+    if low is not None and number < low:
+        return f"must be at least {low}"
+    if high is not None and number > high:
+        return f"must be at most {high}"
     return None
 
 
@@ -184,15 +237,17 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
                         ) -> tuple[ErrorCode, str | None, dict[str, str]]:
     """A topic's overrides after IncrementalAlterConfigs ops (name, operation, value): SET,
     DELETE (back to the default), APPEND / SUBTRACT (list configs only, starting from the
-    override or the default), as Kafka's ConfigAdminManager.prepareIncrementalConfigs.
-    Duplicate names and unknown operations: INVALID_REQUEST; a bad name or value, or appending
-    to a non-list config: INVALID_CONFIG. The result is checked with check_configs."""
+    override or the default), in Kafka's order: the broker's ConfigAdminManager.preprocess
+    (duplicate names, a null value to set: INVALID_REQUEST), then the controller's
+    ConfigurationControlManager (appending to or subtracting from a config that is not a list,
+    an unknown one included: INVALID_CONFIG). An unknown operation: INVALID_REQUEST. The
+    caller then checks the topic's name, the resulting configs (check_configs) and that the
+    topic exists, in that order, as the controller does."""
     names = [name for name, _, _ in ops]
     if len(set(names)) != len(names):
         return ErrorCode.invalid_request, "duplicate config names in one resource", current
-    error, why = check_config_names(names)
-    if error != ErrorCode.none:
-        return error, why, current
+    if any(value is None and op != DELETE for _, op, value in ops):
+        return ErrorCode.invalid_request, "a null value is only for DELETE", current
     result = dict(current)
     for name, op, value in ops:
         if op == SET:
@@ -200,7 +255,7 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
         elif op == DELETE:
             result.pop(name, None)
         elif op in (APPEND, SUBTRACT):
-            if TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
+            if name not in TOPIC_CONFIGS or TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
                 return (ErrorCode.invalid_config,
                         f"config value {'append' if op == APPEND else 'subtract'} is not allowed "
                         f"for config key {name} (not a list)", current)
@@ -211,8 +266,7 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
             result[name] = ",".join(items)
         else:
             return ErrorCode.invalid_request, f"unknown config operation {op}", current
-    error, why = check_configs(result)
-    return error, why, (result if error == ErrorCode.none else current)
+    return ErrorCode.none, None, result
 
 
 def check_assignment(assignment: dict[int, list[int]], brokers: set[int],

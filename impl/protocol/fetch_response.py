@@ -35,7 +35,10 @@ _I64 = struct.Struct(">q")
 _DIVERGING = struct.Struct(">BBiqB")
 _CURRENT_LEADER = struct.Struct(">BBiiB")
 _NODE = struct.Struct(">i")
-_NULL_ARRAY = {False: _I32.pack(-1), True: b"\x00"}  # aborted_transactions: always null here
+# aborted_transactions, never any here: null, or an empty array (read_committed, and the
+# partitions a request names that do not exist: what Kafka sends, see Broker._fetch_fields)
+_NULL_ARRAY = {False: _I32.pack(-1), True: b"\x00"}
+_EMPTY_ARRAY = {False: _I32.pack(0), True: b"\x01"}
 
 
 class PartitionAnswer(NamedTuple):
@@ -46,6 +49,8 @@ class PartitionAnswer(NamedTuple):
     records: object = None  # None, bytes, or a sized object sent as it is (a file range)
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset), v12+
     current_leader: tuple[int, int] | None = None  # (leader id, leader epoch), v12+ (KIP-951)
+    last_stable_offset: int | None = None  # None: the high watermark (no transactions)
+    aborted_empty: bool = False  # aborted_transactions: an empty array rather than null
 
 
 class NodeEndpoint(NamedTuple):
@@ -72,8 +77,8 @@ def encode_fetch_response(version: int, correlation_id: int,
                           topics: list[tuple[str | uuid.UUID, list[PartitionAnswer]]],
                           error_code: int = 0, session_id: int = 0,
                           node_endpoints: tuple[NodeEndpoint, ...] = ()) -> list:
-    """The whole frame, size prefix first, as parts; last stable offset = high watermark
-    (no transactions), no aborted transactions, no preferred read replica. Each topic is its
+    """The whole frame, size prefix first, as parts; no aborted transactions (null or an
+    empty array), no preferred read replica. Each topic is its
     name before v13, its id (a uuid.UUID) from v13."""
     if not 4 <= version <= LAST_VERSION:
         raise ValueError(f"fetch response v{version} is not encoded here")
@@ -97,10 +102,11 @@ def encode_fetch_response(version: int, correlation_id: int,
             out += encoded
         _length(out, len(partitions), flexible)
         for p in partitions:
-            out += _PARTITION.pack(p.index, p.error_code, p.high_watermark, p.high_watermark)
+            stable = p.high_watermark if p.last_stable_offset is None else p.last_stable_offset
+            out += _PARTITION.pack(p.index, p.error_code, p.high_watermark, stable)
             if version >= 5:
                 out += _I64.pack(p.log_start_offset)
-            out += _NULL_ARRAY[flexible]
+            out += (_EMPTY_ARRAY if p.aborted_empty else _NULL_ARRAY)[flexible]
             if version >= 11:
                 out += _I32.pack(-1)  # preferred read replica: none
             out = _records(out, p.records, flexible, parts)

@@ -61,8 +61,10 @@ def _convert(kafka_type: str | None, value):
         if value < 0:
             return None
         return datetime.datetime.fromtimestamp(value / 1000, tz=datetime.UTC)
-    if kafka_type == "uuid":
-        return value if isinstance(value, uuid.UUID) else uuid.UUID(int=int(value))
+    if kafka_type == "uuid":  # a UUID, its text, or an int (0: Kafka's zero id)
+        if isinstance(value, uuid.UUID) or value is None:
+            return value
+        return uuid.UUID(value) if isinstance(value, str) else uuid.UUID(int=int(value))
     return value
 
 

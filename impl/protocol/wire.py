@@ -40,12 +40,11 @@ from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 SIZE = struct.Struct(">i")
 API_VERSIONS = 18
 FLEXIBLE_API_VERSIONS = 3  # ApiVersions' first flexible version: request header v2 from here
-METADATA_API = 3
-# Kafka's parser ignores bytes after a request's body. librdkafka (2.12 to 2.16 at least,
-# confluentinc/librdkafka#5049) writes the null topic array of an all-topics Metadata v9+ as
-# four zero bytes instead of one, so its request ends with 3 extra bytes; Kafka reads the first
-# as the null array and so do we. Every other request must end with its body.
-TRAILING_BYTES_IGNORED = frozenset({METADATA_API})
+# Bytes after a request's body are ignored, as Kafka's parser ignores them
+# (AbstractRequest.parseRequest reads the body and never looks at what is left; Apache Kafka
+# 4.3.1 answers a ListOffsets v5 followed by 3 extra bytes, seen by the differential walk).
+# librdkafka relies on it (2.12 to 2.16 at least, confluentinc/librdkafka#5049): it writes the
+# null topic array of an all-topics Metadata v9+ as four zero bytes instead of one.
 
 # kio resolves a schema class by module path on every call (pkgutil.resolve_name): a fifth of a
 # broker's CPU per request under replication, profiled. The classes never change: remember them.
@@ -80,6 +79,7 @@ SUPPORTED: dict[int, tuple[str, int, int]] = {
     33: ("alter_configs", 0, 2),
     35: ("describe_log_dirs", 1, 5),
     37: ("create_partitions", 0, 3),
+    42: ("delete_groups", 0, 2),
     44: ("incremental_alter_configs", 0, 1),
     60: ("describe_cluster", 0, 2),
     75: ("describe_topic_partitions", 0, 0),
@@ -125,20 +125,19 @@ def peek_header(payload: bytes) -> tuple[int, int, int]:
 def decode_request(payload: bytes) -> Request:
     """Decode a request payload (without the size prefix).
 
-    Raises MalformedRequest for garbage. An unsupported ApiVersions version yields a Request
+    Raises MalformedRequest for garbage. An unsupported ApiVersions version (a negative one
+    too: Kafka's RequestContext answers every version it does not support) yields a Request
     with body None (to be answered UNSUPPORTED_VERSION); any other unknown API or version is
     malformed (Kafka closes the connection).
     """
     api_key, api_version, correlation_id = peek_header(payload)
     if not is_supported(api_key, api_version):
-        if api_key == API_VERSIONS and api_version >= 0:
+        if api_key == API_VERSIONS:
             return Request(api_key, api_version, correlation_id,
                            _future_api_versions_client_id(payload, api_version), None)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
-    header, body, payload, offset = _read(payload, cls)
-    if offset != len(payload) and api_key not in TRAILING_BYTES_IGNORED:
-        raise MalformedRequest(f"{len(payload) - offset} trailing bytes after {cls.__name__}")
+    header, body, _, _ = _read(payload, cls)  # bytes after the body: ignored (above)
     return Request(api_key, api_version, correlation_id, header.client_id, body)
 
 
@@ -202,9 +201,17 @@ def encode_response_parts(correlation_id: int, response) -> list:
 
 
 def encode_response(correlation_id: int, response) -> bytes:
-    """encode_response_parts as one bytes object (every records value in memory)."""
+    """encode_response_parts as one bytes object: a records slice (a file range a network
+    thread would send with sendfile) is read and closed here."""
     parts = encode_response_parts(correlation_id, response)
-    return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+    return bytes(parts[0]) if len(parts) == 1 else b"".join(_in_memory(p) for p in parts)
+
+
+def _in_memory(part) -> bytes:
+    if isinstance(part, (bytes, bytearray, memoryview)):
+        return part
+    with part:  # a RecordsSlice (impl/storage/partition_log.py)
+        return part.read_bytes()
 
 
 def _encode_kio_response(correlation_id: int, response) -> bytes:
@@ -246,15 +253,15 @@ def decode_response(api_key: int, api_version: int, payload: bytes):
 
 
 def unsupported_api_versions_response() -> bytes:
-    """The v0 body Kafka sends for an ApiVersions version it does not know."""
+    """The v0 body Kafka sends for an ApiVersions version it does not know: UNSUPPORTED_VERSION
+    and the versions of ApiVersions alone, so the client can ask again at one of them (KIP-511;
+    Kafka's ApiVersionsRequest.getErrorResponse lists only ApiKeys.API_VERSIONS)."""
     from kio.schema.api_versions.v0.response import ApiVersion, ApiVersionsResponse
 
+    _, low, high = SUPPORTED[API_VERSIONS]
     return ApiVersionsResponse(
         error_code=ErrorCode.unsupported_version,
-        api_keys=tuple(
-            ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, (_, low, high) in sorted(SUPPORTED.items())
-        ),
+        api_keys=(ApiVersion(api_key=API_VERSIONS, min_version=low, max_version=high),),
     )
 
 

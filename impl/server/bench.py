@@ -321,28 +321,33 @@ def confluent(bootstrap, topic, acks, batch_bytes, total_bytes) -> float | None:
         "linger.ms": 5, "message.max.bytes": max(batch_bytes * 2, 1_000_000),
         "queue.buffering.max.kbytes": 1 << 20, "enable.idempotence": False,
         "delivery.report.only.error": True})
+    produce_all(producer, topic, value, 1)  # untimed warm-up
+    with PROBE.section(count * RECORD_BYTES) as timed:
+        failed, left = produce_all(producer, topic, value, count)
+    if failed or left:
+        raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
+    return count * RECORD_BYTES / timed.elapsed / MIB
+
+
+def produce_all(producer, topic: str, value: bytes, count: int) -> tuple[list, int]:
+    """count records of value to partition 0 through a confluent-kafka producer, polled every
+    POLL_EVERY records, then flushed: (the delivery errors, the records still undelivered)."""
     failed = []
 
     def delivered(error, _message):
         if error is not None:
             failed.append(error)
 
-    producer.produce(topic, value, partition=0, on_delivery=delivered)  # untimed warm-up
-    producer.flush(30)
-    with PROBE.section(count * RECORD_BYTES) as timed:
-        for i in range(count):
-            while True:
-                try:
-                    producer.produce(topic, value, partition=0, on_delivery=delivered)
-                    break
-                except BufferError:
-                    producer.poll(0.01)
-            if i % POLL_EVERY == 0:
-                producer.poll(0)
-        left = producer.flush(120)
-    if failed or left:
-        raise RuntimeError(f"confluent-kafka: {len(failed)} failed, {left} undelivered")
-    return count * RECORD_BYTES / timed.elapsed / MIB
+    for i in range(count):
+        while True:
+            try:
+                producer.produce(topic, value, partition=0, on_delivery=delivered)
+                break
+            except BufferError:
+                producer.poll(0.01)
+        if i % POLL_EVERY == 0:
+            producer.poll(0)
+    return failed, producer.flush(120)
 
 
 def latency(bootstrap, topic, rate_per_s=100, seconds=3.0) -> tuple[float, float]:

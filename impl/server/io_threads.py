@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 
+from kafkaref.impl.core.broker import CLOSE_CONNECTION
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.fetch_response import FetchAnswer
 from kafkaref.impl.server.config import IO_IDLE_WAIT_S
@@ -62,8 +63,8 @@ def responder(network: NetworkThread, item: QueuedRequest):
     request = item.request
 
     def respond(response) -> None:
-        if response is None:
-            network.send_response(item.connection_id, None)
+        if response is None or response is CLOSE_CONNECTION:
+            network.send_response(item.connection_id, CLOSE if response else None)
             return
         try:
             frame = wire.encode_response_parts(request.correlation_id, response)

@@ -46,6 +46,9 @@ class ResponseQueue:
         self._queue.put((connection_id, frame))
         self._wake()
 
+    def pending(self) -> bool:
+        return not self._queue.empty()
+
     def drain(self) -> Iterator[tuple[int, object]]:
         while True:
             try:

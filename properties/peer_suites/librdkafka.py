@@ -23,6 +23,9 @@ from collections.abc import Callable, Iterable
 
 from kafkaref.impl.core.config import KAFKA_INITIAL_REBALANCE_DELAY_MS
 from kafkaref.properties.peer_suites import librdkafka_list as listing
+from kafkaref.properties.peer_suites.results import Counts, Row
+from kafkaref.properties.peer_suites.results import counts as results_counts
+from kafkaref.properties.peer_suites.results import failures_by_cause as rows_by_cause
 
 # Debian packages the build needs (zstd and lz4 for those codecs' tests; RapidJSON for the tests
 # that check the statistics JSON, which skip themselves without it: 0053, 0098, 0101, 0110).
@@ -34,23 +37,6 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m|\x1b\(B")
 # test.c's summary row: "| 0001_multiobj   |     PASSED |   1.234s | <why it failed/skipped>"
 _ROW = re.compile(r"^\|\s*(?P<name>\d{4}_\S+)\s*\|\s*(?P<state>[A-Z]+)\s*\|"
                   r"\s*(?P<duration>[0-9.]+)s\s*\|\s?(?P<reason>.*)$")
-
-
-@dataclasses.dataclass(frozen=True)
-class Row:
-    """One test (a number may hold several: 0045_subscribe_update, 0045_...)."""
-
-    name: str
-    state: str  # PASSED FAILED SKIPPED RUNNING (still running at the end: a failure) or TIMEOUT
-    duration_s: float
-    reason: str = ""
-    # warnings the runner printed just before the failure (e.g. "... not supported by broker"):
-    # the cause is often there rather than in the assertion that tripped
-    context: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.state in ("FAILED", "RUNNING", "TIMEOUT", "CRASHED")
 
 
 @dataclasses.dataclass
@@ -138,6 +124,9 @@ CAUSES: tuple[tuple[str, str], ...] = (
     (r"ListGroups|DescribeGroups|list_groups|describe_groups|ConsumerGroup",
      "ListGroups / DescribeGroups"),
     (r"KAFKA_PATH", "needs Apache Kafka's command-line tools (KAFKA_PATH)"),
+    (r"segment\.bytes='?\d{1,6}\b",
+     "segment.bytes below 1 MiB (Kafka 4 refuses it too, KIP-1030)"),
+    (r"LogAppendTime", "message.timestamp.type=LogAppendTime (kafkaref stamps CreateTime only)"),
     (r"latency .* outside range", "a produce latency bound (a Python broker's latency)"),
     (r"[Uu]nsupported|UNSUPPORTED|not supported", "an API or version kafkaref does not support"),
     (r"group\.instance\.id|static", "static group membership"),
@@ -238,13 +227,32 @@ def test_conf(bootstrap: str, timeout_multiplier: float) -> str:
 _RUNNING: set[subprocess.Popen] = set()  # test-runners under way, killed on Ctrl-C
 
 
+def kafka_path(work_dir: str) -> str:
+    """A KAFKA_PATH for the tests that shell out to Apache Kafka's bin/kafka-topics.sh (0045's
+    alter and delete, 0052, 0077): a bin/kafka-topics.sh running TopicCommand, the class the
+    real script runs, from the pinned Apache Kafka jars (chaos/java_clients.py)."""
+    import shlex
+
+    from kafkaref.chaos.java_clients import TOPIC_COMMAND, java_tool
+
+    folder = os.path.join(work_dir, "kafka")
+    script = os.path.join(folder, "bin", "kafka-topics.sh")
+    os.makedirs(os.path.dirname(script), exist_ok=True)
+    with open(script, "w") as f:
+        f.write(f'#!/bin/sh\nexec {shlex.join(java_tool(TOPIC_COMMAND))} "$@"\n')
+    os.chmod(script, 0o755)
+    return folder
+
+
 def run_number(number: int, src: str, conf_path: str, work_dir: str, deadline_s: float,
-               scenario: str = "default") -> NumberResult:
-    """One test-runner process for one test number, full mode, broker-less variants off (-L)."""
+               scenario: str = "default", tools: dict[str, str] | None = None) -> NumberResult:
+    """One test-runner process for one test number, full mode, broker-less variants off (-L).
+    tools: KAFKA_PATH and BROKERS, for the tests that run kafka-topics.sh."""
     tests_dir = os.path.join(src, "tests")
     env = dict(os.environ, TESTS=listing.test_id(number), RDKAFKA_TEST_CONF=conf_path,
                TEST_KAFKA_VERSION=listing.BROKER_VERSION, TEST_LEVEL="2",
-               TEST_SCENARIO=scenario, LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp")
+               TEST_SCENARIO=scenario, LD_LIBRARY_PATH=f"{src}/src:{src}/src-cpp",
+               **(tools or {}))
     env.pop("CI", None)  # CI=... makes test-runner change its own timeouts and parallelism
     log_path = os.path.join(work_dir, f"{listing.test_id(number)}-{scenario}.log")
     started = time.monotonic()
@@ -329,8 +337,9 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
     results = []
     try:
         with concurrent.futures.ThreadPoolExecutor(max(1, parallel)) as pool:
+            tools = {"KAFKA_PATH": kafka_path(work_dir), "BROKERS": bootstrap}
             futures = [pool.submit(run_number, n, src, conf_path, work_dir, deadline_s,
-                                   scenario) for n in numbers]
+                                   scenario, tools) for n in numbers]
             try:
                 for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
                     result = future.result()
@@ -351,30 +360,12 @@ def _run_pass(src, work_dir, numbers, scenario, auto_create, bootstrap, brokers,
 
 # -- the summary ---------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class Counts:
-    passed: int
-    failed: int
-    skipped: int
-
-    @property
-    def ran(self) -> int:
-        return self.passed + self.failed
-
-
 def counts(results: Iterable[NumberResult]) -> Counts:
-    rows = [row for result in results for row in result.rows]
-    return Counts(sum(r.state == "PASSED" for r in rows), sum(r.failed for r in rows),
-                  sum(r.state == "SKIPPED" for r in rows))
+    return results_counts(row for result in results for row in result.rows)
 
 
 def failures_by_cause(results: Iterable[NumberResult]) -> dict[str, list[Row]]:
-    grouped: dict[str, list[Row]] = {}
-    for result in results:
-        for row in result.rows:
-            if row.failed:
-                grouped.setdefault(cause_of(row), []).append(row)
-    return dict(sorted(grouped.items(), key=lambda item: (-len(item[1]), item[0])))
+    return rows_by_cause((row for result in results for row in result.rows), cause_of)
 
 
 def summary(results: list[NumberResult]) -> str:

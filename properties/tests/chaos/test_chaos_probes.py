@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.proxy import _Frames
-from kafkaref.chaos.workload import decode_value, encode_value, with_matching_crcs
+from kafkaref.chaos.values import decode_value, encode_value
+from kafkaref.chaos.workload import with_matching_crcs
 from kafkaref.impl.client.connection import produce_prefix
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build

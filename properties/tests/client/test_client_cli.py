@@ -67,3 +67,35 @@ def test_topics_delete_add_partitions_and_configs(broker):
     gone = run("topics", "delete", *boot, "--topic", "adm")
     assert gone.returncode == 2 and "unknown_topic_or_partition" in gone.stderr
     assert run("topics", "list", *boot).stdout.split() == []
+
+
+def test_consume_from_an_offset_outside_the_log_is_exit_2_naming_the_range(broker):
+    """It used to start at 0 silently (the consumer's offset reset)."""
+    boot = ["--bootstrap-server", broker.address]
+    assert run("topics", "create", *boot, "--topic", "few").returncode == 0
+    assert run("produce", *boot, "--topic", "few", stdin="a\nb\nc\n").returncode == 0
+    result = run("consume", *boot, "--topic", "few", "--offset", "999", "--timeout-ms", "500")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == ("error: --offset 999 is outside partition 0 of few: its offsets "
+                             "run from 0 to 3 (the end: where the next record goes)\n")
+    assert result.stdout == ""
+    at_end = run("consume", *boot, "--topic", "few", "--offset", "3", "--timeout-ms", "300")
+    assert at_end.returncode == 0, at_end.stderr  # the end itself: waits for new records
+
+
+def test_an_illegal_topic_name_is_refused_before_any_request(broker):
+    """Asked for by name, a broker answers "unknown topic" after the client's retries (10.7 s):
+    the name is what is wrong, and it is said at once, even with no broker to ask."""
+    for command in (["produce"], ["consume"], ["topics", "create"], ["topics", "delete"]):
+        result = run(*command, "--bootstrap-server", "127.0.0.1:9", "--topic", "bad topic!")
+        assert result.returncode == 2, (command, result.stderr)
+        assert ("'bad topic!' is not a legal Kafka topic name: 1 to 249 of the characters "
+                "a-z A-Z 0-9 . _ - (and neither '.' nor '..')") in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_deleting_an_unknown_topic_says_what_and_why(broker):
+    result = run("topics", "delete", "--bootstrap-server", broker.address, "--topic", "nosuch")
+    assert result.returncode == 2
+    assert result.stderr == ("error: delete topic nosuch: unknown_topic_or_partition "
+                             "(no such topic)\n")

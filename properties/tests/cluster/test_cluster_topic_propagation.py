@@ -11,6 +11,7 @@ batches, and delivery came out of order. Two fake brokers speak the control chan
 import socket
 
 import pytest
+from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.channel import recv_message, send_message
 from kafkaref.impl.controller.server import ControllerServer
@@ -93,18 +94,21 @@ def test_a_batch_of_messages_is_answered_in_order_with_one_image(controller):
 
 
 def test_auto_created_topics_honour_num_partitions_on_every_broker(tmp_path):
-    """librdkafka's suite expects num.partitions 4; every broker knows the topic at once."""
+    """librdkafka's suite expects num.partitions 4. The creating Metadata answers
+    UNKNOWN_TOPIC_OR_PARTITION, as Kafka's does; then every broker knows the topic."""
     from kafkaref.impl.client.cluster_view import ClusterView
     from kafkaref.impl.server.local_cluster import LocalCluster
+    from kafkaref.properties.waiting import wait_until
 
     with LocalCluster(2, str(tmp_path), num_partitions=4) as cluster:
         first, second = cluster.bootstrap.split(",")
-        response = ClusterView(first).refresh(["auto"], auto_create=True)
-        [topic] = response.topics
-        assert (topic.error_code, len(topic.partitions)) == (0, 4)
-        # the other broker applied the topic before the creating Metadata was answered
-        [seen] = ClusterView(second).refresh(["auto"]).topics
-        assert (seen.error_code, len(seen.partitions)) == (0, 4)
+        [topic] = ClusterView(first).refresh(["auto"], auto_create=True).topics
+        assert topic.error_code == ErrorCode.unknown_topic_or_partition
+        for address in (first, second):
+            wait_until(lambda a=address: ClusterView(a).refresh(["auto"]).topics[0].error_code
+                       == ErrorCode.none, what=f"the topic on {address}")
+            [seen] = ClusterView(address).refresh(["auto"]).topics
+            assert len(seen.partitions) == 4
 
 
 @pytest.mark.parametrize("flag, properties, expected", [
@@ -126,8 +130,6 @@ def test_a_bad_num_partitions_is_a_usage_error():
 
 def test_a_cluster_without_auto_creation_leaves_unknown_topics_unknown(tmp_path):
     """librdkafka's noautocreate scenario (0045, 0107, 0111) needs auto.create.topics.enable off."""
-    from kio.schema.errors import ErrorCode
-
     from kafkaref.impl.client.cluster_view import ClusterView
     from kafkaref.impl.server.local_cluster import LocalCluster, broker_command
 

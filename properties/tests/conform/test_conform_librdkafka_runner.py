@@ -118,6 +118,12 @@ def test_a_warning_before_the_failure_names_the_cause():
     ("test_kafka_topics: KAFKA_PATH and BROKERS must be set", "needs Apache Kafka's"),
     ("standard settings: average latency 21.504ms is outside range 5..5 +12ms",
      "a produce latency bound"),
+    ('test_kafka_topics():5098: system("kafka-topics.sh --create --config segment.bytes=10000 '
+     '--config min.cleanable.dirty.ratio=0.01") failed', "segment.bytes below 1 MiB"),
+    ("test_admin_create_topic():5182: Topic rdkafkatest_0129_fetch_aborted_msgs result error: "
+     "topic config segment.bytes='20000': must be at least 1048576", "segment.bytes below 1 MiB"),
+    ("consume_msgs_verify_timestamps:127: rdkafkatest_0052_msg_timestamps_LogAppendTime_0.10.1.0"
+     "_none: Verification of 20 received messages failed", "message.timestamp.type"),
 ])
 def test_cause_of_tooling_and_latency_failures(reason, cause):
     assert suite.cause_of(suite.Row("0045_x", "FAILED", 1.0, reason)).startswith(cause)

@@ -58,16 +58,22 @@ def test_api_versions(core_broker, version):
     assert {k.api_key for k in body.api_keys} == set(wire.SUPPORTED)
 
 
-def test_unknown_api_versions_version_answers_unsupported_with_v0_body(core_broker):
-    frame = bytearray(wire.encode_request(  # framed as flexible (header v2), as v99 is
-        9, "x", build(load_request_schema(18, 3), {"client_software_name": "x",
-                                                   "client_software_version": "1"})))
-    frame[6:8] = (99).to_bytes(2, "big")
+@pytest.mark.parametrize("version,request_version", [(99, 3), (-1, 0)])
+def test_unknown_api_versions_version_answers_unsupported_with_v0_body(core_broker, version,
+                                                                       request_version):
+    """Found by the differential walk against Apache Kafka 4.3.1: it answers every ApiVersions
+    version it does not know, negative ones too, listing ApiVersions' own range only."""
+    frame = bytearray(wire.encode_request(  # framed as the version implies (header v2 from 3)
+        9, "x", build(load_request_schema(18, request_version), {
+            "client_software_name": "x", "client_software_version": "1"})))
+    frame[6:8] = version.to_bytes(2, "big", signed=True)
     decoded = wire.decode_request(bytes(frame[4:]))
     out = []
     core_broker.handle(decoded, out.append)
     _, body = wire.decode_response(18, 0, wire.encode_response(9, out[0])[4:])
-    assert body.error_code == ErrorCode.unsupported_version and len(body.api_keys) > 5
+    assert body.error_code == ErrorCode.unsupported_version
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [
+        (18, *wire.SUPPORTED[18][1:])]
 
 
 def test_unsupported_version_of_another_api_is_malformed():
@@ -111,9 +117,12 @@ def test_metadata_lists_brokers_topics_and_auto_creates(core_broker, version):
     body = call(core_broker, 3, version, {"topics": None, "allow_auto_topic_creation": True})
     assert [b.port for b in body.brokers] == [9092]
     assert [len(t.partitions) for t in body.topics] == [3]
-    if version >= 4:
+    if version >= 4:  # created in the background, as Kafka's AutoTopicCreationManager does
         body = call(core_broker, 3, version, {"topics": [{"name": "auto"}],
                                          "allow_auto_topic_creation": True})
+        assert body.topics[0].error_code == ErrorCode.unknown_topic_or_partition
+        body = call(core_broker, 3, version, {"topics": [{"name": "auto"}],
+                                         "allow_auto_topic_creation": False})
         assert body.topics[0].error_code == ErrorCode.none
 
 

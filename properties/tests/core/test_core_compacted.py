@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.local import LocalController
-from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.broker import CLOSE_CONNECTION, Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import Partition, PartitionConfig
 from kafkaref.impl.core.topic_rules import APPEND, SET
@@ -131,7 +131,7 @@ def produce(b, name, data, acks=1, version=8):
     body = call(b, 0, version, {"acks": acks, "timeout": 1000, "transactional_id": None,
                                 "topic_data": [{"name": name, "partition_data": [
                                     {"index": 0, "records": data}]}]})
-    return None if body is None else body.responses[0].partition_responses[0]
+    return body if body in (None, CLOSE_CONNECTION) else body.responses[0].partition_responses[0]
 
 
 def leo(b, name) -> int:
@@ -152,10 +152,10 @@ def test_a_compacted_topic_answers_record_errors_on_the_wire(policy):
     assert (answer.error_code, answer.base_offset, answer.record_errors) == (ErrorCode.none, 0, ())
 
 
-def test_acks_0_appends_nothing_and_answers_nothing():
+def test_acks_0_appends_nothing_and_closes_the_connection():
     b = broker()
     create(b, "t", [("cleanup.policy", "compact")])
-    assert produce(b, "t", batch([None]), acks=0) is None
+    assert produce(b, "t", batch([None]), acks=0) == CLOSE_CONNECTION  # as Kafka does
     assert leo(b, "t") == 0
 
 

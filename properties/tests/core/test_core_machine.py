@@ -1,7 +1,9 @@
 """The core cluster state machine: correct configuration passes; each mutant is caught.
 
-Random walks find M1, M2 and M4 quickly; M5, M14 and M15 need a precise interleaving, so each
-has a scripted scenario here that breaks an invariant only with its mutant. (M3, M10 and M11 are
+Random walks find M1 and M2 quickly; M4, M5, M14 and M15 need an interleaving the walk finds only
+by luck, so each has a scripted scenario here that breaks an invariant only with its mutant. (M4
+was a random-walk test until the walk, derandomized but drawing from Hypothesis's pool of source
+constants, stopped finding it in 300 examples once more modules were imported: profiles.py.) (M3, M10 and M11 are
 caught by scenario tests in test_core_replica_manager.py: crashes in this machine keep the page
 cache, so a lone-ISR leader's acknowledged writes survive.)"""
 
@@ -20,7 +22,6 @@ TestCoreCluster = fit_deep_budget(bind(CoreMachine, factory=lambda: CoreCluster(
 @pytest.mark.parametrize("mutants", [
     {"partition_mutants": {"M1"}},
     {"partition_mutants": {"M2"}},
-    {"partition_mutants": {"M4"}},
 ])
 def test_mutant_is_caught(mutants):
     machine = bind(CoreMachine, factory=lambda: CoreCluster(brokers=3, **mutants))
@@ -43,6 +44,19 @@ def violations(cluster):
         except AssertionError as exc:
             broken.append(str(exc)[:80])
     return broken
+
+
+def scenario_m4(mutants):
+    """A consumer reads two acks=1 records above the hw; the leader dies before a follower
+    copied them, and the new leader writes over their offsets: with M4 they were consumed."""
+    c = CoreCluster(brokers=3, partition_mutants=mutants)
+    c.produce(0, 1, 2)
+    c.consumer_fetch(0, 0)
+    c.crash(0)
+    c.elect(1)
+    c.propagate(1)
+    c.produce(1, 1, 1)
+    return c
 
 
 def scenario_m5(mutants):
@@ -108,7 +122,7 @@ def scenario_m15(mutants):
 
 
 @pytest.mark.parametrize("scenario, mutant", [
-    (scenario_m5, {"M5"}), (scenario_m14, {"M14"}), (scenario_m15, {"M15"})])
+    (scenario_m4, {"M4"}), (scenario_m5, {"M5"}), (scenario_m14, {"M14"}), (scenario_m15, {"M15"})])
 def test_scenario_breaks_only_with_its_mutant(scenario, mutant):
     assert violations(scenario(frozenset())) == []
     assert violations(scenario(mutant)) != []

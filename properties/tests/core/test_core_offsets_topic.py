@@ -361,3 +361,33 @@ def test_a_deleted_topics_offsets_leave_the_groups_and_the_log(cluster):
     while fetched(again, "g")[0].error_code == ErrorCode.coordinator_load_in_progress:
         again.advance_clock()
     assert fetched(again, "g")[1] == {("other", 1): (3, "m", 0)}
+
+
+def test_delete_groups_forgets_an_empty_group_and_tombstones_its_offsets(cluster):
+    """Kafka's DeleteGroups: an Empty group (no members; known by its state or only by its
+    offsets) goes, offsets and all, for good (a restarted coordinator replays the tombstones);
+    one with members is NON_EMPTY_GROUP, an unknown one GROUP_ID_NOT_FOUND."""
+    logs, broker, controller = cluster
+    find(broker, "offsets-only")
+    assert commit(broker, "offsets-only", "t", 0, 3) == ErrorCode.none
+    joined = join_group(broker, join_values("busy"))
+    left = join_group(broker, join_values("left"))
+    assert call(broker, 13, 2, {"group_id": "left", "member_id": left.member_id}
+                ).error_code == ErrorCode.none
+    for version in (0, 1):
+        answer = call(broker, 42, version, {"groups_names": ["offsets-only", "busy", "left",
+                                                             "nobody"]})
+        got = {r.group_id: r.error_code for r in answer.results}
+        if version == 0:
+            assert got == {"offsets-only": ErrorCode.none, "busy": ErrorCode.non_empty_group,
+                           "left": ErrorCode.none, "nobody": ErrorCode.group_id_not_found}
+        else:  # deleted already
+            assert got["offsets-only"] == got["left"] == ErrorCode.group_id_not_found
+    assert joined.error_code == ErrorCode.none
+    assert {g.group_id for g in call(broker, 16, 2, {}).groups} == {"busy"}
+    assert fetched(broker, "offsets-only")[1] == {}
+    again, again_controller = start_broker(logs)
+    create(again, again_controller, offsets_topic.NAME, PARTITIONS)
+    while fetched(again, "offsets-only")[0].error_code == ErrorCode.coordinator_load_in_progress:
+        again.advance_clock()
+    assert fetched(again, "offsets-only")[1] == {}

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kafkaref.commands.history import history
 from kafkaref.history.format import ANOMALIES, NEMESIS_PROCESS, HistoryError
+from kafkaref.history.integrity import seal
 from kafkaref.history.merge import (
     Extent,
     Placement,
@@ -263,13 +264,19 @@ def _corrupt_records(path):
 def _other_config(path):
     meta = json.loads((path / "meta.json").read_text())
     meta["config"]["acks"] = "1"
-    (path / "meta.json").write_text(json.dumps(meta))
+    seal(path, meta)  # as its writer would have written it
 
 
 def _future_version(path):
     meta = json.loads((path / "meta.json").read_text())
     meta["schema_version"] = 99
-    (path / "meta.json").write_text(json.dumps(meta))
+    seal(path, meta)
+
+
+def _edited_meta(path):
+    meta = json.loads((path / "meta.json").read_text())
+    meta["config"]["acks"] = "1"
+    (path / "meta.json").write_text(json.dumps(meta))  # by hand: the manifest no longer fits
 
 
 def _no_meta(path):
@@ -277,7 +284,8 @@ def _no_meta(path):
 
 
 @pytest.mark.parametrize("spoil, message", [
-    (_corrupt_records, "is corrupt"),
+    (_corrupt_records, "corrupt history"),
+    (_edited_meta, "corrupt history"),
     (_other_config, "merge such runs separately"),
     (_future_version, "schema version 99"),
     (_no_meta, "no meta.json"),
@@ -311,19 +319,25 @@ def test_check_of_a_corrupt_run_is_exit_2(tmp_path, two_runs, how):
     _corrupt_records(two_runs[0])
     result = CliRunner().invoke(history, ["check", *map(str, two_runs), *how,
                                           "--report", str(tmp_path / "r.json")])
-    assert result.exit_code == 2 and "is corrupt" in result.output
+    assert result.exit_code == 2 and "corrupt history" in result.output
     assert not (tmp_path / "r.json").exists()
 
 
 def test_check_leaves_a_runs_own_report_alone(tmp_path, two_runs, monkeypatch):
-    """One run or history given: the merged verdict goes to ./report.json, not over the run's
-    own report.json; one directory of runs: into it."""
+    """One run or history given: the merged verdict goes where --report or --merged says, never
+    over the run's own report.json nor into the working directory (without either: a usage
+    error, at once); one directory of runs: into it."""
     monkeypatch.chdir(tmp_path)
     (two_runs[0] / "report.json").write_text("its own")
     result = CliRunner().invoke(history, ["check", str(two_runs[0]), "--twin"])
+    assert result.exit_code == 2 and "Give --report FILE" in result.output, result.output
+    assert not (tmp_path / "report.json").exists()
+    result = CliRunner().invoke(history, ["check", str(two_runs[0]), "--twin",
+                                          "--merged", str(tmp_path / "merged")])
     assert result.exit_code == 0, result.output
     assert (two_runs[0] / "report.json").read_text() == "its own"
-    assert json.loads((tmp_path / "report.json").read_text())["valid"] is True
+    assert json.loads((tmp_path / "merged" / "report.json").read_text())["valid"] is True
+    assert not (tmp_path / "report.json").exists()
     soak = tmp_path / "soak"
     soak.mkdir()
     two_runs[1].rename(soak / "b")

@@ -120,8 +120,8 @@ def test_latency_is_not_judged_in_a_history_with_clock_faults(spark, tmp_path):
     # A broker whose monotonic clock jumped expires its timers early: a correct one then
     # answers an empty fetch at once.
     history = _probe_history([("ok", '{"max_wait_ms": 400, "empty_fetch_ms": 1}')]) + """
-    {"index": 100, "time": 2000, "process": -1, "type": "invoke", "f": "clock"}
-    {"index": 101, "time": 2001, "process": -1, "type": "ok", "f": "clock", "invoke_index": 100}
+    {"index": 4, "time": 2000, "process": -1, "type": "invoke", "f": "clock"}
+    {"index": 5, "time": 2001, "process": -1, "type": "ok", "f": "clock", "invoke_index": 4}
     """
     result = _judge(spark, tmp_path, history)
     assert result.anomalies["early_empty_fetch"] == ()

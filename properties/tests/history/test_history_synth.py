@@ -93,3 +93,51 @@ def test_spark_finds_every_injection_in_a_larger_history(tmp_path):
     result = job.check(shared_test_session(), tmp_path / "h", examples=10_000)
     figures = score(load_truth(tmp_path / "h"), result.anomalies)
     assert figures["recall"] == 1.0 and figures["precision"] == 1.0, figures
+
+
+def test_an_empty_json_lines_file_is_refused_and_imports_nothing(tmp_path):
+    (tmp_path / "empty.jsonl").write_text("")
+    (tmp_path / "header.jsonl").write_text('{"kafkaref_history": 1}\n')
+    for source in ("empty.jsonl", "header.jsonl"):
+        result = CliRunner().invoke(main, ["history", "import", str(tmp_path / source),
+                                           str(tmp_path / "h")])
+        assert result.exit_code == 2
+        assert result.output == (f"Error: {tmp_path / source}: no ops: an empty history "
+                                 "records nothing to judge\n")
+        assert not (tmp_path / "h").exists()
+
+
+def test_a_long_example_is_cut_with_an_ellipsis(tmp_path):
+    """Table cells used to be cut mid-JSON with nothing saying so."""
+    topic = "a-topic-with-a-rather-long-name-as-real-deployments-have"
+    (tmp_path / "h.jsonl").write_text("\n".join(json.dumps(op) for op in [
+        {"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send"},
+        {"index": 1, "time": 1, "process": 0, "type": "ok", "f": "send", "invoke_index": 0,
+         "records": [{"topic": topic, "partition": 0, "offset": 0, "value": 10}]},
+        {"index": 2, "time": 2, "process": 1, "type": "invoke", "f": "final_read"},
+        {"index": 3, "time": 3, "process": 1, "type": "ok", "f": "final_read",
+         "invoke_index": 2, "records": [{"kind": "hw", "topic": topic, "partition": 0,
+                                         "offset": 1}]}]) + "\n")
+    assert CliRunner().invoke(main, ["history", "import", str(tmp_path / "h.jsonl"),
+                                     str(tmp_path / "h")]).exit_code == 0
+    result = CliRunner().invoke(main, ["check", str(tmp_path / "h"), "--twin"],
+                                env={"COLUMNS": "200"})
+    assert result.exit_code == 1, result.output
+    [row] = [line for line in result.output.splitlines() if "│ unseen " in line]
+    cell = row.split("│")[4].strip()
+    assert cell.endswith("…") and len(cell) == 80, cell
+    assert json.dumps({"topic": topic, "partition": 0, "offset": 0, "value": 10}).startswith(
+        cell[:-1])
+
+
+def test_a_chaos_runs_title_names_its_mutants(capsys, tmp_path, monkeypatch):
+    """The sample output in docs/chaos.md shows "(mutant M2)": the program prints it."""
+    from kafkaref.chaos.run import RunResult
+
+    monkeypatch.setenv("COLUMNS", "200")
+    from kafkaref.commands.chaos import print_summary
+
+    print_summary(RunResult(tmp_path / "20261124T205720-s7-2101", 1, {"valid": False},
+                            {"mutants": ["M2"]}))
+    title = " ".join(capsys.readouterr().out.split("┏")[0].split())
+    assert title == "chaos run 20261124T205720-s7-2101: valid = False (mutant M2)"

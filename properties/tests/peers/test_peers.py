@@ -9,11 +9,20 @@ import re
 import socket
 import subprocess
 import sys
+import uuid
 
 import psutil
 import pytest
 
-from kafkaref.chaos.peers import PeerError, apache_kafka, fetched, load_peer, make_peer, start_peer
+from kafkaref.chaos.peers import (
+    PeerError,
+    apache_kafka,
+    fetched,
+    kfake,
+    load_peer,
+    make_peer,
+    start_peer,
+)
 from kafkaref.chaos.peers.peer import Node, Peer
 from kafkaref.chaos.peers.probing import brokers_seen
 from kafkaref.impl.client.connection import KafkaConnection
@@ -173,3 +182,36 @@ def test_every_process_of_a_peer_dies_with_its_owner(tmp_path):
     finally:
         owner.kill()
         owner.stdout.close()
+
+
+def test_the_kfake_main_pins_the_version_the_reports_print():
+    with open(os.path.join(kfake.MAIN_DIR, "go.mod")) as f:
+        go_mod = f.read()
+    assert f"github.com/twmb/franz-go/pkg/kfake {kfake.KFAKE_VERSION}\n" in go_mod
+    assert "github.com/twmb/franz-go v1.22.3 " in go_mod
+
+
+def test_no_go_is_one_line_saying_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.setenv("KAFKAREF_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no go on it
+    with pytest.raises(PeerError, match="go is not installed: Go 1.26 and the Go module proxy"):
+        fetched.go_binary(kfake.MAIN_DIR, "kfake-peer")
+    assert not list((tmp_path / "cache" / "go").glob("*/.complete"))
+
+
+@pytest.mark.kfake
+def test_kfake_serves_every_broker_from_one_process_and_survives_a_restart(tmp_path):
+    with start_peer("kfake", 3, str(tmp_path / "k")) as peer:
+        assert len(peer.bootstrap.split(",")) == 3
+        assert brokers_seen("127.0.0.1", peer.ports[2]) == 3
+        peer.kill(1)
+        assert not peer.alive(1)
+        load_peer(peer.directory).restart(1)  # its ports come back from the state file
+        assert all(map(api_versions_answered, peer.bootstrap.split(",")))
+
+
+def test_a_cluster_id_never_starts_with_a_dash(monkeypatch):
+    """`StorageTool format -t -xyz` reads -xyz as an option; Kafka's Uuid.randomUuid draws again."""
+    drawn = iter([uuid.UUID(bytes=b"\xfb" + bytes(15)), uuid.UUID(bytes=bytes(16))])
+    monkeypatch.setattr(apache_kafka.uuid, "uuid4", lambda: next(drawn))
+    assert apache_kafka._cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"

@@ -26,7 +26,9 @@ answers = st.builds(
     log_start_offset=INT64,
     records=st.one_of(st.none(), st.binary(max_size=64)),
     diverging_epoch=st.one_of(st.none(), st.tuples(INT32, INT64)),
-    current_leader=st.one_of(st.none(), st.just((-1, -1)), st.tuples(INT32, INT32)))
+    current_leader=st.one_of(st.none(), st.just((-1, -1)), st.tuples(INT32, INT32)),
+    last_stable_offset=st.one_of(st.none(), INT64),
+    aborted_empty=st.booleans())
 topics = st.lists(st.tuples(st.one_of(st.text(min_size=1, max_size=12), st.uuids()),
                             st.lists(answers, max_size=4)), max_size=4)
 endpoints = st.lists(st.builds(NodeEndpoint, node_id=INT32, host=st.text(max_size=12),
@@ -47,9 +49,11 @@ def kio_frame(version, correlation_id, topics, error_code, session_id, nodes=())
     def partition(p):
         diverging = p.diverging_epoch or (-1, -1)
         leader = p.current_leader or (-1, -1)
+        stable = p.high_watermark if p.last_stable_offset is None else p.last_stable_offset
         return {"partition_index": p.index, "error_code": p.error_code,
-                "high_watermark": p.high_watermark, "last_stable_offset": p.high_watermark,
-                "log_start_offset": p.log_start_offset, "aborted_transactions": None,
+                "high_watermark": p.high_watermark, "last_stable_offset": stable,
+                "log_start_offset": p.log_start_offset,
+                "aborted_transactions": [] if p.aborted_empty else None,
                 "preferred_read_replica": -1, "records": p.records,
                 "diverging_epoch": {"epoch": diverging[0], "end_offset": diverging[1]},
                 "current_leader": {"leader_id": leader[0], "leader_epoch": leader[1]}}

@@ -13,6 +13,7 @@ from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.properties.servers import BrokerSetup, running_broker
+from kafkaref.properties.waiting import wait_until
 
 KAFKAREF = os.path.join(os.path.dirname(sys.executable), "kafkaref")
 
@@ -25,6 +26,15 @@ def _produce(connection, topic, values, acks=1):
     return answer.responses[0].partition_responses[0]
 
 
+def created(connection, topic):
+    """Auto-create the topic and wait until it exists (the creating Metadata answers
+    UNKNOWN_TOPIC_OR_PARTITION, as Kafka's does)."""
+    wait_until(lambda: connection.send(3, 4, {"topics": [{"name": topic}],
+                                              "allow_auto_topic_creation": True}
+                                       ).topics[0].error_code == ErrorCode.none,
+               what=f"topic {topic}")
+
+
 def test_concurrent_produces_get_unique_dense_offsets():
     """M12's property (offsets assigned under the partition's lock): 4 connections race 4 I/O
     threads on one partition; every batch gets its own offsets and together they leave no gap."""
@@ -32,8 +42,7 @@ def test_concurrent_produces_get_unique_dense_offsets():
     config = ServerConfig(num_network_threads=2, num_io_threads=4)
     with running_broker(BrokerSetup(server=config, broker=BrokerConfig(auto_create_topics=True))) as server:
         with KafkaConnection("127.0.0.1", server.port) as connection:
-            connection.send(3, 4, {"topics": [{"name": "race"}],
-                                   "allow_auto_topic_creation": True})
+            created(connection, "race")
         bases, errors = [], []
 
         def run(n):
@@ -71,8 +80,7 @@ def test_broker_process_runs_the_acknowledged_mutant(tmp_path):
         assert line.startswith("listening on "), process.stderr.read()
         host, _, port = line.split()[-1].rpartition(":")
         with KafkaConnection(host, int(port), timeout_s=30) as connection:
-            connection.send(3, 4, {"topics": [{"name": "m11"}],
-                                   "allow_auto_topic_creation": True})
+            created(connection, "m11")
             answer = connection.send(1, 4, {
                 "replica_id": -1, "max_wait": 60_000, "min_bytes": 1,
                 "max_bytes": 1 << 20, "isolation_level": 0, "topics": [{

@@ -138,3 +138,21 @@ def test_a_batch_over_max_message_bytes_is_message_too_large(connection):
     answer = produce(connection, "small", build_batch([(None, bytes(3000), (), None)]))
     assert answer.error_code == ErrorCode.message_too_large
     assert list_offset(connection, "small", -1)[1] == 1  # nothing of it written
+
+
+def test_a_failed_acks0_produce_closes_the_connection_as_kafka_does(connection):
+    """Found by the differential walk: Apache Kafka closes the connection of an acks=0 produce
+    that failed anywhere (the producer, waiting for no answer, notices); kafkaref kept it."""
+    assert create(connection, "acks0").error_code == ErrorCode.none
+
+    def produce_acks0(topic):
+        connection.send(0, 8, {"transactional_id": None, "acks": 0, "timeout": 5000,
+                               "topic_data": [{"name": topic, "partition_data": [
+                                   {"index": 0, "records": build_batch([(None, b"a", (), 1)])}]}]},
+                        expect_response=False)
+
+    produce_acks0("acks0")
+    assert connection.send(18, 0, {}).error_code == ErrorCode.none  # still open
+    produce_acks0("no-such-topic")
+    with pytest.raises(ConnectionError):
+        connection.send(18, 0, {})

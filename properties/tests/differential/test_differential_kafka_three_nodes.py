@@ -1,0 +1,19 @@
+"""kafkaref against Apache Kafka 4.3.1 on three nodes each (3 KRaft voters, RF 3, min ISR 2
+against a 3-broker LocalCluster): the answers where replication shows -- replica and ISR
+counts, leader epochs, acks=all, high watermarks (opt-in: tox -e differential)."""
+
+import pytest
+
+from kafkaref.properties.differential import run
+from kafkaref.properties.servers import ClusterSetup, PeerSetup
+
+pytestmark = [
+    pytest.mark.differential,
+    pytest.mark.parametrize("peer_setup", [PeerSetup("apache-kafka", 3)], scope="module"),
+    pytest.mark.parametrize("cluster_setup", [ClusterSetup(brokers=3, session_timeout_ms=9_000)],
+                            scope="module"),
+]
+
+
+def test_walk_against_three_apache_kafka_nodes(pair):
+    run.recorded_walk(pair, "three-node-walk", 100, 40)
