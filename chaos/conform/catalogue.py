@@ -15,9 +15,11 @@ import importlib
 
 import attrs
 
+# The order the checks run in: the fault checks last (a broker they restarted may still be
+# rejoining when they end), the versions' checks before the storage ones.
 CHECK_MODULES = ("checks_protocol", "checks_log", "checks_fetch", "checks_producer",
-                 "checks_groups", "checks_admin", "checks_storage", "fuzz", "checks_faults",
-                 "checks_versions")
+                 "checks_groups", "checks_admin", "checks_versions", "checks_storage", "fuzz",
+                 "checks_faults")
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 STATUSES = (PASS, FAIL, SKIP, ERROR)
@@ -117,7 +119,10 @@ def check(name: str, group: str, reference: str, deadline_s: float = 30.0,
 
 
 def load_catalogue() -> dict[str, Check]:
-    """Every check, in catalogue order (import order of the check modules, then definition)."""
+    """Every check, in catalogue order (CHECK_MODULES' order, then definition: a check module
+    importing another does not move that one's checks ahead)."""
     for module in CHECK_MODULES:  # importing a module registers its checks
         importlib.import_module(f"kafkaref.chaos.conform.{module}")
-    return dict(CATALOGUE)
+    rank = {f"kafkaref.chaos.conform.{m}": i for i, m in enumerate(CHECK_MODULES)}
+    return dict(sorted(CATALOGUE.items(),
+                       key=lambda item: rank.get(item[1].function.__module__, len(rank))))

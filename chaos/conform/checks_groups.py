@@ -149,6 +149,9 @@ def sync_group_waits_for_leader(probe: Probe):
                  expected=f"{len(given[follower_id])} bytes: partition 1 of {topic}")
     probe.expect(bytes(synced.assignment) == given[leader_id], "the leader's SyncGroup did "
                  "not return its own assignment", response=synced, expected="partition 0")
+    for member_id, (conn, _) in answers.items():  # an Empty group, which clean-up deletes
+        conn.call(13, {"group_id": group, "member_id": member_id,
+                       "members": [{"member_id": member_id, "group_instance_id": None}]})
     return (f"generation {leader_join.generation_id}: the follower's SyncGroup, sent "
             f"{SLOW_LEADER_S:.0f} s before the leader's, got its assignment")
 

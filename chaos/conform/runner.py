@@ -51,9 +51,20 @@ class RunResult:
             return 2
         return 0
 
+    def versions_exercised(self) -> dict[str, dict[str, list[int]]]:
+        """level -> {API: every version some check sent it at, at that level}."""
+        union: dict[str, dict[str, set[int]]] = {}
+        for o in self.outcomes:
+            for level, sent in o.versions.items():
+                for name, found in sent.items():
+                    union.setdefault(level, {}).setdefault(name, set()).update(found)
+        return {level: {name: sorted(found) for name, found in sorted(apis.items())}
+                for level, apis in union.items()}
+
     def as_dict(self) -> dict:
         return {"broker": self.broker, "bootstrap": self.bootstrap, "started": self.started,
                 "could_not_start": self.could_not_start, "cleanup": self.cleanup,
+                "versions_exercised": self.versions_exercised(),
                 "outcomes": [o.as_dict() for o in self.outcomes]}
 
     @classmethod
@@ -150,22 +161,25 @@ WORST_FIRST = (FAIL, ERROR, PASS, SKIP)
 
 def combined(outcomes: list[Outcome]) -> Outcome:
     """One outcome of a check run at several version levels: the worst status (a skip at one
-    level does not hide a pass at another), each level's summary prefixed with the level and
-    the versions it sent, the evidence of the levels that did not pass, every level's versions."""
+    level does not hide a pass at another), each level's verdict and summary after its name,
+    the evidence of the levels that did not pass, every level's versions."""
     status = next(s for s in WORST_FIRST if any(o.status == s for o in outcomes))
     parts, evidence, versions = [], [], {}
     for o in outcomes:
-        ((level, sent),) = o.versions.items()
-        versions[level] = sent
-        shown = ", ".join(f"{name} v{'/'.join(map(str, found))}" for name, found in sent.items())
-        parts.append(f"{level} ({shown or 'nothing sent'}): {o.status}"
-                     + (f", {o.summary}" if o.summary else ""))
+        versions.update(o.versions)
+        parts.append(f"{'/'.join(o.versions)}: {o.status}" + (f", {o.summary}" if o.summary
+                                                              else ""))
         if o.status in (FAIL, ERROR):
             evidence.extend(o.evidence)
     first = outcomes[0]
     return Outcome(first.name, first.group, status, "; ".join(parts),
                    round(sum(o.duration_s for o in outcomes), 3), first.reference,
                    first.behaviour, tuple(evidence), versions)
+
+
+def versions_text(sent: dict[str, list[int]]) -> str:
+    """{API: versions} as `Fetch v4, Produce v3/7`."""
+    return ", ".join(f"{name} v{'/'.join(map(str, found))}" for name, found in sent.items())
 
 
 def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
