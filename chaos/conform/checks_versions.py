@@ -74,14 +74,13 @@ def fetch_by_topic_id(probe: Probe):
 
 
 @check("leader_discovery", "producer", "KIP-951: NOT_LEADER_OR_FOLLOWER answers name the "
-       "current leader and its endpoint (Produce v10+, Fetch v16+)", levels=(HIGHEST,))
+       "current leader and its endpoint (Produce v10+)", levels=(HIGHEST,))
 def leader_discovery(probe: Probe):
-    """A Produce (v10+) and a Fetch (v16+) sent to a broker that holds a replica of the
-    partition but does not lead it are answered NOT_LEADER_OR_FOLLOWER with the current
-    leader's id and epoch, and node_endpoints giving that leader's address, so a client retries
-    there without asking for metadata first."""
-    produce_version = _needs(probe, 0, PRODUCE_HINTS, "leader hints in Produce")
-    fetch_version = probe.speakable(1)[1]
+    """A Produce (v10+) sent to a broker that holds a replica of the partition but does not
+    lead it is answered NOT_LEADER_OR_FOLLOWER with the current leader's id and epoch, and
+    node_endpoints giving that leader's address, so a client retries there without asking for
+    metadata first. (Not a Fetch: from v11 a follower serves a consumer's fetch, KIP-392.)"""
+    version = _needs(probe, 0, PRODUCE_HINTS, "leader hints in Produce")
     if probe.replication_factor() < 2:
         raise Skip("a single broker: no follower to ask")
     topic = probe.create_topic("hints")
@@ -89,20 +88,16 @@ def leader_discovery(probe: Probe):
     follower = next(r for r in meta.replica_nodes if r != meta.leader_id)
     conn = probe.connect(probe.broker_address(follower))
     produced = conn.call(0, probe.produce_values(topic, 0, values_batch(b"h", 1), acks=1),
-                         produce_version)
+                         version)
     _expect_hint(probe, produced, produced.responses[0].partition_responses[0], meta,
-                 f"Produce v{produce_version} to follower {follower}")
-    if fetch_version >= FETCH_HINTS:
-        fetched = conn.call(1, probe.fetch_values(topic, 0, 0), fetch_version)
-        _expect_hint(probe, fetched, probe.fetch_partition(fetched), meta,
-                     f"Fetch v{fetch_version} from follower {follower}")
+                 f"Produce v{version} to follower {follower}")
     return (f"follower {follower} names leader {meta.leader_id} (epoch {meta.leader_epoch}) "
-            f"in Produce v{produce_version}" + (f" and Fetch v{fetch_version}"
-                                                if fetch_version >= FETCH_HINTS else ""))
+            f"in Produce v{version}")
 
 
-def _expect_hint(probe: Probe, answer, part, meta, what: str) -> None:
-    probe.expect_error(part.error_code, ErrorCode.not_leader_or_follower, what, answer)
+def _expect_hint(probe: Probe, answer, part, meta, what: str,
+                 error: ErrorCode = ErrorCode.not_leader_or_follower) -> None:
+    probe.expect_error(part.error_code, error, what, answer)
     leader = (part.current_leader.leader_id, part.current_leader.leader_epoch)
     probe.soft(leader == (meta.leader_id, meta.leader_epoch), f"{what}: the answer names "
                f"leader {leader}", response=answer,
@@ -114,11 +109,14 @@ def _expect_hint(probe: Probe, answer, part, meta, what: str) -> None:
 
 
 @check("leader_discovery_after_failover", "faults", "KIP-951 after a leader change: the old "
-       "leader, back as a follower, names the new one", deadline_s=150.0, levels=(HIGHEST,))
+       "leader, back as a follower, names the new one; so does a Fetch v16+ at the old epoch",
+       deadline_s=150.0, levels=(HIGHEST,))
 def leader_discovery_after_failover(probe: Probe):
     """The partition's leader is killed (--kill-cmd aimed at it) and, once another replica
     leads, restarted (--restart-cmd): a Produce (v10+) sent to it, now a follower, is answered
-    NOT_LEADER_OR_FOLLOWER naming the new leader, its new epoch and its address."""
+    NOT_LEADER_OR_FOLLOWER naming the new leader, its new epoch and its address; a Fetch
+    (v16+) sent to the new leader at the old leader epoch is FENCED_LEADER_EPOCH, naming the
+    same."""
     version = _needs(probe, 0, PRODUCE_HINTS, "leader hints in Produce")
     replica_faults(probe, "no other replica to take over", "to kill the leader")
     topic = probe.create_topic("hintsover")
@@ -140,8 +138,20 @@ def leader_discovery_after_failover(probe: Probe):
                        version)
     _expect_hint(probe, answer, answer.responses[0].partition_responses[0], after,
                  f"Produce v{version} to the old leader {before.leader_id}")
-    return (f"old leader {before.leader_id} names {after.leader_id} "
-            f"(epoch {after.leader_epoch})")
+    fetch_version = probe.speakable(1)[1]
+    if fetch_version < FETCH_HINTS:
+        return (f"old leader {before.leader_id} names {after.leader_id} "
+                f"(epoch {after.leader_epoch}) in Produce v{version}")
+    request = probe.fetch_values(topic, 0, 0)  # a consumer still at the old leader epoch
+    request["topics"][0]["partitions"][0]["current_leader_epoch"] = before.leader_epoch
+    fetched = probe.connect(probe.broker_address(after.leader_id)).call(1, request,
+                                                                        fetch_version)
+    _expect_hint(probe, fetched, probe.fetch_partition(fetched, request), after,
+                 f"Fetch v{fetch_version} at the old epoch {before.leader_epoch}",
+                 ErrorCode.fenced_leader_epoch)
+    return (f"old leader {before.leader_id} names {after.leader_id} (epoch "
+            f"{after.leader_epoch}) in Produce v{version}; the new leader does in Fetch "
+            f"v{fetch_version} at the old epoch (FENCED_LEADER_EPOCH)")
 
 
 @check("delete_records", "log", "protocol: DeleteRecords; Kafka's ReplicaManager.deleteRecords "
