@@ -100,36 +100,26 @@ def _fault(directory: str, node: int, action: str) -> None:
     click.echo(f"{action}: node {node} of {running.name}")
 
 
-@peer.command("kill", epilog=EXIT_DOC)
-@DIR_OPTION
-@NODE_OPTION
-def kill_command(directory, node):
-    """SIGKILL a node; returns once it is gone."""
-    _fault(directory, node, "kill")
+# The node faults every peer command line offers: action -> what it does (its --help)
+NODE_FAULTS = {
+    "kill": "SIGKILL a node; returns once it is gone.",
+    "restart": "Start a killed node again (same port, data and identity); returns once it "
+               "serves.",
+    "pause": "SIGSTOP a node.",
+    "resume": "SIGCONT a paused node.",
+}
 
 
-@peer.command("restart", epilog=EXIT_DOC)
-@DIR_OPTION
-@NODE_OPTION
-def restart_command(directory, node):
-    """Start a killed node again (same port, data and identity); returns once it serves."""
-    _fault(directory, node, "restart")
+def _fault_command(action: str, help_text: str) -> None:
+    """Register `kafkaref peer ACTION --dir D --node N`."""
+    def command(directory, node):
+        _fault(directory, node, action)
+
+    peer.command(action, help=help_text, epilog=EXIT_DOC)(DIR_OPTION(NODE_OPTION(command)))
 
 
-@peer.command("pause", epilog=EXIT_DOC)
-@DIR_OPTION
-@NODE_OPTION
-def pause_command(directory, node):
-    """SIGSTOP a node."""
-    _fault(directory, node, "pause")
-
-
-@peer.command("resume", epilog=EXIT_DOC)
-@DIR_OPTION
-@NODE_OPTION
-def resume_command(directory, node):
-    """SIGCONT a paused node."""
-    _fault(directory, node, "resume")
+for _action, _help in NODE_FAULTS.items():
+    _fault_command(_action, _help)
 
 
 @peer.command("tear", epilog=EXIT_DOC)

@@ -11,9 +11,9 @@ measures two kinds of time:
   Log runs on it, as Kafka's Log runs on time.milliseconds(): retention.ms compares it with a
   segment's largest record timestamp (CreateTime, set by the producers' wall clocks), and
   segment.ms, flush.ms and the checkpoint interval are measured with it. Timestamps that go on
-  the wire are wall-clock time too: a LogAppendTime stamp would be wall_ms (this broker serves
-  CreateTime topics only and answers log_append_time -1), and ListOffsets by time answers with
-  record timestamps from the time index, which no clock of ours produced.
+  the wire are wall-clock time too: a LogAppendTime topic's batches are stamped with the log's
+  wall_ms (and the Produce answer's log_append_time is it), and ListOffsets by time answers with
+  the record timestamps of the time index: the producers' (CreateTime) or that stamp.
 
 Tests inject one fake Clock (both readings from one counter, or two) and control all of it.
 """

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from kafkaref.model.values import DelayedProduce, ModelState, Replica
+from kafkaref.model.values import DelayedDeleteRecords, DelayedProduce, ModelState, Replica
 
 
 def broker_name(broker: int | None) -> str:
@@ -69,6 +69,10 @@ def render_state(state: ModelState) -> str:
         if isinstance(op, DelayedProduce):
             lines.append(f"purgatory: produce #{op.request_id} at {broker_name(op.broker)} "
                          f"p{op.partition} needs hw>={op.required_offset} until {op.deadline_ms}ms")
+        elif isinstance(op, DelayedDeleteRecords):
+            lines.append(f"purgatory: delete records #{op.request_id} at "
+                         f"{broker_name(op.broker)} p{op.partition} needs low watermark>="
+                         f"{op.required_offset} until {op.deadline_ms}ms")
         else:
             lines.append(f"purgatory: fetch #{op.request_id} at {broker_name(op.broker)} "
                          f"p{op.partition} offset {op.offset} min {op.min_bytes}B "

@@ -161,9 +161,11 @@ def _start_at(replica: Replica, log) -> Replica:
 
 
 def _move_log_start(replica: Replica, offset: int) -> Replica:
+    """The log start moves up; the flushed point with it (what lies below the log start is
+    never recovered: Kafka's updateLogStartOffset raises the recovery point)."""
     if offset <= replica.log_start:
         return replica
-    return _replace(replica, log_start=offset,
+    return _replace(replica, log_start=offset, flushed=max(replica.flushed, offset),
                     epoch_cache=trim_epoch_cache_start(replica.epoch_cache, offset))
 
 
@@ -262,8 +264,7 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> eff.FetchResponse:
     if offset < replica.log_start:  # a parked fetch below a log start moved meanwhile
-        return eff.FetchResponse(request_id, ErrorCode.offset_out_of_range, replica.hw, via=via,
-                                 log_start_offset=replica.log_start)
+        return eff.FetchResponse(request_id, ErrorCode.offset_out_of_range, via=via)
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
     return eff.FetchResponse(request_id, NONE, replica.hw, first, records, via,
                              log_start_offset=replica.log_start)
@@ -449,8 +450,9 @@ def _fetch(state: ModelState, event: ev.Fetch) -> tuple[ModelState, Effects]:
     if replica is None:
         return state, (eff.FetchResponse(event.request_id, error),)
     if not replica.log_start <= event.offset <= replica.leo:
-        return state, (eff.FetchResponse(event.request_id, ErrorCode.offset_out_of_range,
-                                         replica.hw, log_start_offset=replica.log_start),)
+        # a failed partition says -1 for its hw and log start, as Kafka's answers do (its
+        # ReplicaManager.readFromLocalLog; seen on 4.3.1 by the differential walk)
+        return state, (eff.FetchResponse(event.request_id, ErrorCode.offset_out_of_range),)
     end = _consumer_end(config, replica)
     # Kafka answers at once when max_wait <= 0, when what it read reaches min_bytes, or when the
     # purgatory's first try (tryCompleteElseWatch) finds enough available

@@ -27,7 +27,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.state import ControllerState
-from kafkaref.impl.core.broker import Broker, BrokerConfig
+from kafkaref.impl.core.broker import Broker, BrokerConfig, fetch_answer_fields
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
@@ -68,6 +68,8 @@ from kafkaref.properties.clock import ManualClock
 TOPIC = "t"
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
 UNREADABLE = Entry(NO_ID, NO_EPOCH, b"", -1)  # an offset below a log start
+
+READ_UNCOMMITTED = 0  # the model's consumers read below the hw, no transactions
 
 
 class CoreLockstep:
@@ -199,10 +201,16 @@ class CoreLockstep:
             for i in range(len(ids)):
                 names.pop((epoch, leo + i), None)
 
-    def _fetch(self, e: ev.Fetch) -> None:
+    def _disconnected(self, e) -> bool:
+        """A request to a broker that is down: answered Disconnected (True), else False."""
         self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self.alive(e.broker):
+            return False
+        self._effects.append(Disconnected(e.request_id))
+        return True
+
+    def _fetch(self, e: ev.Fetch) -> None:
+        if self._disconnected(e):
             return
         key = (TOPIC, e.partition)
 
@@ -214,26 +222,23 @@ class CoreLockstep:
             -1, e.max_wait_ms, e.min_bytes, e.max_bytes, {key: fetch}, done))
 
     def _fetch_response(self, e: ev.Fetch, r) -> FetchResponse:
+        high_watermark, log_start, _ = fetch_answer_fields(r, READ_UNCOMMITTED)  # as answered
         if r.error != ErrorCode.none:
-            return FetchResponse(e.request_id, r.error, r.high_watermark,
-                                 log_start_offset=r.log_start_offset)
+            return FetchResponse(e.request_id, r.error, high_watermark,
+                                 log_start_offset=log_start)
         entries = self.entries(e.partition, bytes(r.records))
         first = entries[0].base if entries else e.offset
-        return FetchResponse(e.request_id, r.error, r.high_watermark, first, entries,
-                             log_start_offset=r.log_start_offset)
+        return FetchResponse(e.request_id, r.error, high_watermark, first, entries,
+                             log_start_offset=log_start)
 
     def _list_offsets(self, e: ev.ListOffsets) -> None:
-        self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self._disconnected(e):
             return
         answer = self.brokers[e.broker].replica_manager.list_offset((TOPIC, e.partition), e.timestamp)
         self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset))
 
     def _delete_records(self, e: ev.DeleteRecords) -> None:
-        self._check_broker(e.broker)
-        if not self.alive(e.broker):
-            self._effects.append(Disconnected(e.request_id))
+        if self._disconnected(e):
             return
         key = (TOPIC, e.partition)
 

@@ -33,6 +33,12 @@ from kafkaref.model.values import ModelState
 from kafkaref.properties.stateful import note, per_machine
 
 
+def delete_records_offset(replica, back: int) -> int:
+    """The offset a DeleteRecords rule asks for: hw - back; back -1: one past the hw
+    (OFFSET_OUT_OF_RANGE), -2: HIGH_WATERMARK (this machine's and the threaded one's)."""
+    hw = replica.hw if replica is not None else 0
+    return {-2: ev.HIGH_WATERMARK, -1: hw + 1}.get(back, max(0, hw - back))
+
 class SystemUnderTest(Protocol):
     def feed(self, event: ev.Event) -> Sequence[Effect]: ...
 
@@ -221,9 +227,7 @@ class ModelMachine(RuleBasedStateMachine):
     def delete_records(self, p, to_leader, broker, back, timeout_ms):
         """Up to hw - back; back -1: one past the hw (OFFSET_OUT_OF_RANGE), -2: HIGH_WATERMARK."""
         broker = self.leader_or_any(p, to_leader, broker)
-        replica = self.model.state.partitions[p].replicas[broker]
-        hw = replica.hw if replica is not None else 0
-        offset = {-2: ev.HIGH_WATERMARK, -1: hw + 1}.get(back, max(0, hw - back))
+        offset = delete_records_offset(self.model.state.partitions[p].replicas[broker], back)
         self.feed(ev.DeleteRecords(self.request_id(), broker, p, offset, timeout_ms))
 
     @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",

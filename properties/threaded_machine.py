@@ -60,6 +60,7 @@ from kafkaref.properties.model_machine import (
     PARTITIONS,
     REPLICA_INDEXES,
     assert_model_invariants,
+    delete_records_offset,
 )
 from kafkaref.properties.stateful import note, per_machine
 from kafkaref.properties.threaded_cluster import (
@@ -232,9 +233,7 @@ class ThreadedMachine(RuleBasedStateMachine):
     def delete_records(self, p, to_leader, broker, back, timeout_ms):
         """Up to hw - back; back -1: one past the hw, -2: HIGH_WATERMARK (the model machine's)."""
         broker = self.target(p, to_leader, broker)
-        replica = self.model.state.partitions[p].replicas[broker]
-        hw = replica.hw if replica is not None else 0
-        offset = {-2: ev.HIGH_WATERMARK, -1: hw + 1}.get(back, max(0, hw - back))
+        offset = delete_records_offset(self.model.state.partitions[p].replicas[broker], back)
         self.step(ev.DeleteRecords(self.request_id(), broker, p, offset, timeout_ms))
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans(),

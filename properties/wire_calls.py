@@ -5,23 +5,28 @@ Used by the core tests that speak to a Broker without sockets."""
 from __future__ import annotations
 
 from kio.index import load_request_schema
+from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import CLOSE_CONNECTION, Broker, BrokerConfig
+from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
+from kafkaref.impl.replication.apply import apply_fetch_response, start_at_leader_log_start
 from kafkaref.properties.clock import ManualClock
 
 CORRELATION_ID = 42
 
 
-def call(broker, api_key: int, version: int, values: dict, client_id: str = "test"):
+def call(broker, api_key: int, version: int, values: dict, client_id: str = "test",
+         client_host: str = ""):
     """The decoded response body; None when the broker answered "send nothing" (acks=0);
     CLOSE_CONNECTION when it closes the connection instead; "pending" when it has not answered
-    yet (the request waits in a purgatory)."""
+    yet (the request waits in a purgatory). client_host: the peer the server would name."""
     request = build(load_request_schema(api_key, version), values)
-    decoded = wire.decode_request(wire.encode_request(CORRELATION_ID, client_id, request)[4:])
+    decoded = wire.decode_request(wire.encode_request(CORRELATION_ID, client_id, request)[4:],
+                                  client_host)
     out = []
     broker.handle(decoded, out.append)
     if not out or out[0] is None or out[0] is CLOSE_CONNECTION:
@@ -56,3 +61,19 @@ def alter_incremental(broker, name: str, ops, kind: int = TOPIC_RESOURCE) -> int
         "configs": [{"name": k, "config_operation": op, "value": v} for k, op, v in ops]}],
         "validate_only": False})
     return body.responses[0].error_code
+
+
+def replicate_once(leader: Broker, follower: Broker, key) -> object:
+    """One replica fetch round of `follower` from `leader` for partition `key`, as the fetcher
+    thread does it (impl/replication/apply.py applies the answer)."""
+    partition = follower.replica_manager.partition(key)
+    request = FetchPartition(partition.log_end_offset, 1 << 20, partition.leader_epoch,
+                             partition.log.epochs.latest_epoch, partition.log.log_start_offset)
+    answers = []
+    leader.replica_manager.fetch(follower.broker_id, 0, 1, 1 << 20, {key: request}, answers.append)
+    r = answers[0][key]
+    if r.error == ErrorCode.offset_out_of_range:
+        start = leader.replica_manager.list_offset(key, -2, replica_id=follower.broker_id).offset
+        return start_at_leader_log_start(partition, start)
+    return apply_fetch_response(partition, r.error, r.diverging_epoch, r.records,
+                                r.high_watermark, r.log_start_offset)

@@ -179,10 +179,11 @@ def _not_a_frame(head: bytes, size: int, sock: socket.socket) -> str:
     """Why a size prefix makes no sense, in words: a server speaking another protocol answers
     text, whose first four bytes read as a huge size ("HTTP" is 1213486160)."""
     try:
-        host, port = sock.getpeername()[:2]
-        where = f"{host}:{port}"
+        peer = sock.getpeername()
     except OSError:
-        where = "the server"
+        peer = None
+    # an address pair for TCP; a Unix socket's peer (a socketpair's, in tests) is a path or ""
+    where = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "the server"
     if head.isascii() and head.decode().isprintable():
         return (f"{where} answered {head.decode()!r}..., not a Kafka response: is it a Kafka "
                 f"broker's address?" + (" (that is an HTTP server)" if head == b"HTTP" else ""))

@@ -635,7 +635,7 @@ class Broker:
         answers = []
         for key in order:
             r = results[key]
-            hw, log_start, aborted_empty = _fetch_fields(r, isolation)
+            hw, log_start, aborted_empty = fetch_answer_fields(r, isolation)
             answers.append(PartitionAnswer(key[1], r.error, hw, log_start, r.records,
                                            r.diverging_epoch, aborted_empty=aborted_empty))
         # refused before the read: -1 offsets, empty records and aborted_transactions (the schema's
@@ -862,7 +862,8 @@ class Broker:
         self.groups.join(body.group_id, body.member_id, getattr(body, "group_instance_id", None),
                          body.protocol_type, [(p.name, p.metadata) for p in body.protocols],
                          session, rebalance, done, client_id=request.client_id or "",
-                         require_known_member_id=request.api_version >= 4)
+                         require_known_member_id=request.api_version >= 4,
+                         client_host=request.client_host)
 
     def _sync_group(self, request, respond):
         """From v5 the member names the group's protocol type and name: both must be given
@@ -993,15 +994,17 @@ class Broker:
         return self.replica_manager.next_deadline_ms()
 
 
-def _fetch_fields(result, isolation_level: int) -> tuple[int, int, bool]:
+def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:
     """(high watermark, log start offset, aborted_transactions empty rather than null) of one
     partition's fetch answer, as Kafka fills them. A failed partition says -1 for both offsets
     (ReplicaManager.readFromLocalLog's createLogReadResult; KafkaApis' partitionResponse).
     Aborted transactions: an empty list for read_committed reads (the log's index, empty here)
     and for partitions the request names that do not exist (checked before the read, the
-    schema's default); null otherwise (a read_uncommitted read, a failed read)."""
+    schema's default); null otherwise (a read_uncommitted read, a failed read, a read whose
+    first batch did not fit the bytes left: Kafka answers it with an empty read of its own)."""
     if result.error == ErrorCode.none:
-        return result.high_watermark, result.log_start_offset, isolation_level == READ_COMMITTED
+        committed = isolation_level == READ_COMMITTED and not result.first_batch_cut
+        return result.high_watermark, result.log_start_offset, committed
     return -1, -1, result.error == ErrorCode.unknown_topic_or_partition
 
 

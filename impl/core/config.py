@@ -79,6 +79,9 @@ class PartitionConfig:
     replica_lag_time_max_ms: int = 30_000
     # Kafka's max.message.bytes: the largest batch a producer may append (MESSAGE_TOO_LARGE).
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    # message.timestamp.type=LogAppendTime: the log stamps each batch with its clock, the Produce
+    # answer says the time (PartitionLog.append_as_leader); AlterConfigs acts on later appends.
+    log_append_time: bool = False
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False

@@ -60,6 +60,7 @@ class Member:
     last_heartbeat_ms: int
     group_instance_id: str | None = None
     client_id: str = ""
+    client_host: str = ""  # the connection's peer, as the server names it ("/127.0.0.1")
     join: Callable | None = None  # pending JoinGroup answer
     sync: Callable | None = None  # pending SyncGroup answer
     assignment: bytes = b""
@@ -115,7 +116,7 @@ class GroupCoordinator:
     def join(self, group_id: str, member_id: str, group_instance_id, protocol_type: str,
              protocols, session_timeout_ms: int, rebalance_timeout_ms: int,
              respond: Callable[[JoinAnswer], None], client_id: str = "",
-             require_known_member_id: bool = False) -> None:
+             require_known_member_id: bool = False, client_host: str = "") -> None:
         """require_known_member_id: JoinGroup v4+ (KIP-394's MEMBER_ID_REQUIRED round trip
         for dynamic members)."""
         low, high = self.session_bounds
@@ -124,7 +125,7 @@ class GroupCoordinator:
             return
         group = self.group(group_id)
         protocols = tuple((name, bytes(meta or b"")) for name, meta in protocols)
-        if group.protocol_type not in (None, protocol_type) and group.members:
+        if not _supports_protocols(group, protocol_type, protocols):
             respond(JoinAnswer(ErrorCode.inconsistent_group_protocol, member_id=member_id))
             return
         if group.fenced(member_id, group_instance_id) and member_id:
@@ -149,7 +150,7 @@ class GroupCoordinator:
             if not pending:
                 member_id = f"{group_instance_id or client_id or group_id}-{uuid.uuid4()}"
             member = Member(member_id, session_timeout_ms, rebalance_timeout_ms, protocols, now,
-                            group_instance_id, client_id)
+                            group_instance_id, client_id, client_host)
             group.members[member_id] = member
             if group_instance_id:
                 group.static_members[group_instance_id] = member_id
@@ -452,7 +453,7 @@ class GroupCoordinator:
                     "protocol_type": "", "protocol_data": "", "members": []}
         stable = group.state == STABLE
         members = [{"member_id": m.member_id, "group_instance_id": m.group_instance_id,
-                    "client_id": m.client_id, "client_host": "",
+                    "client_id": m.client_id, "client_host": m.client_host,
                     "member_metadata": dict(m.protocols).get(group.protocol_name, b"")
                     if stable else b"",
                     "member_assignment": m.assignment if stable else b""}
@@ -461,6 +462,18 @@ class GroupCoordinator:
                 "protocol_type": group.protocol_type or "",
                 "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members}
+
+
+def _supports_protocols(group: Group, protocol_type: str, protocols) -> bool:
+    """Kafka's ClassicGroup.supportsProtocols, asked of every join before anything else about
+    the member: an empty group takes any type and protocols, as long as there are some; else
+    the type must be the group's and one of the protocols named must be supported by every
+    member -- a member joining again counted with the protocols of its last join, not these."""
+    if group.state == EMPTY:
+        return bool(protocol_type) and bool(protocols)
+    members = group.members.values()
+    return group.protocol_type == protocol_type and any(
+        all(name in dict(m.protocols) for m in members) for name, _ in protocols)
 
 
 def _member_list(group: Group) -> tuple[tuple[str, str | None, bytes], ...]:

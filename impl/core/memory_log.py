@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.core.epoch_cache import EpochCache
 from kafkaref.impl.protocol import records
 from kafkaref.impl.protocol.records import BatchHeader
@@ -24,9 +25,13 @@ from kafkaref.impl.storage.partition_log import AppendInfo
 
 
 class MemoryLog:
-    def __init__(self, log_start_offset: int = 0, flush_interval_messages: int | None = None):
+    def __init__(self, log_start_offset: int = 0, flush_interval_messages: int | None = None,
+                 wall_ms: Callable[[], int] = wall_clock_ms):
         # Kafka's flush.messages: fsync once this many records are unflushed (None: never)
         self.flush_interval_messages = flush_interval_messages
+        # the wall clock a LogAppendTime topic's batches are stamped with, as a storage Log's
+        # clock_ms (impl/clock.py); tests inject a fake one
+        self.wall_ms = wall_ms
         self._empty(log_start_offset)
 
     def _empty(self, log_start_offset: int) -> None:
@@ -54,9 +59,12 @@ class MemoryLog:
         return self._append_stamped(data, positioned)
 
     def append_as_leader(self, data, leader_epoch: int,
-                         checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
+                         checked: Sequence[BatchHeader] | None = None,
+                         log_append_time: bool = False) -> AppendInfo:
         """Producer batches stamped with offsets from the leo and leader_epoch (a copy: the
-        caller's bytes are not changed), then appended. checked: as in append."""
+        caller's bytes are not changed), then appended. checked: as in append.
+        log_append_time: a LogAppendTime topic's append, every batch also stamped with one
+        reading of wall_ms (records.log_append_time_header)."""
         error, positioned = self._positioned(data, checked)
         if error == ErrorCode.none and not positioned:
             error = ErrorCode.invalid_record
@@ -65,16 +73,25 @@ class MemoryLog:
             error = ErrorCode.invalid_record  # a producer's batch starts at offset 0
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
+        append_time = self.wall_ms() if log_append_time else -1
         buffer = bytearray(data)
         view = memoryview(buffer)
         next_offset, stamped = self.log_end_offset, []
         for position, header in positioned:
-            records.stamp_batch(view[position:], next_offset, leader_epoch)
-            stamped.append((position, BatchHeader(next_offset, header[1], leader_epoch,
-                                                  *header[3:])))
+            if log_append_time:
+                end = position + header.size_bytes
+                head = records.log_append_time_header(view[position:end], next_offset,
+                                                      leader_epoch, append_time)
+                view[position : position + records.HEADER_SIZE] = head
+                stamped.append((position, records.parse_header(head)))
+            else:
+                records.stamp_batch(view[position:], next_offset, leader_epoch)
+                stamped.append((position, BatchHeader(next_offset, header[1], leader_epoch,
+                                                      *header[3:])))
             next_offset += header.last_offset_delta + 1
         del view  # release the export before reading the buffer
-        return self._append_stamped(bytes(buffer), stamped)
+        info = self._append_stamped(bytes(buffer), stamped)
+        return info._replace(log_append_time=append_time) if log_append_time else info
 
     @staticmethod
     def _positioned(data, checked) -> tuple[ErrorCode, list[tuple[int, BatchHeader]]]:
@@ -202,6 +219,7 @@ class MemoryLog:
         if offset > self.high_watermark:
             raise ValueError(f"log start {offset} above the high watermark {self.high_watermark}")
         self.log_start_offset = offset
+        self.flushed_offset = max(self.flushed_offset, offset)  # as Log's recovery point
         self.epochs.truncate_from_start(offset)
 
     def truncate_fully_and_start_at(self, offset: int) -> None:

@@ -14,6 +14,7 @@ from kafkaref.impl.core.config import DEFAULT_MAX_MESSAGE_BYTES, PartitionConfig
 from kafkaref.impl.core.topic_rules import (
     deletes_records,
     is_compacted,
+    is_log_append_time,
     segment_bytes,
 )
 
@@ -54,6 +55,7 @@ class TopicMeta:
             compacted=is_compacted(values),
             deletes_records=deletes_records(values),
             segment_bytes=segment_bytes(values),
+            log_append_time=is_log_append_time(values),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 

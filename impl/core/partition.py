@@ -40,7 +40,9 @@ class AppendResult:
     error_message: str | None = None
     # KIP-467: (index of the record in its batch, why) for each record that made the batch fail
     record_errors: tuple[tuple[int, str], ...] = ()
-    log_append_time: int = -1  # a duplicate's: its batch's max timestamp (CachedBatch)
+    # a LogAppendTime topic's append time, a duplicate's batch's max timestamp (CachedBatch),
+    # else -1 (Kafka's LogAppendInfo.logAppendTime)
+    log_append_time: int = -1
 
 
 @attrs.frozen
@@ -51,6 +53,10 @@ class FetchResult:
     log_end_offset: int = -1
     records: bytes | RecordsSlice = b""  # a file range on the zero-copy path
     diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset) on divergence
+    # no records although some were there to read: the byte budget left was smaller than the
+    # first batch (set by ReplicaManager, which knows the budget; Kafka answers such a read's
+    # aborted_transactions null)
+    first_batch_cut: bool = False
 
 
 @attrs.frozen
@@ -210,9 +216,12 @@ class Partition:
         return self._append_validated(data, headers)
 
     def _append_validated(self, data, headers) -> AppendResult:
-        """The log stamps and writes (checked: nothing is validated twice); only what was
-        written enters the producer state."""
-        info = self.log.append_as_leader(data, self.leader_epoch, checked=headers)
+        """The log stamps and writes (checked: nothing is validated twice), a LogAppendTime
+        topic's batches with its append time; only what was written enters the producer
+        state, with the max timestamp the log wrote (a duplicate is answered with it)."""
+        log_append_time = self.config.log_append_time
+        info = self.log.append_as_leader(data, self.leader_epoch, checked=headers,
+                                         log_append_time=log_append_time)
         if info.error != ErrorCode.none:
             return AppendResult(info.error, error_message="the log refused the batch")
         next_offset = info.first_offset
@@ -220,10 +229,10 @@ class Partition:
             first, next_offset = next_offset, next_offset + header.last_offset_delta + 1
             self.producers.record(header.producer_id, header.producer_epoch, CachedBatch(
                 header.base_sequence, last_sequence(header), first, next_offset - 1,
-                header.max_timestamp))
+                info.log_append_time if log_append_time else header.max_timestamp))
         self.maybe_increment_hw()
         return AppendResult(ErrorCode.none, info.first_offset, info.last_offset,
-                            self.log.log_start_offset)
+                            self.log.log_start_offset, log_append_time=info.log_append_time)
 
     def _keyless_refusal(self, views) -> AppendResult | None:
         """INVALID_RECORD naming every record without a key of the first batch that has one (a

@@ -256,12 +256,15 @@ class ReplicaManager:
                 results[key] = FetchResult(ErrorCode.inconsistent_topic_id)
                 continue
             before = partition.high_watermark
+            budget = max(0, min(fetch.partition_max_bytes, remaining))
             result = partition.fetch(
-                fetch.fetch_offset, max(0, min(fetch.partition_max_bytes, remaining)),
+                fetch.fetch_offset, budget,
                 replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
                 min_one=remaining == max_bytes, zero_copy=zero_copy,
                 follower_log_start=fetch.log_start_offset,
             )
+            if _first_batch_cut(result, budget, fetch.fetch_offset, replica_id):
+                result = attrs.evolve(result, first_batch_cut=True)
             results[key] = result
             remaining -= len(result.records)
             if partition.high_watermark != before:
@@ -405,6 +408,18 @@ class ReplicaManager:
             partition.maybe_shrink_isr(now)
             if partition.high_watermark != before or partition.pending_isr is None:
                 self._wake(key, hw_changed=partition.high_watermark != before)
+
+
+def _first_batch_cut(result: FetchResult, budget: int, fetch_offset: int,
+                     replica_id: int) -> bool:
+    """A consumer's read that returned nothing although there was a batch below the high
+    watermark and some budget left: the batch did not fit (min_one was off). Kafka's
+    ReplicaManager.readFromLocalLog replaces such a read (firstEntryIncomplete) by an empty
+    one that has no aborted transactions; with no budget at all, or nothing to read, it keeps
+    the log's read and its (empty) list."""
+    return (replica_id < 0 and result.error == ErrorCode.none and budget > 0
+            and result.diverging_epoch is None and len(result.records) == 0
+            and fetch_offset < result.high_watermark)
 
 
 def close_records(results: dict[Key, FetchResult]) -> None:

@@ -30,8 +30,9 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 # differential walk compares them) and refuses message.downconversion.enable,
 # message.format.version and message.timestamp.difference.max.ms, which 3.x still had, as
 # unknown (INVALID_CONFIG). kafkaref honours min.insync.replicas,
-# max.message.bytes and segment.bytes per topic (PARTITION_CONFIGS: what
-# metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log), and of
+# max.message.bytes, segment.bytes and message.timestamp.type per topic (PARTITION_CONFIGS: what
+# metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log, and a
+# LogAppendTime topic's leader stamps its batches with the append time), and of
 # cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
 # is never compacted); the others are accepted, stored and described as Kafka does and take the
 # broker's settings.
@@ -104,7 +105,8 @@ BROKER_SYNONYMS = {
     "segment.index.bytes": "log.index.size.max.bytes",
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
-PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes")
+PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes",
+                     "message.timestamp.type")
 # The bounds of Kafka's LogConfig validators (segment.bytes: config.py says why) (atLeast / between; INVALID_CONFIG outside them);
 # compression.gzip.level also takes -1 (GZIP's default level)
 CONFIG_BOUNDS: dict[str, tuple[float, float | None]] = {
@@ -220,6 +222,12 @@ def is_compacted(configs: dict[str, str]) -> bool:
     LogValidator refuses records without a key (INVALID_RECORD)."""
     policy = configs.get("cleanup.policy", TOPIC_CONFIG_DEFAULTS["cleanup.policy"][0])
     return "compact" in _list_items(policy)
+
+
+def is_log_append_time(configs: dict[str, str]) -> bool:
+    """Is the topic's message.timestamp.type LogAppendTime? Then its leader stamps every batch
+    with the broker's append time (Kafka's LogValidator; PartitionConfig.log_append_time)."""
+    return configs.get("message.timestamp.type") == "LogAppendTime"
 
 
 def deletes_records(configs: dict[str, str]) -> bool:

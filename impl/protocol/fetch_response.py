@@ -36,7 +36,7 @@ _DIVERGING = struct.Struct(">BBiqB")
 _CURRENT_LEADER = struct.Struct(">BBiiB")
 _NODE = struct.Struct(">i")
 # aborted_transactions, never any here: null, or an empty array (read_committed, and the
-# partitions a request names that do not exist: what Kafka sends, see Broker._fetch_fields)
+# partitions a request names that do not exist: what Kafka sends, see impl/core/broker.py fetch_answer_fields)
 _NULL_ARRAY = {False: _I32.pack(-1), True: b"\x00"}
 _EMPTY_ARRAY = {False: _I32.pack(0), True: b"\x01"}
 

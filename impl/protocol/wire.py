@@ -34,6 +34,7 @@ from kio.serial.errors import SerialError
 
 from kafkaref.impl.protocol import flexible, tagged_fields
 from kafkaref.impl.protocol.fetch_response import FetchAnswer, encode_fetch_response
+from kafkaref.impl.protocol.null_arrays import forbidden_null
 from kafkaref.impl.protocol.produce_request import PRODUCE_API, decode_produce_body
 from kafkaref.impl.protocol.produce_request import VERSIONS as PRODUCE_VERSIONS
 
@@ -108,6 +109,9 @@ class Request:
     correlation_id: int
     client_id: str | None
     body: object | None  # kio request object; None when the version is unsupported
+    # Where the request came from, as Kafka names it ("/127.0.0.1": InetAddress.toString):
+    # the server knows the connection, the core only this value (DescribeGroups' client_host).
+    client_host: str = ""
 
     @property
     def name(self) -> str:
@@ -122,8 +126,9 @@ def peek_header(payload: bytes) -> tuple[int, int, int]:
     return api_key, api_version, correlation_id
 
 
-def decode_request(payload: bytes) -> Request:
-    """Decode a request payload (without the size prefix).
+def decode_request(payload: bytes, client_host: str = "") -> Request:
+    """Decode a request payload (without the size prefix); client_host is the connection's
+    peer as the server names it (see Request).
 
     Raises MalformedRequest for garbage. An unsupported ApiVersions version (a negative one
     too: Kafka's RequestContext answers every version it does not support) yields a Request
@@ -134,11 +139,12 @@ def decode_request(payload: bytes) -> Request:
     if not is_supported(api_key, api_version):
         if api_key == API_VERSIONS:
             return Request(api_key, api_version, correlation_id,
-                           _future_api_versions_client_id(payload, api_version), None)
+                           _future_api_versions_client_id(payload, api_version), None,
+                           client_host)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
     header, body, _, _ = _read(payload, cls)  # bytes after the body: ignored (above)
-    return Request(api_key, api_version, correlation_id, header.client_id, body)
+    return Request(api_key, api_version, correlation_id, header.client_id, body, client_host)
 
 
 def _read(payload, cls, known_tags_only: bool = False):
@@ -152,7 +158,13 @@ def _read(payload, cls, known_tags_only: bool = False):
         else:
             body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
             offset += size
+            null = forbidden_null(body)  # kio reads any array as nullable
+            if null is not None:
+                raise MalformedRequest(f"{cls.__name__}: {null} is null, which "
+                                       f"v{cls.__version__} does not allow")
         return header, body, payload, offset
+    except MalformedRequest:
+        raise
     except KeyError as exc:
         if cls.__flexible__ and not known_tags_only:
             try:

@@ -112,7 +112,11 @@ def divergence_target(epochs, log_end_offset: int, hw: int, leader_epoch: int,
 
 
 def from_log_end(partition, records: bytes) -> bytes:
-    """Drop batches already held (a fetch may start at the batch holding the offset)."""
+    """Drop batches already held (a fetch may start at the batch holding the offset). An empty
+    log whose start falls inside the first batch (a DeleteRecords offset is not batch
+    aligned) starts again at that batch's base offset, as Kafka's follower does on
+    UnexpectedAppendOffsetException (Partition.appendRecordsToFollowerOrFutureReplica); its log
+    start follows the leader's again once the hw passes it."""
     _, positioned = positioned_headers(records)
     leo = partition.log_end_offset
     keep_from, end = None, 0
@@ -121,7 +125,9 @@ def from_log_end(partition, records: bytes) -> bytes:
         if header.last_offset < leo:
             continue
         if keep_from is None:
-            if header.base_offset != leo:
+            if header.base_offset < leo == partition.log.log_start_offset:
+                partition.truncate_fully_and_start_at(header.base_offset)
+            elif header.base_offset != leo:
                 partition.truncate_to(min(header.base_offset, leo))
                 if partition.log_end_offset != header.base_offset:
                     return b""

@@ -38,8 +38,8 @@ SIZE = struct.Struct(">i")
 
 
 class Connection:
-    __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer", "frame",
-                 "frame_got", "frame_buffer", "lent_buffer", "events")
+    __slots__ = ("id", "sock", "inbuf", "outbuf", "muted", "last_active", "peer", "host",
+                 "frame", "frame_got", "frame_buffer", "lent_buffer", "events")
 
     def __init__(self, connection_id: int, sock: socket.socket):
         self.id, self.sock = connection_id, sock
@@ -59,6 +59,9 @@ class Connection:
             self.peer = sock.getpeername()
         except OSError:
             self.peer = None
+        # The peer's address as Kafka's RequestContext names it (InetAddress.toString of an
+        # address without a host name): what DescribeGroups answers as a member's client_host.
+        self.host = f"/{self.peer[0]}" if self.peer else ""
 
 
 class NetworkThread(threading.Thread):
@@ -272,7 +275,7 @@ class NetworkThread(threading.Thread):
     def _dispatch(self, connection: Connection, payload) -> None:
         """Decode a whole request payload, mute the connection, queue the request."""
         try:
-            request = wire.decode_request(payload)
+            request = wire.decode_request(payload, connection.host)
         except wire.MalformedRequest as exc:
             self._malformed(connection, str(exc))
             return

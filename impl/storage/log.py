@@ -32,9 +32,11 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.clock import wall_clock_ms
 from kafkaref.impl.protocol.records import (
+    HEADER_SIZE,
     LOG_OVERHEAD,
     BatchHeader,
     check_batch,
+    log_append_time_header,
     parse_header,
     split_batches,
 )
@@ -177,7 +179,8 @@ class Log:
         return self._append_checked(batches, headers)
 
     def append_as_leader(self, data, leader_epoch: int,
-                         checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
+                         checked: Sequence[BatchHeader] | None = None,
+                         log_append_time: bool = False) -> AppendInfo:
         """Assign offsets from the log end to producer batches, stamp offsets and leader_epoch
         in place (outside the CRC) and append. Errors come back as values; nothing is written
         then.
@@ -185,13 +188,18 @@ class Log:
         checked: the batches' headers, when the caller validated data itself (the core does:
         sizes, magic, CRC, codec, every record); nothing is checked again here. Without them
         the log validates each batch first: base offset 0, frame (CRC) and codec, and every
-        record if config.validate_records (a tool or a test handing it unchecked bytes)."""
+        record if config.validate_records (a tool or a test handing it unchecked bytes).
+
+        log_append_time: a LogAppendTime topic's append; every batch also gets this log's
+        wall-clock time, read once (records.log_append_time_header)."""
+        append_time = self.clock_ms() if log_append_time else None
         if checked is not None:
             self._check_open()
             if len(checked) == 1:
-                return self._append_one_stamped(data, checked[0], leader_epoch)
-            return self._stamp_and_append(_batches_of(data, checked), checked, leader_epoch)
-        if self._frame_only_leader and not self._closed:
+                return self._append_one_stamped(data, checked[0], leader_epoch, append_time)
+            return self._stamp_and_append(_batches_of(data, checked), checked, leader_epoch,
+                                          append_time)
+        if self._frame_only_leader and not self._closed and append_time is None:
             # The common case: exactly one batch, frame checks only. checked_header checks
             # Length against len(data) (so this is one whole batch), magic and the CRC-32C;
             # anything it refuses, and any base offset but 0, takes the general path below,
@@ -209,29 +217,42 @@ class Log:
             error = self.config.rules.check_producer_batch(batch, self.config)
             if error != ErrorCode.none:
                 return AppendInfo(error, log_start_offset=self.log_start_offset)
-        return self._stamp_and_append(batches, [parse_header(b) for b in batches], leader_epoch)
+        return self._stamp_and_append(batches, [parse_header(b) for b in batches], leader_epoch,
+                                      append_time)
 
-    def _stamp_and_append(self, batches, headers, leader_epoch: int) -> AppendInfo:
+    def _stamp_and_append(self, batches, headers, leader_epoch: int,
+                          append_time: int | None = None) -> AppendInfo:
         """The general leader path: each batch as a stamped 16-byte prefix and the caller's
-        bytes after it (one writev, no copy), offsets from the leo."""
+        bytes after it (one writev, no copy), offsets from the leo. With an append_time (a
+        LogAppendTime topic) the stamped prefix is the whole 61-byte header, its timestamp
+        type, MaxTimestamp and CRC rewritten too."""
         stamped, stamped_headers = [], []
         next_offset = self._leo
         for batch, header in zip(batches, headers, strict=True):
-            header = BatchHeader(next_offset, header[1], leader_epoch, *header[3:])
-            prefix = _STAMP_PREFIX.pack(next_offset, header[1], leader_epoch)
-            stamped.append((prefix, batch[_STAMP_PREFIX.size :]))  # written with one writev
+            if append_time is None:
+                header = BatchHeader(next_offset, header[1], leader_epoch, *header[3:])
+                prefix = _STAMP_PREFIX.pack(next_offset, header[1], leader_epoch)
+                stamped.append((prefix, batch[_PREFIX_SIZE:]))  # written with one writev
+            else:
+                head = log_append_time_header(batch, next_offset, leader_epoch, append_time)
+                header = parse_header(head)
+                stamped.append((bytes(head), batch[HEADER_SIZE:]))
             stamped_headers.append(header)
             next_offset = header.next_offset
         self.epochs.assign(leader_epoch, self._leo)
-        return self._append_checked(stamped, stamped_headers)
+        info = self._append_checked(stamped, stamped_headers)
+        return info if append_time is None else info._replace(log_append_time=append_time)
 
-    def _append_one_stamped(self, data, header, leader_epoch: int) -> AppendInfo:
+    def _append_one_stamped(self, data, header, leader_epoch: int,
+                            append_time: int | None = None) -> AppendInfo:
         """Append one checked producer batch at the leo: the per-append work of the hot path,
         kept to what every append must do (roll check, one writev, accounting).
 
         Only BaseOffset and PartitionLeaderEpoch change (outside the CRC): a stamped copy of the
         first 16 bytes and the caller's bytes after them go out in one writev(), so the batch
-        is never copied in user space. Same rules as _append_checked (its naive twin)."""
+        is never copied in user space. Same rules as _append_checked (its naive twin). With an
+        append_time (a LogAppendTime topic) the stamped copy is the whole 61-byte header, its
+        timestamp type, MaxTimestamp and CRC rewritten too."""
         leo = self._leo
         length = header[1]
         size = length + LOG_OVERHEAD
@@ -244,16 +265,19 @@ class Log:
         # any other epoch, an older one included, goes through Kafka's assign rule
         if not epochs or leader_epoch != epochs[-1][0]:
             self.epochs.assign(leader_epoch, leo)
-        segment.append_parts(
-            (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:]),
-            size, leo, last_offset, header[8],
-        )
+        if append_time is None:
+            parts = (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:])
+            segment.append_parts(parts, size, leo, last_offset, header[8])
+        else:
+            head = log_append_time_header(data, leo, leader_epoch, append_time)
+            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, leo, last_offset,
+                                 append_time)
         self._leo = last_offset + 1
         self._unflushed_messages += header[12]
         if self._flush_policy:
             self._maybe_flush()
-        return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size,
-                                       self.log_start_offset))
+        return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size, self.log_start_offset,
+                                       -1 if append_time is None else append_time))
 
     def _append_checked(self, batches, headers: list[BatchHeader]) -> AppendInfo:
         if not batches:
@@ -564,6 +588,9 @@ class Log:
 
     def _advance_log_start(self, offset: int) -> None:
         self.log_start_offset = max(self.log_start_offset, offset)
+        # nothing below the log start is ever recovered: the recovery point moves up with it
+        # (Kafka's UnifiedLog.updateLogStartOffset)
+        self.recovery_point = max(self.recovery_point, self.log_start_offset)
         self.epochs.truncate_from_start(self.log_start_offset)
         checkpoint.fsync_directory(self.directory)
         self.write_checkpoint()

@@ -12,9 +12,9 @@ properties/tests/storage/test_storage_partition_log.py runs one contract suite a
 
 Who checks what (docs/storage.md, "One append path"): the core validates a producer's batch once
 (sizes, magic, CRC, codec, every record) and hands the log the headers it parsed with the
-bytes; the log then only stamps offsets and the leader epoch and writes. A caller handing a log
-bytes nobody checked (a tool, a storage test) passes no headers, and the log checks the frames
-itself before writing them the same way.
+bytes; the log then only stamps offsets and the leader epoch (and a LogAppendTime topic's
+append time) and writes. A caller handing a log bytes nobody checked (a tool, a storage test)
+passes no headers, and the log checks the frames itself before writing them the same way.
 """
 
 from __future__ import annotations
@@ -38,6 +38,8 @@ class AppendInfo(NamedTuple):
     batches: int = 0
     bytes: int = 0
     log_start_offset: int = 0
+    # the time a LogAppendTime append stamped its batches with (the log's wall clock), else -1
+    log_append_time: int = -1
 
 
 class RecordsSlice(Protocol):
@@ -95,10 +97,14 @@ class PartitionLog(Protocol):
         """True if maybe_flush may run beside appends (all it can do is write a checkpoint)."""
 
     def append_as_leader(self, data, leader_epoch: int,
-                         checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
+                         checked: Sequence[BatchHeader] | None = None,
+                         log_append_time: bool = False) -> AppendInfo:
         """Stamp producer batches with offsets from the leo and leader_epoch and write them;
         checked: their headers, the caller validated them (None: the log checks each frame and
-        base offset 0 first). Errors are values; nothing is written then."""
+        base offset 0 first). log_append_time: the topic's message.timestamp.type is
+        LogAppendTime, so each batch is also stamped with the log's wall-clock time, read once
+        per append (records.log_append_time_header), which AppendInfo.log_append_time gives.
+        Errors are values; nothing is written then."""
 
     def append(self, data, checked: Sequence[BatchHeader] | None = None) -> AppendInfo:
         """Write batches already stamped (a follower's copy); gaps forward are allowed, a batch

@@ -21,13 +21,10 @@ NOT_GENERATED = {
     "broker-configs": "DescribeConfigs of this broker or the cluster default without naming "
                       "keys kafkaref has; Alter/IncrementalAlterConfigs of brokers",
     "broker-logger-configs": "DescribeConfigs of BROKER_LOGGER resources",
-    "log-append-time": "topics with message.timestamp.type=LogAppendTime",
+    "producer-log-append-time": "producer batches with the timestamp-type bit set",
     "timestamp-bounds": "record timestamps further than an hour ahead of the broker's clock",
-    "null-array-before-nullable": "OffsetFetch v1 with a null topic array",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",
     "config-documentation": "DescribeConfigs asking for documentation",
-    "rejoin-with-other-protocols": "a member joining again with other protocols than the "
-                                   "first time",
     "default-replication-factor": "on several nodes: topics left to the broker's default "
                                   "replication factor (CreateTopics rf -1, auto-creation)",
 }
@@ -48,13 +45,7 @@ UNCOMPARED_CONFIGS = {
 }
 # Fields left out of every answer while their row stands (normalise.DROPPED is the fields that
 # differ by nature; these are differences).
-UNCOMPARED_FIELDS = {
-    "client_host": "client-host",
-}
-# The aborted_transactions of a read that returned no records are not compared while
-# "aborted-transactions-of-an-empty-read" stands: Kafka says null when the byte budget cut the
-# first batch, [] when there was nothing to read or no budget left.
-EMPTY_READ_ABORTED_COMPARED = False
+UNCOMPARED_FIELDS: dict[str, str] = {}
 # A fetch's records may end inside a batch on Kafka (its byte limit cuts the segment
 # anywhere); kafkaref sends whole batches only: the partial tail is not compared
 # ("partial-trailing-batch").

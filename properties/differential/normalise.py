@@ -72,9 +72,6 @@ def _walk(value, names, field: str | None):
         if "config_source" in out and out.get("name") in kept.DEPLOYMENT_CONFIGS:
             for deployed in ("value", "config_source", "synonyms"):
                 out.pop(deployed, None)
-        if (not kept.EMPTY_READ_ABORTED_COMPARED and out.get("records") == []
-                and out.get("error_code") == "none"):
-            out.pop("aborted_transactions", None)
         return out
     if isinstance(value, list):
         value = _merged_topics([v for v in value if not _uncompared_config(v)])

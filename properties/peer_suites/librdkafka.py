@@ -126,7 +126,8 @@ CAUSES: tuple[tuple[str, str], ...] = (
     (r"KAFKA_PATH", "needs Apache Kafka's command-line tools (KAFKA_PATH)"),
     (r"segment\.bytes='?\d{1,6}\b",
      "segment.bytes below 1 MiB (Kafka 4 refuses it too, KIP-1030)"),
-    (r"LogAppendTime", "message.timestamp.type=LogAppendTime (kafkaref stamps CreateTime only)"),
+    (r"LogAppendTime", "message.timestamp.type=LogAppendTime (the broker's append time expected "
+                       "on every record)"),
     (r"latency .* outside range", "a produce latency bound (a Python broker's latency)"),
     (r"[Uu]nsupported|UNSUPPORTED|not supported", "an API or version kafkaref does not support"),
     (r"group\.instance\.id|static", "static group membership"),

@@ -57,6 +57,7 @@ from kafkaref.impl.protocol.records.layout import (
     NewRecord,
     Record,
     base_offset_of,
+    log_append_time_header,
     parse_header,
     peek_offset_and_size,
     split_batches,
@@ -72,6 +73,7 @@ __all__ = [
     "RECORDS_COUNT_POS", "RECORDS_POS", "TRANSACTIONAL_FLAG", "BatchHeader", "DecodedBatch",
     "NewRecord", "Record", "base_offset_of", "build_batch", "build_batch_from_tuples",
     "check_batch", "checked_header", "compute_crc", "decode_batch", "decode_batch_fields",
-    "encode_record", "encode_records", "encode_records_naive", "keyless_records", "parse_header",
+    "encode_record", "encode_records", "encode_records_naive", "keyless_records",
+    "log_append_time_header", "parse_header",
     "peek_offset_and_size", "split_batches", "stamp_batch", "stamped", "validate_batch",
 ]

@@ -8,7 +8,8 @@ Layout (big-endian, 61-byte header, see docs/semantics.md):
 
 Length counts the bytes after itself (batch size - 12). The CRC-32C (impl/protocol/crc.py) covers
 Attributes to the end, so a broker can rewrite BaseOffset and PartitionLeaderEpoch in place
-(stamp_batch) without recomputing it. A record inside is
+(stamp_batch) without recomputing it; a LogAppendTime topic's leader also rewrites Attributes and
+MaxTimestamp, and so the CRC (log_append_time_header). A record inside is
 
     length varint | attributes int8 | timestampDelta varlong | offsetDelta varint |
     keyLength varint | key | valueLength varint | value | headerCount varint |
@@ -25,6 +26,7 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.compression import Compression, CompressionError, decompress
+from kafkaref.impl.protocol.crc import ATTRIBUTES_POS, CRC_POS, compute_crc_of_parts
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 HEADER_SIZE = HEADER.size  # 61
@@ -36,6 +38,7 @@ LENGTH_POS = 8
 PARTITION_LEADER_EPOCH_POS = 12
 MAGIC_POS = 16
 # CRC_POS = 17 and ATTRIBUTES_POS = 21 (where the CRC coverage starts): impl/protocol/crc.py
+MAX_TIMESTAMP_POS = 35
 RECORDS_COUNT_POS = 57
 RECORDS_POS = HEADER_SIZE
 
@@ -54,8 +57,10 @@ INT32_MAX = (1 << 31) - 1
 CODECS = frozenset(int(codec) for codec in Compression)
 
 _OFFSET_LENGTH = struct.Struct(">qi")
+_INT16 = struct.Struct(">h")
 _INT32 = struct.Struct(">i")
 _INT64 = struct.Struct(">q")
+_UINT32 = struct.Struct(">I")
 
 
 class BatchHeader(NamedTuple):
@@ -164,6 +169,24 @@ def stamp_batch(buf: bytearray | memoryview, base_offset: int, partition_leader_
     """Rewrite BaseOffset and PartitionLeaderEpoch in place; the CRC stays valid (not covered)."""
     _INT64.pack_into(buf, BASE_OFFSET_POS, base_offset)
     _INT32.pack_into(buf, PARTITION_LEADER_EPOCH_POS, partition_leader_epoch)
+
+
+def log_append_time_header(batch, base_offset: int, partition_leader_epoch: int,
+                           append_time: int) -> bytearray:
+    """The 61-byte header a LogAppendTime topic's leader writes for `batch` (a checked batch):
+    stamped as stamp_batch does, with the timestamp-type bit (LOG_APPEND_TIME_FLAG) set in
+    Attributes, MaxTimestamp = append_time (the broker's wall clock) and the CRC recomputed,
+    since it covers both (Kafka's DefaultRecordBatch.setMaxTimestamp). The records after the
+    header are left as they are: a reader of a LogAppendTime batch takes its MaxTimestamp as
+    every record's timestamp. The caller writes this header and batch[HEADER_SIZE:] after it."""
+    head = bytearray(memoryview(batch)[:HEADER_SIZE])
+    stamp_batch(head, base_offset, partition_leader_epoch)
+    attributes = _INT16.unpack_from(head, ATTRIBUTES_POS)[0]
+    _INT16.pack_into(head, ATTRIBUTES_POS, attributes | LOG_APPEND_TIME_FLAG)
+    _INT64.pack_into(head, MAX_TIMESTAMP_POS, append_time)
+    crc = compute_crc_of_parts(head, memoryview(batch)[HEADER_SIZE:])
+    _UINT32.pack_into(head, CRC_POS, crc)
+    return head
 
 
 def stamped(buf, base_offset: int, partition_leader_epoch: int) -> bytearray:

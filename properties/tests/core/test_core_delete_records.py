@@ -7,10 +7,9 @@ a follower that has it keeps it when it becomes leader. What Apache Kafka does (
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.protocol.records import build_batch
 from kafkaref.impl.replication.apply import apply_fetch_response, start_at_leader_log_start
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.properties.wire_calls import call, core_brokers, replicate_once
 
 KEY = ("t", 0)
 
@@ -85,18 +84,7 @@ def test_delete_records_refusals_as_kafka_answers_them():
 
 
 def replicate(leader, follower):
-    """One replica fetch round of `follower` from `leader`, as the fetcher thread does it."""
-    partition = follower.replica_manager.partition(KEY)
-    request = FetchPartition(partition.log_end_offset, 1 << 20, partition.leader_epoch,
-                             partition.log.epochs.latest_epoch, partition.log.log_start_offset)
-    answers = []
-    leader.replica_manager.fetch(follower.broker_id, 0, 1, 1 << 20, {KEY: request}, answers.append)
-    r = answers[0][KEY]
-    if r.error == ErrorCode.offset_out_of_range:
-        start = leader.replica_manager.list_offset(KEY, -2, replica_id=follower.broker_id).offset
-        return start_at_leader_log_start(partition, start)
-    return apply_fetch_response(partition, r.error, r.diverging_epoch, r.records,
-                                r.high_watermark, r.log_start_offset)
+    return replicate_once(leader, follower, KEY)
 
 
 def leader_and_follower():
@@ -125,11 +113,17 @@ def test_the_answer_waits_for_the_followers_log_start():
     assert (results[KEY].error, results[KEY].low_watermark) == (ErrorCode.none, 2)
 
 
-def test_a_waiting_deletion_times_out_with_the_low_watermark_it_first_saw():
+def replicated_once():
+    """A leader with one produced batch, copied to its follower, which knows the hw."""
     leader, follower = leader_and_follower()
     produce(leader)
     replicate(leader, follower)
     replicate(leader, follower)
+    return leader, follower
+
+
+def test_a_waiting_deletion_times_out_with_the_low_watermark_it_first_saw():
+    leader, follower = replicated_once()
     out = []
     leader.replica_manager.delete_records(100, {KEY: 1}, out.append)
     leader.clock.now_ms += 101
@@ -139,10 +133,7 @@ def test_a_waiting_deletion_times_out_with_the_low_watermark_it_first_saw():
 
 
 def test_a_follower_on_a_fenced_broker_does_not_hold_the_answer():
-    leader, follower = leader_and_follower()
-    produce(leader)
-    replicate(leader, follower)
-    replicate(leader, follower)
+    leader, follower = replicated_once()
     leader.replica_manager.live_broker = lambda broker_id: broker_id == leader.broker_id
     assert delete(leader, 1) == (ErrorCode.none, 1)
 
@@ -168,3 +159,21 @@ def test_the_log_start_survives_a_leader_change_and_a_lagging_follower_starts_th
     lagging.make_follower(follower.broker_id, 1, (0, 1))
     assert start_at_leader_log_start(lagging, 2)
     assert (lagging.log.log_start_offset, lagging.log_end_offset) == (2, 2)
+
+
+def test_an_empty_follower_whose_start_falls_inside_a_batch_starts_at_the_batch():
+    """DeleteRecords offsets need not be batch aligned: a follower started again at its
+    leader's log start (1) is sent the batch holding it ([0, 1]). As Kafka's follower
+    (UnexpectedAppendOffsetException in appendRecordsToFollowerOrFutureReplica), it starts its
+    empty log at the batch's base offset, appends, and takes the leader's log start back once
+    its hw passes it; before, it dropped the batch and fetched it again forever."""
+    _, follower = leader_and_follower()
+    partition = follower.replica_manager.partition(KEY)
+    partition.truncate_fully_and_start_at(1)
+    sent = (build_batch([(b"k", b"a", (), None), (b"k", b"b", (), None)], base_offset=0,
+                        partition_leader_epoch=partition.leader_epoch)
+            + build_batch([(b"k", b"c", (), None)], base_offset=2,
+                          partition_leader_epoch=partition.leader_epoch))
+    assert apply_fetch_response(partition, ErrorCode.none, None, sent, 2, 1) == "appended"
+    assert (partition.log.log_start_offset, partition.log_end_offset,
+            partition.high_watermark) == (1, 3, 2)

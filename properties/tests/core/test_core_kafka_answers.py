@@ -93,7 +93,7 @@ def test_zstd_batches_need_produce_v7(core_broker, version, expected):
     assert answer.error_code == expected
 
 
-def fetch(broker, partitions, isolation=0, version=11):
+def fetch(broker, partitions, isolation=0, version=11, max_bytes=1 << 20):
     """partitions: [(topic, index, offset)]; the answers by (topic, index)."""
     topics: dict[str, list] = {}
     for topic, index, offset in partitions:
@@ -101,7 +101,7 @@ def fetch(broker, partitions, isolation=0, version=11):
             "partition": index, "fetch_offset": offset, "partition_max_bytes": 1 << 20,
             "current_leader_epoch": -1, "log_start_offset": -1, "last_fetched_epoch": -1})
     body = call(broker, 1, version, {
-        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": max_bytes,
         "isolation_level": isolation, "session_id": 0, "session_epoch": -1, "rack_id": "",
         "forgotten_topics_data": [],
         "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()]})
@@ -128,6 +128,27 @@ def test_fetch_answers_fill_offsets_and_aborted_transactions_as_kafka_does(core_
     assert (beyond.error_code, beyond.high_watermark, beyond.last_stable_offset,
             beyond.log_start_offset, beyond.aborted_transactions) == (
         ErrorCode.offset_out_of_range, -1, -1, -1, None)
+
+
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_a_read_committed_read_cut_by_the_byte_budget_has_null_aborted_transactions(
+        core_broker, zero_copy):
+    """ReplicaManager.readFromLocalLog replaces a read whose first batch does not fit the
+    bytes left (firstEntryIncomplete) by an empty read without aborted transactions: null.
+    A read with nothing to read, or no bytes left at all, keeps the log's empty list."""
+    core_broker.zero_copy_fetch = zero_copy
+    create(core_broker, "t", partitions=2)
+    produce(core_broker, [("t", 0, batch()), ("t", 1, batch())])
+    size = len(batch())
+    for max_bytes, second in ((size + 10, None), (size, ())):
+        answers = fetch(core_broker, [("t", 0, 0), ("t", 1, 0)], isolation=1,
+                        max_bytes=max_bytes)
+        first, cut = answers[("t", 0)], answers[("t", 1)]
+        assert (len(first.records), first.aborted_transactions) == (size, ())
+        assert (cut.error_code, len(cut.records), cut.aborted_transactions) == (
+            ErrorCode.none, 0, second)
+    answers = fetch(core_broker, [("t", 0, 0), ("t", 1, 1)], isolation=1, max_bytes=size + 10)
+    assert answers[("t", 1)].aborted_transactions == ()  # at the high watermark: nothing to read
 
 
 def list_offsets(broker, partitions, version=5):
@@ -336,3 +357,44 @@ def test_a_duplicate_is_answered_with_its_batchs_timestamp_as_log_append_time(co
     assert (again.base_offset, again.error_code) == (0, ErrorCode.none)
     assert again.log_append_time is not None  # kio reads the time as a datetime
     assert int(again.log_append_time.timestamp() * 1000) == 1234
+
+
+def join_group_v0(broker, group, client_host):
+    call(broker, 10, 0, {"key": group})  # creates __consumer_offsets (answered "not yet")
+    assert call(broker, 10, 0, {"key": group}).error_code == ErrorCode.none
+    return call(broker, 11, 0, {
+        "group_id": group, "member_id": "", "session_timeout": 30_000,
+        "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"\0"}]},
+        client_id="joiner", client_host=client_host)
+
+
+def test_describe_groups_names_each_members_host(core_broker):
+    """ClassicGroupMember.clientHost: the address of the connection the member joined on, as
+    the server names it; the core takes it as a value on the request."""
+    joined = join_group_v0(core_broker, "g", "/10.1.2.3")
+    assert joined.error_code == ErrorCode.none
+    [group] = call(core_broker, 15, 0, {"groups": ["g"]}).groups
+    [(client_id, host)] = [(m.client_id, m.client_host) for m in group.members]
+    assert (client_id, host) == ("joiner", "/10.1.2.3")
+
+
+def test_a_rejoining_member_is_counted_with_its_last_protocols(core_broker):
+    """ClassicGroup.supportsProtocols: a join's protocols must include one every member
+    supports, the joining member counted with the protocols of its last join; an empty group
+    takes any, as long as it has a type and protocols."""
+    def join(member_id, names, protocol_type="consumer"):
+        return call(core_broker, 11, 0, {
+            "group_id": "g", "member_id": member_id, "session_timeout": 30_000,
+            "protocol_type": protocol_type,
+            "protocols": [{"name": name, "metadata": b"\0"} for name in names]})
+
+    call(core_broker, 10, 0, {"key": "g"})  # creates __consumer_offsets
+    assert join("", ["range"], protocol_type="").error_code == ErrorCode.inconsistent_group_protocol
+    assert join("", []).error_code == ErrorCode.inconsistent_group_protocol
+    first = join("", ["range"])
+    assert first.error_code == ErrorCode.none
+    assert join(first.member_id, ["rr"]).error_code == ErrorCode.inconsistent_group_protocol
+    assert join(first.member_id, ["range"], "other").error_code == \
+        ErrorCode.inconsistent_group_protocol
+    again = join(first.member_id, ["rr", "range"])
+    assert (again.error_code, again.generation_id) == (ErrorCode.none, first.generation_id + 1)

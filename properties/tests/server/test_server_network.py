@@ -8,6 +8,7 @@ import pytest
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
+from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.core.broker import BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol import wire
@@ -334,3 +335,17 @@ def test_parked_fetches_expire_on_time_with_the_ticker_asleep():
     finally:
         long_wait.close()
         server.shutdown()
+
+
+def test_describe_groups_names_a_members_host_as_kafka_does(broker):
+    """The server passes the connection's peer with each request: Kafka's client_host is
+    InetAddress.toString, "/127.0.0.1" for a loopback client."""
+    with KafkaConnection("127.0.0.1", broker.port) as conn:
+        wait_until(lambda: conn.send(10, 0, {"key": "hosts"}).error_code == ErrorCode.none,
+                   timeout_s=10)  # the group's coordinator is ready
+        joined = conn.send(11, 0, {
+            "group_id": "hosts", "member_id": "", "session_timeout": 30_000,
+            "protocol_type": "consumer", "protocols": [{"name": "range", "metadata": b"\0"}]})
+        assert joined.error_code == ErrorCode.none
+        [group] = conn.send(15, 0, {"groups": ["hosts"]}).groups
+    assert [m.client_host for m in group.members] == ["/127.0.0.1"]

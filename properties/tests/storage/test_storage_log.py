@@ -274,6 +274,26 @@ def test_offset_for_timestamp(tmp_path, clock):
     assert log.offset_for_timestamp(5000) is None
 
 
+def test_log_append_time_batches_are_indexed_and_recovered_with_their_stamped_time(
+        tmp_path, clock):
+    """A LogAppendTime batch is found by the time the log stamped (the time index, never the
+    producer's timestamps) and survives recovery (its recomputed CRC is checked)."""
+    log = open_log(tmp_path, clock, segment_bytes=600, index_interval_bytes=100)
+    for i in range(12):  # the producer's timestamps are far in the past: 1000, 1010, ...
+        clock.now_ms = 50_000 + 100 * i
+        info = log.append_as_leader(batch(timestamp=1000 + 10 * i), 0, log_append_time=True)
+        assert info.log_append_time == clock.now_ms
+    assert log.offset_for_timestamp(1055) == (0, 50_000)
+    assert log.offset_for_timestamp(50_550) == (6, 50_600)
+    log.close()
+    reopened = Log(str(tmp_path), LogConfig(segment_bytes=600, index_interval_bytes=100),
+                   clock_ms=clock, recover_from_start=True)
+    assert reopened.verify() == []
+    assert [h.max_timestamp for h, _ in reopened.iter_batches()] == [
+        50_000 + 100 * i for i in range(12)]
+    assert reopened.offset_for_timestamp(50_550) == (6, 50_600)
+
+
 # -- truncation, epochs ---------------------------------------------------------------------------
 
 

@@ -3,6 +3,7 @@ that implement it: impl/storage's Log and impl/core's MemoryLog. Each test state
 member's contract; the first checks that both classes have every member, with its signature."""
 
 import inspect
+import itertools
 import os
 import socket
 
@@ -11,8 +12,10 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.protocol.records import (
+    LOG_APPEND_TIME_FLAG,
     build_batch,
     check_batch,
+    decode_batch,
     parse_header,
     split_batches,
     stamped,
@@ -23,10 +26,10 @@ from kafkaref.impl.storage.partition_log import PartitionLog, RecordsSlice
 KINDS = pytest.mark.parametrize("kind", ["memory", "disk"])
 
 
-def open_log(kind: str, path, flush_messages: int | None = None):
+def open_log(kind: str, path, flush_messages: int | None = None, wall_ms=lambda: 0):
     if kind == "memory":
-        return MemoryLog(flush_interval_messages=flush_messages)
-    return Log(str(path / "log"), LogConfig(flush_messages=flush_messages), clock_ms=lambda: 0)
+        return MemoryLog(flush_interval_messages=flush_messages, wall_ms=wall_ms)
+    return Log(str(path / "log"), LogConfig(flush_messages=flush_messages), clock_ms=wall_ms)
 
 
 def reopened(kind: str, log, path):
@@ -103,6 +106,41 @@ def test_checked_headers_give_the_same_append(kind, tmp_path):
         assert checked.append_as_leader(data, epoch, headers_of(data)) == (
             unchecked.append_as_leader(data, epoch))
     assert list(checked.iter_batches()) == list(unchecked.iter_batches())
+
+
+@KINDS
+@pytest.mark.parametrize("checked", [True, False])
+def test_a_log_append_time_append_stamps_every_batch_with_one_reading_of_the_wall_clock(
+        kind, checked, tmp_path):
+    """LogAppendTime: the timestamp-type bit set, MaxTimestamp = the log's wall clock, read once
+    per append, the CRC recomputed; the rest of each batch (base timestamp, records) as the
+    producer sent it, and AppendInfo.log_append_time says the time. A CreateTime append says
+    -1 and keeps the producer's header."""
+    ticks = itertools.count(5_000)  # every reading differs: one time means one reading
+    log = open_log(kind, tmp_path, wall_ms=lambda: next(ticks))
+    data = batch(2) + batch(3)
+    info = log.append_as_leader(data, 7, headers_of(data) if checked else None,
+                                log_append_time=True)
+    now = info.log_append_time
+    assert (info.error, info.first_offset, info.last_offset) == (ErrorCode.none, 0, 4)
+    assert now >= 5_000
+    plain = log.append_as_leader(batch(1), 7, log_append_time=False)
+    assert (plain.first_offset, plain.log_append_time) == (5, -1)
+    one = batch(4)  # one batch alone: a storage Log's one-batch path
+    later = log.append_as_leader(one, 7, headers_of(one) if checked else None,
+                                 log_append_time=True)
+    assert (later.first_offset, later.last_offset) == (6, 9) and later.log_append_time > now
+    (first, a), (second, b), (third, c), (fourth, d) = log.iter_batches()
+    for header, raw, sent, time in ((first, a, batch(2), now), (second, b, batch(3), now),
+                                    (fourth, d, one, later.log_append_time)):
+        assert check_batch(raw) == ErrorCode.none  # the CRC covers the new header
+        assert header.is_log_append_time and header.max_timestamp == time
+        assert header.attributes == parse_header(sent).attributes | LOG_APPEND_TIME_FLAG
+        assert header.base_timestamp == 1_000 and bytes(raw)[61:] == sent[61:]
+        assert header == parse_header(raw)
+        assert {r.timestamp for r in decode_batch(raw).records} == {time}  # as a reader sees it
+    assert not third.is_log_append_time and bytes(c) == bytes(stamped(batch(1), 5, 7))
+    assert data == batch(2) + batch(3)  # the caller's bytes are not changed
 
 
 @KINDS
