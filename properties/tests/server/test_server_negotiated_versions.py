@@ -1,15 +1,20 @@
-"""The versions real clients negotiate with kafkaref (issue 23 point 4): each client produces,
+"""The versions real clients negotiate with kafkaref (issue 23 point 4): each client
+(confluent-kafka, kafka-python, and Kafka's Java client through its Verifiable tools) produces,
 consumes in a group and commits against one broker while the broker's core notes every request's
-API and version; the test prints what each client used and holds it to min(client's newest,
-kafkaref's newest) for the APIs both speak at their newest (librdkafka and kafka-python speak
-the flexible versions kafkaref advertises since it serves Apache Kafka 4.3.1's ranges)."""
+API and version; the test prints what each client used (pytest -s) and holds it to the
+versions pinned below: each client's own newest, within kafkaref's ranges (librdkafka, kafka-python
+and the Java client speak the flexible versions kafkaref advertises since it serves Apache Kafka
+4.3.1's ranges)."""
 
 from __future__ import annotations
+
+import subprocess
 
 import confluent_kafka as ck
 import kafka
 import pytest
 
+from kafkaref.chaos import java_clients as java
 from kafkaref.impl.protocol.wire import SUPPORTED
 from kafkaref.properties.servers import BrokerSetup
 
@@ -67,6 +72,18 @@ def kafka_python_round(address: str, topic: str) -> None:
     consumer.close()
 
 
+def java_round(address: str, topic: str, tmp_path) -> None:
+    """Kafka's own Java client (4.3.1, the pinned jars): VerifiableProducer, then
+    VerifiableConsumer in a group, each to its end."""
+    config = java.properties_file({"enable.idempotence": "true", "retries": "10"}, str(tmp_path))
+    for command in (java.verifiable_producer(address, topic, config, max_messages=5),
+                    java.verifiable_consumer(address, topic, f"g-{topic}", config,
+                                             max_messages=5)):
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+
+
 # What each client sends with kafkaref advertising Apache Kafka 4.3.1's ranges: its own newest
 # version of each API (all within kafkaref's, most of them flexible: Fetch v16 and Produce v10
 # with KIP-951's leader hints, Metadata v13, ListOffsets v11 for kafka-python). Heartbeats are
@@ -76,18 +93,24 @@ NEGOTIATED = {
         "api_versions": 3, "metadata": 13, "init_producer_id": 4, "produce": 10,
         "find_coordinator": 2, "join_group": 5, "sync_group": 3, "offset_fetch": 9,
         "list_offsets": 7, "fetch": 16, "offset_commit": 9, "leave_group": 1},
+    "java": {  # Kafka's clients 4.3.1: the newest of every API, Produce v13 naming the topic by id
+        "api_versions": 4, "metadata": 13, "init_producer_id": 5, "produce": 13,
+        "find_coordinator": 6, "join_group": 9, "sync_group": 5, "offset_fetch": 9,
+        "list_offsets": 11, "fetch": 18, "offset_commit": 9, "leave_group": 5},
     "kafka-python": {  # kafka-python 3.0
         "api_versions": 4, "metadata": 13, "init_producer_id": 4, "produce": 9,
         "find_coordinator": 6, "join_group": 7, "sync_group": 5, "offset_fetch": 8,
         "list_offsets": 11, "fetch": 12, "offset_commit": 8, "leave_group": 5},
 }
-ROUNDS = {"confluent-kafka": confluent_round, "kafka-python": kafka_python_round}
+ROUNDS = {"confluent-kafka": lambda address, topic, _: confluent_round(address, topic),
+          "kafka-python": lambda address, topic, _: kafka_python_round(address, topic),
+          "java": java_round}
 
 
 @pytest.mark.parametrize("client", sorted(NEGOTIATED))
-def test_the_versions_clients_negotiate(broker, monkeypatch, client):
+def test_the_versions_clients_negotiate(broker, monkeypatch, client, tmp_path):
     seen = noting(broker, monkeypatch)
-    ROUNDS[client](broker.address, f"negotiated-{client}")
+    ROUNDS[client](broker.address, f"negotiated-{client}", tmp_path)
     print(shown(client, seen))  # pytest -s: the log the issue asks for
     ranges = {name: (low, high) for name, low, high in SUPPORTED.values()}
     for name, found in seen.items():
