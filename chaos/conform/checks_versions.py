@@ -21,6 +21,7 @@ from kafkaref.chaos.conform.faults import (
     wait_serving,
 )
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, TOPIC_ID_VERSIONS, Probe
+from kafkaref.impl.client.connection import ConnectionClosed
 
 FETCH_BY_ID = TOPIC_ID_VERSIONS[1]
 PRODUCE_HINTS, FETCH_HINTS = 10, 16  # the first versions naming the current leader (KIP-951)
@@ -170,8 +171,14 @@ def delete_records(probe: Probe):
     conn = probe.leader(topic)
 
     def delete(offset: int):
-        answer = conn.call(DELETE_RECORDS, {"timeout": int(probe.timeout_s * 1000), "topics": [
-            {"name": topic, "partitions": [{"partition_index": 0, "offset": offset}]}]})
+        try:
+            answer = conn.call(DELETE_RECORDS, {"timeout": int(probe.timeout_s * 1000),
+                                                "topics": [{"name": topic, "partitions": [
+                                                    {"partition_index": 0, "offset": offset}]}]})
+        except ConnectionClosed:  # a version it advertises: a wrong answer, not a lost broker
+            raise probe.fail(f"DeleteRecords v{probe.version(DELETE_RECORDS)}: the broker "
+                             "closed the connection", expected="an answer (it advertises "
+                             f"v{'-'.join(map(str, probe.versions[DELETE_RECORDS]))})") from None
         return answer, answer.topics[0].partitions[0]
 
     answer, part = delete(3)
