@@ -9,7 +9,7 @@ import time
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.catalogue import PREFERRED_LEVEL, Skip, check
 from kafkaref.chaos.conform.faults import (
     KILL,
     RESTART,
@@ -23,6 +23,11 @@ from kafkaref.chaos.conform.faults import (
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
+
+# The checks that stop a broker run once, at the preferred versions, as the faults group's:
+# each kill and restart costs seconds, and a restarted broker under a loaded machine may miss
+# its session and leave the cluster again for a while (what broke the next check's topic).
+FAULTED = (PREFERRED_LEVEL,)
 
 
 def values_batch(prefix: bytes, count: int, **options) -> bytes:
@@ -145,7 +150,8 @@ def acks_all_visible(probe: Probe):
 
 @check("min_insync_replicas", "log",
        "Kafka config min.insync.replicas; producer config acks=all; protocol error "
-       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0)
+       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0,
+       levels=FAULTED)
 def min_insync_replicas(probe: Probe):
     """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
     is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
@@ -175,7 +181,8 @@ def follower(probe: Probe, topic: str) -> Target:
 
 
 @check("hw_waits_for_isr", "log", "Kafka replication design / KIP-101: the high watermark is "
-       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0)
+       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0,
+       levels=FAULTED)
 def hw_waits_for_isr(probe: Probe):
     """While a stopped follower is still in the ISR, the high watermark does not pass what that
     follower has: a record written after the stop (acks=1) is not readable before the ISR
@@ -237,7 +244,8 @@ def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> l
 
 
 @check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
-       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0)
+       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0,
+       levels=FAULTED)
 def acks_all_timeout(probe: Probe):
     """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
     answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
