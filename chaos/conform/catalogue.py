@@ -15,11 +15,20 @@ import importlib
 
 import attrs
 
+# The order the checks run in: the fault checks last (a broker they restarted may still be
+# rejoining when they end), the versions' checks before the storage ones.
 CHECK_MODULES = ("checks_protocol", "checks_log", "checks_fetch", "checks_producer",
-                 "checks_groups", "checks_admin", "checks_storage", "fuzz", "checks_faults")
+                 "checks_groups", "checks_admin", "checks_versions", "checks_storage", "fuzz",
+                 "checks_faults")
 
 PASS, FAIL, SKIP, ERROR = "pass", "fail", "skip", "error"
 STATUSES = (PASS, FAIL, SKIP, ERROR)
+# Version levels a check runs at (probe.py): the wire checks twice, at the lowest and at the
+# highest version of each API the broker advertises (issue 23: a broker whose newest versions
+# lose records must not pass on its oldest); the others (faults, storage, fuzz, which need
+# minutes or a fault command each) once, at the versions the probe prefers.
+LOWEST, HIGHEST, PREFERRED_LEVEL = "lowest", "highest", "preferred"
+WIRE_GROUPS = frozenset({"protocol", "log", "fetch", "producer", "groups", "admin"})
 
 
 @attrs.frozen
@@ -45,6 +54,8 @@ class Outcome:
     reference: str
     behaviour: str
     evidence: tuple[Evidence, ...] = ()
+    # level -> {API name: the versions it was sent at}: what the check exercised at each level
+    versions: dict = attrs.Factory(dict)
 
     def as_dict(self) -> dict:
         data = attrs.asdict(self, recurse=False)
@@ -79,6 +90,7 @@ class Check:
     function: object
     reference: str
     deadline_s: float
+    levels: tuple[str, ...] = (PREFERRED_LEVEL,)
 
     @property
     def behaviour(self) -> str:
@@ -90,20 +102,27 @@ class Check:
 CATALOGUE: dict[str, Check] = {}
 
 
-def check(name: str, group: str, reference: str, deadline_s: float = 30.0):
-    """Register a check under a unique name (the name --only/--skip and the reports use)."""
+def check(name: str, group: str, reference: str, deadline_s: float = 30.0,
+          levels: tuple[str, ...] | None = None):
+    """Register a check under a unique name (the name --only/--skip and the reports use).
+    levels: the version levels it runs at (default: lowest and highest for the wire groups,
+    else the preferred versions); a check about what only new versions carry says HIGHEST."""
 
     def register(function):
         if name in CATALOGUE:
             raise ValueError(f"check {name} registered twice")
-        CATALOGUE[name] = Check(name, group, function, reference, deadline_s)
+        chosen = levels or ((LOWEST, HIGHEST) if group in WIRE_GROUPS else (PREFERRED_LEVEL,))
+        CATALOGUE[name] = Check(name, group, function, reference, deadline_s, chosen)
         return function
 
     return register
 
 
 def load_catalogue() -> dict[str, Check]:
-    """Every check, in catalogue order (import order of the check modules, then definition)."""
+    """Every check, in catalogue order (CHECK_MODULES' order, then definition: a check module
+    importing another does not move that one's checks ahead)."""
     for module in CHECK_MODULES:  # importing a module registers its checks
         importlib.import_module(f"kafkaref.chaos.conform.{module}")
-    return dict(CATALOGUE)
+    rank = {f"kafkaref.chaos.conform.{m}": i for i, m in enumerate(CHECK_MODULES)}
+    return dict(sorted(CATALOGUE.items(),
+                       key=lambda item: rank.get(item[1].function.__module__, len(rank))))

@@ -66,7 +66,8 @@ def delete_topic(probe: Probe):
     probe.version(20)
     topic = probe.create_topic("delete")
     probe.produce_ok(topic, build_batch([(None, b"old", (), None)]))
-    request = {"topic_names": [topic], "timeout": int(probe.timeout_s * 1000)}
+    request = {"topic_names": [topic], "topics": [{"name": topic, "topic_id": None}],  # v6
+               "timeout": int(probe.timeout_s * 1000)}
     answer = probe.connect().call(20, request)
     probe.expect_error(answer.responses[0].error_code, ErrorCode.none, "DeleteTopics", answer)
     _until(probe, lambda: _gone_everywhere(probe, topic),

@@ -8,8 +8,8 @@ import time
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import check
-from kafkaref.chaos.conform.probe import Probe
+from kafkaref.chaos.conform.catalogue import HIGHEST, check
+from kafkaref.chaos.conform.probe import TOPIC_ID_VERSIONS, Probe
 
 
 def _subscription(topic: str) -> bytes:
@@ -30,15 +30,31 @@ def coordinator(probe: Probe, group: str):
     created, its leader learning that it leads and loading it), as on Kafka."""
     deadline = time.monotonic() + probe.timeout_s
     while True:
-        answer = probe.find_coordinator({"key": group, "key_type": 0})
-        probe.expect_error(answer.error_code, ErrorCode.none, "FindCoordinator", answer)
-        conn = probe.connect((answer.host, answer.port))
-        fetched = conn.call(9, {"group_id": group, "require_stable": False, "topics": []})
-        if getattr(fetched, "error_code", ErrorCode.none) not in RETRIABLE or (  # v2+
-                time.monotonic() > deadline):
+        answer = probe.find_coordinator({"key": group, "key_type": 0,
+                                         "coordinator_keys": [group]})
+        found = answer.coordinators[0] if hasattr(answer, "coordinators") else answer  # v4+
+        probe.expect_error(found.error_code, ErrorCode.none, "FindCoordinator", answer)
+        conn = probe.connect((found.host, found.port))
+        fetched = conn.call(9, offset_fetch_values(group, []))
+        if offsets_fetched(fetched)[0] not in RETRIABLE or time.monotonic() > deadline:
             return conn
         conn.close()
         time.sleep(0.1)
+
+
+def offset_fetch_values(group: str, topics: list[dict]) -> dict:
+    """One group's OffsetFetch at any version: v8+ asks as one of several groups (KIP-709)."""
+    return {"group_id": group, "require_stable": False, "topics": topics,
+            "groups": [{"group_id": group, "member_id": None, "member_epoch": -1,
+                        "topics": topics}]}
+
+
+def offsets_fetched(answer) -> tuple[ErrorCode, tuple]:
+    """(the group's error code, its topics) from an OffsetFetch answer of any version (v1
+    has no group error code: NONE)."""
+    if hasattr(answer, "groups"):
+        return answer.groups[0].error_code, answer.groups[0].topics
+    return getattr(answer, "error_code", ErrorCode.none), answer.topics
 
 
 RETRIABLE = (ErrorCode.not_coordinator, ErrorCode.coordinator_load_in_progress,
@@ -83,13 +99,16 @@ def consumer_group(probe: Probe):
 
 @check("sync_group_waits_for_leader", "groups", "protocol: SyncGroup ('the leader sends the "
        "assignment; followers receive theirs in the response'); Kafka's GroupMetadataManager "
-       "holds a follower's SyncGroup until the leader's arrives; nisshi-io/nisshi#679")
+       "holds a follower's SyncGroup until the leader's arrives; nisshi-io/nisshi#679",
+       levels=(HIGHEST,))
 def sync_group_waits_for_leader(probe: Probe):
     """In a rebalance of two members, a follower that sends SyncGroup before the leader gets,
     once the leader has synced (4 s later, well within the rebalance timeout), exactly the
     assignment the leader gave it: its SyncGroup is held until then, not answered early with an
     empty assignment (what a client then fails to parse, or reads as owning nothing). The
-    rebalance also moves the group to a new generation."""
+    rebalance also moves the group to a new generation. (At the highest versions only: its
+    two members need KIP-394's member ids, JoinGroup v4+; before, the second member's first
+    JoinGroup already holds the rebalance.)"""
     topic = probe.create_topic("sync", partitions=2)
     group = probe.name("s")
     first, second = coordinator(probe, group), coordinator(probe, group)
@@ -130,6 +149,9 @@ def sync_group_waits_for_leader(probe: Probe):
                  expected=f"{len(given[follower_id])} bytes: partition 1 of {topic}")
     probe.expect(bytes(synced.assignment) == given[leader_id], "the leader's SyncGroup did "
                  "not return its own assignment", response=synced, expected="partition 0")
+    for member_id, (conn, _) in answers.items():  # an Empty group, which clean-up deletes
+        conn.call(13, {"group_id": group, "member_id": member_id,
+                       "members": [{"member_id": member_id, "group_instance_id": None}]})
     return (f"generation {leader_join.generation_id}: the follower's SyncGroup, sent "
             f"{SLOW_LEADER_S:.0f} s before the leader's, got its assignment")
 
@@ -188,7 +210,7 @@ def _wait_rebalancing(probe: Probe, conn, group: str, joined, timeout_s: float =
 def offset_commit_fetch(probe: Probe):
     """Offsets committed for a group (with metadata) are fetched back as committed, a partition
     never committed fetches -1, and a commit for a topic that does not exist is refused with
-    UNKNOWN_TOPIC_OR_PARTITION."""
+    UNKNOWN_TOPIC_OR_PARTITION (UNKNOWN_TOPIC_ID from v10, which names topics by id)."""
     topic = probe.create_topic("commit", partitions=2)
     group = probe.name("c")
     conn = coordinator(probe, group)
@@ -196,7 +218,8 @@ def offset_commit_fetch(probe: Probe):
     def commit(name, offset):
         return conn.call(8, {"group_id": group, "generation_id_or_member_epoch": -1,
                              "member_id": "", "group_instance_id": None,
-                             "retention_time": -1, "topics": [{"name": name, "partitions": [
+                             "retention_time": -1, "topics": [{**probe.named(name, 8),
+                                                              "partitions": [
                                  {"partition_index": 0, "committed_offset": offset,
                                   "committed_leader_epoch": -1,
                                   "committed_metadata": "conform"}]}]})
@@ -204,15 +227,16 @@ def offset_commit_fetch(probe: Probe):
     answer = commit(topic, 42)
     probe.expect_error(answer.topics[0].partitions[0].error_code, ErrorCode.none,
                        "OffsetCommit", answer)
-    fetched = conn.call(9, {"group_id": group, "require_stable": False,
-                            "topics": [{"name": topic, "partition_indexes": [0, 1]}]})
+    fetched = conn.call(9, offset_fetch_values(group, [{**probe.named(topic, 9),
+                                                        "partition_indexes": [0, 1]}]))
     got = {p.partition_index: (p.committed_offset, p.metadata)
-           for t in fetched.topics for p in t.partitions}
+           for t in offsets_fetched(fetched)[1] for p in t.partitions}
     probe.soft(got.get(0) == (42, "conform") and got.get(1, (None,))[0] == -1,
                  "OffsetFetch does not return what was committed", response=fetched,
                  expected="partition 0: 42 'conform'; partition 1: -1")
     absent = probe.name("nosuchtopic")
     answer = commit(absent, 7)
+    by_id = probe.version(8) >= TOPIC_ID_VERSIONS[8]  # v10 names it by an id nobody has
     probe.expect_error(answer.topics[0].partitions[0].error_code,
-                       ErrorCode.unknown_topic_or_partition,
+                       ErrorCode.unknown_topic_id if by_id else ErrorCode.unknown_topic_or_partition,
                        "OffsetCommit for a topic that does not exist", answer, soft=True)

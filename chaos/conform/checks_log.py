@@ -9,7 +9,7 @@ import time
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.catalogue import PREFERRED_LEVEL, Skip, check
 from kafkaref.chaos.conform.faults import (
     KILL,
     RESTART,
@@ -23,6 +23,11 @@ from kafkaref.chaos.conform.faults import (
 from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.records import build_batch
+
+# The checks that stop a broker run once, at the preferred versions, as the faults group's:
+# each kill and restart costs seconds, and a restarted broker under a loaded machine may miss
+# its session and leave the cluster again for a while (what broke the next check's topic).
+FAULTED = (PREFERRED_LEVEL,)
 
 
 def values_batch(prefix: bytes, count: int, **options) -> bytes:
@@ -145,7 +150,8 @@ def acks_all_visible(probe: Probe):
 
 @check("min_insync_replicas", "log",
        "Kafka config min.insync.replicas; producer config acks=all; protocol error "
-       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0)
+       "NOT_ENOUGH_REPLICAS (Kafka Partition.appendRecordsToLeader)", deadline_s=150.0,
+       levels=FAULTED)
 def min_insync_replicas(probe: Probe):
     """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
     is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
@@ -175,7 +181,8 @@ def follower(probe: Probe, topic: str) -> Target:
 
 
 @check("hw_waits_for_isr", "log", "Kafka replication design / KIP-101: the high watermark is "
-       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0)
+       "the smallest log end offset of the ISR; replica.lag.time.max.ms", deadline_s=150.0,
+       levels=FAULTED)
 def hw_waits_for_isr(probe: Probe):
     """While a stopped follower is still in the ISR, the high watermark does not pass what that
     follower has: a record written after the stop (acks=1) is not readable before the ISR
@@ -237,7 +244,8 @@ def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> l
 
 
 @check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
-       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0)
+       "response'); Kafka DelayedProduce answers REQUEST_TIMED_OUT", deadline_s=150.0,
+       levels=FAULTED)
 def acks_all_timeout(probe: Probe):
     """An acks=all Produce that cannot complete (a stopped follower still in the ISR) is
     answered REQUEST_TIMED_OUT after its timeout_ms (400 ms), not held for ever (needs
@@ -355,6 +363,9 @@ def list_offsets(probe: Probe):
                  expected="first offset with timestamp >= target; -1 past the last")
 
 
+ZSTD_PRODUCE = 7  # the first Produce version that may carry zstd batches (KIP-110)
+
+
 def _codec_check(codec: Compression):
     @check(f"compression_{codec.name}", "log",
            "KIP-98 record batch v2 attributes bits 0-2; KIP-110 (zstd)")
@@ -363,7 +374,9 @@ def _codec_check(codec: Compression):
         topic = probe.create_topic(f"codec-{codec.name}")
         batch = build_batch([(b"k%d" % i, v, (("h", b"%d" % i),), None)
                              for i, v in enumerate(values)], compression=codec)
-        answer = probe.produce(topic, batch)
+        # zstd only from Produce v7 (KIP-110): below, Kafka refuses it
+        version = max(probe.version(0), ZSTD_PRODUCE) if codec == Compression.zstd else None
+        answer = probe.produce(topic, batch, version=version)
         if answer.error_code == ErrorCode.unsupported_compression_type:
             raise probe.fail(f"{codec.name} refused as UNSUPPORTED_COMPRESSION_TYPE",
                              response=answer, expected="NONE")

@@ -9,7 +9,7 @@ import struct
 from kio.index import UnknownEntity
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import check
+from kafkaref.chaos.conform.catalogue import PREFERRED_LEVEL, check
 from kafkaref.chaos.conform.faults import serves
 from kafkaref.chaos.conform.probe import PREFERRED, Probe
 from kafkaref.impl.protocol import wire
@@ -102,7 +102,7 @@ SIMPLE_REQUESTS = {
 
 
 @check("advertised_versions_answer", "protocol", "KIP-35 / KIP-511: a broker advertises in "
-       "ApiVersions the versions it serves")
+       "ApiVersions the versions it serves", levels=(PREFERRED_LEVEL,))  # sends every version
 def advertised_versions_answer(probe: Probe):
     """Every advertised version of ApiVersions, Metadata, FindCoordinator and InitProducerId
     (requests that need no state) is answered without an error code (FindCoordinator and

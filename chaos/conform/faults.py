@@ -262,9 +262,17 @@ def serves(probe: Probe, address: tuple[str, int] | None = None) -> bool:
 def rejoined(probe: Probe, target: Target) -> bool:
     """The cluster's metadata lists the broker again: its controller has it registered, so it can
     take replicas. A restarted broker answers ApiVersions before that: a check right after a
-    restart met "replication factor 3 with 2 live brokers" on a loaded machine."""
+    restart met "replication factor 3 with 2 live brokers" on a loaded machine.
+    Asked of the broker itself: another broker's metadata may still list it from before its
+    kill (its session not yet expired, or that broker's cache not yet told of the fencing), while
+    the new incarnation has not registered yet -- and a topic created then with replication
+    factor 3 is INVALID_REPLICATION_FACTOR."""
     try:
-        return target.broker_id in {b.node_id for b in probe.metadata([]).brokers}
+        conn = probe.connect(target.address)
+        try:
+            return target.broker_id in {b.node_id for b in probe.metadata([], conn).brokers}
+        finally:
+            conn.close()
     except (OSError, ValueError):
         return False
 

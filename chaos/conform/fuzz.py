@@ -156,6 +156,10 @@ def protocol_fuzz(probe: Probe):
     answer = bystander.call(18, {"client_software_name": "c", "client_software_version": "1"})
     probe.expect(answer.error_code == ErrorCode.none, "the bystander connection is not served",
                  response=report, expected="NONE")
+    # Read where the partition is led now: what is judged is that the acknowledged records
+    # survive the frames, not who leads (on a loaded machine a broker's session may lapse
+    # during the fuzzing, its leaderships moving; seen once in the 43-check run).
+    probe.forget_leaders()
     values = [r.value for r in probe.read_all(topic, end=20)]
     probe.expect(values == acked, "acknowledged records changed or lost",
                  response=f"{report}; log starts {values[:5]}", expected="acked-0..acked-19")

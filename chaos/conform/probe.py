@@ -1,9 +1,13 @@
 """A Probe: one check's view of the broker under test, built on our own protocol code.
 
-It negotiates API versions from the broker's ApiVersions answer (our preferred, non-flexible
-versions when the broker has them, else the nearest one it advertises), keeps every connection
-it opens so the runner can close them when a check overruns its deadline, and remembers the last
-exchanges so a failure carries the request and response that showed it.
+It negotiates API versions from the broker's ApiVersions answer at its level
+(catalogue.LOWEST / HIGHEST: the lowest or highest version of each API the broker advertises
+and the probe can speak; PREFERRED_LEVEL: our preferred, non-flexible versions when the broker
+has them, else the nearest one it advertises) and notes every version it sent, keeps every
+connection it opens so the runner can close them when a check overruns its deadline, and
+remembers the last exchanges so a failure carries the request and response that showed it.
+Requests are described once with every field any version might carry (a topic by name and by
+id: impl/protocol/messages.build keeps what the version has), so one check runs at any level.
 """
 
 from __future__ import annotations
@@ -11,14 +15,24 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
+import functools
 import secrets
 import socket
 import threading
 import time
+import uuid
 
+from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import CheckFailed, Evidence, Skip
+from kafkaref.chaos.conform.catalogue import (
+    HIGHEST,
+    LOWEST,
+    PREFERRED_LEVEL,
+    CheckFailed,
+    Evidence,
+    Skip,
+)
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
 from kafkaref.impl.protocol.records import Record, base_offset_of, decode_batch, split_batches
 
@@ -26,17 +40,22 @@ from kafkaref.impl.protocol.records import Record, base_offset_of, decode_batch,
 RETRIABLE_PRODUCE = (ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
                      ErrorCode.unknown_topic_or_partition)
 
-# api key -> (name, the version we prefer). Fetch stays below v13 (topic ids instead of names).
+# api key -> (name, the version we prefer at PREFERRED_LEVEL). Fetch stays below v13 there.
 PREFERRED: dict[int, tuple[str, int]] = {
     0: ("Produce", 8), 1: ("Fetch", 11), 2: ("ListOffsets", 5), 3: ("Metadata", 8),
     8: ("OffsetCommit", 7), 9: ("OffsetFetch", 5), 10: ("FindCoordinator", 2),
     11: ("JoinGroup", 5), 12: ("Heartbeat", 3), 13: ("LeaveGroup", 2), 14: ("SyncGroup", 3),
     16: ("ListGroups", 2), 18: ("ApiVersions", 3), 19: ("CreateTopics", 4),
-    22: ("InitProducerId", 4), 20: ("DeleteTopics", 3), 32: ("DescribeConfigs", 3),
-    33: ("AlterConfigs", 1), 37: ("CreatePartitions", 1), 42: ("DeleteGroups", 1),
-    44: ("IncrementalAlterConfigs", 0),
+    22: ("InitProducerId", 4), 20: ("DeleteTopics", 3), 21: ("DeleteRecords", 1),
+    32: ("DescribeConfigs", 3), 33: ("AlterConfigs", 1), 37: ("CreatePartitions", 1),
+    42: ("DeleteGroups", 1), 44: ("IncrementalAlterConfigs", 0),
 }
-VERSION_CAP = {1: 12}
+VERSION_CAP = {1: 12}  # PREFERRED_LEVEL only
+# The lowest version the probe sends where the broker advertises lower: Produce from v3 (kio
+# has no v0-2, and Kafka 4 refuses them: KIP-896), Metadata from v4 (v0-3 create any topic they
+# name, which a check asking about an absent topic must not do).
+PROBE_FLOOR = {0: 3, 3: 4}
+TOPIC_IDS_METADATA = 10  # the first Metadata version answering topic ids
 TEXT_MAX = 700
 LATEST, EARLIEST = -1, -2
 
@@ -74,6 +93,7 @@ class Conn:
 
     def call(self, api_key: int, values: dict, version: int | None = None):
         version = self.probe.version(api_key) if version is None else version
+        self.probe.sent(api_key, version)
         response = self.kafka.send(api_key, version, values)
         self.probe.log(api_key, version, values, response)
         return response
@@ -81,6 +101,7 @@ class Conn:
     def send(self, api_key: int, values: dict, version: int | None = None) -> int:
         """Send without waiting (pipelining); the correlation id."""
         version = self.probe.version(api_key) if version is None else version
+        self.probe.sent(api_key, version)
         return self.kafka.send_request(api_key, version, values)
 
     def receive(self, api_key: int, correlation_id: int, version: int | None = None):
@@ -94,9 +115,13 @@ class Conn:
 class Probe:
     def __init__(self, bootstrap: str, versions: dict[int, tuple[int, int]],
                  timeout_s: float = 10.0, replication_factor: int | None = None,
-                 options: dict | None = None, created=None):
+                 options: dict | None = None, created=None,
+                 level: str = PREFERRED_LEVEL):
         self.bootstrap = [parse_address(a) for a in bootstrap.split(",") if a.strip()]
         self.versions = versions  # api key -> (min, max) the broker advertises
+        self.level = level
+        self.used: dict[str, set[int]] = {}  # API name -> the versions sent at
+        self._topic_ids: dict[str, uuid.UUID] = {}
         self.timeout_s = timeout_s
         self.options = options or {}
         self.run_id = secrets.token_hex(3)
@@ -170,14 +195,38 @@ class Probe:
 
     # -- versions and connections -----------------------------------------------------------
     def version(self, api_key: int) -> int:
+        """The version of api_key this probe sends at its level (Skip if there is none)."""
         name, preferred = PREFERRED[api_key]
         if api_key not in self.versions:
             raise Skip(f"the broker does not advertise {name} (api key {api_key})")
-        low, high = self.versions[api_key]
+        low, high = self.speakable(api_key)
+        if self.level == LOWEST:
+            return low
+        if self.level == HIGHEST:
+            return high
         high = min(high, VERSION_CAP.get(api_key, high))
         if high < low:
             raise Skip(f"the broker's {name} versions {low}-{high} are all beyond the probe's")
         return max(low, min(preferred, high))
+
+    def speakable(self, api_key: int) -> tuple[int, int]:
+        """(lowest, highest) version of api_key both the broker and the probe speak."""
+        name = PREFERRED[api_key][0]
+        low, high = self.versions[api_key]
+        known = kio_versions(api_key)
+        low = max(low, known.start, PROBE_FLOOR.get(api_key, 0))
+        high = min(high, known.stop - 1)
+        if high < low:
+            raise Skip(f"the broker's {name} versions {self.versions[api_key]} are all "
+                       f"beyond the probe's")
+        return low, high
+
+    def sent(self, api_key: int, version: int) -> None:
+        name = PREFERRED.get(api_key, (str(api_key),))[0]
+        self.used.setdefault(name, set()).add(version)
+
+    def versions_sent(self) -> dict[str, list[int]]:
+        return {name: sorted(found) for name, found in sorted(self.used.items())}
 
     def supports(self, api_key: int) -> bool:
         return api_key in self.versions
@@ -205,25 +254,43 @@ class Probe:
         self._leaders.clear()
 
     # -- metadata and topics ------------------------------------------------------------------
-    def metadata(self, topics: list[str] | None, conn: Conn | None = None):
+    def metadata(self, topics: list[str] | None, conn: Conn | None = None,
+                 version: int | None = None):
         """Metadata from conn, or from the first bootstrap broker that answers (one may be
         down or restarting during a fault check)."""
         values = {"topics": None if topics is None else [{"name": t} for t in topics],
                   "allow_auto_topic_creation": False}
         if conn is not None:
-            response = conn.call(3, values)
+            response = conn.call(3, values, version)
         else:
             for index, address in enumerate(self.bootstrap):
                 try:
                     one = self.connect(address)
-                    response = one.call(3, values)
+                    response = one.call(3, values, version)
                     one.close()
                     break
                 except OSError:
                     if index == len(self.bootstrap) - 1:
                         raise
         self._brokers.update({b.node_id: (b.host, b.port) for b in response.brokers})
+        for topic in response.topics:
+            if getattr(topic, "topic_id", None) is not None and topic.name:
+                self._topic_ids[topic.name] = topic.topic_id
         return response
+
+    def topic_id(self, topic: str) -> uuid.UUID:
+        """The topic's id (KIP-516), from Metadata at a version that answers it; the zero id
+        when the broker's Metadata never does (then no version naming topics by id is either)."""
+        if topic not in self._topic_ids and 3 in self.versions:
+            if self.speakable(3)[1] >= TOPIC_IDS_METADATA:
+                self.metadata([topic], version=self.speakable(3)[1])
+        return self._topic_ids.get(topic, uuid.UUID(int=0))
+
+    def named(self, topic: str, api_key: int, field: str = "name") -> dict:
+        """A topic as a request names it: its name (under `field`) and, when the version this
+        probe sends api_key at names topics by id, its id too (build keeps the one it has)."""
+        by_id = self.version(api_key) >= TOPIC_ID_VERSIONS.get(api_key, 1 << 15)
+        return {field: topic, "topic_id": self.topic_id(topic)} if by_id else {field: topic}
 
     def broker_count(self) -> int:
         return len(self.metadata([]).brokers)
@@ -336,18 +403,17 @@ class Probe:
         return self._leaders[key]
 
     # -- data ---------------------------------------------------------------------------------
-    @staticmethod
-    def produce_values(topic: str, partition: int, batch: bytes, acks: int = -1,
+    def produce_values(self, topic: str, partition: int, batch: bytes, acks: int = -1,
                        timeout_ms: int = 10_000) -> dict:
         return {"transactional_id": None, "acks": acks, "timeout": timeout_ms,
-                "topic_data": [{"name": topic, "partition_data": [
+                "topic_data": [{**self.named(topic, 0), "partition_data": [
                     {"index": partition, "records": batch}]}]}
 
     def produce(self, topic: str, batch: bytes, partition: int = 0, acks: int = -1,
-                conn: Conn | None = None):
+                conn: Conn | None = None, version: int | None = None):
         """The partition's produce answer (error_code, base_offset, ...)."""
         conn = conn or self.leader(topic, partition)
-        response = conn.call(0, self.produce_values(topic, partition, batch, acks))
+        response = conn.call(0, self.produce_values(topic, partition, batch, acks), version)
         return response.responses[0].partition_responses[0]
 
     def produce_ok(self, topic: str, batch: bytes, partition: int = 0, acks: int = -1,
@@ -378,13 +444,13 @@ class Probe:
             self.expect_error(answer.error_code, ErrorCode.none, f"Produce to {topic}", answer)
             return answer.base_offset
 
-    @staticmethod
-    def fetch_values(topic: str, partition: int, offset: int, max_wait_ms: int = 50,
+    def fetch_values(self, topic: str, partition: int, offset: int, max_wait_ms: int = 50,
                      min_bytes: int = 1, max_bytes: int = 1 << 20) -> dict:
         return {"replica_id": -1, "max_wait": max_wait_ms, "min_bytes": min_bytes,
                 "max_bytes": max_bytes, "isolation_level": 0, "session_id": 0,
                 "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
-                "topics": [{"topic": topic, "partitions": [{
+                "replica_state": {"replica_id": -1, "replica_epoch": -1},
+                "topics": [{**self.named(topic, 1, "topic"), "partitions": [{
                     "partition": partition, "fetch_offset": offset, "log_start_offset": -1,
                     "current_leader_epoch": -1, "last_fetched_epoch": -1,
                     "partition_max_bytes": max_bytes}]}]}
@@ -466,3 +532,20 @@ class Probe:
 
 def now_ms() -> int:
     return int(time.time() * 1000)
+
+
+# The first version of each API that names topics by id only (KIP-516)
+TOPIC_ID_VERSIONS = {0: 13, 1: 13, 8: 10, 9: 10, 20: 6}
+
+
+@functools.cache
+def kio_versions(api_key: int) -> range:
+    """The request versions of api_key kio (the probe's codec) has."""
+    known = []
+    for version in range(64):
+        try:
+            load_request_schema(api_key, version)
+        except Exception:  # noqa: BLE001 -- kio raises its own lookup errors for a missing one
+            continue
+        known.append(version)
+    return range(known[0], known[-1] + 1) if known else range(0)

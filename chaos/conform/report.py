@@ -10,7 +10,7 @@ import os
 import xml.etree.ElementTree as ET
 
 from kafkaref.chaos.conform.catalogue import ERROR, FAIL, PASS, SKIP
-from kafkaref.chaos.conform.runner import RunResult
+from kafkaref.chaos.conform.runner import RunResult, versions_text
 from kafkaref.chaos.report import clip
 
 MARK = {PASS: "pass", FAIL: "FAIL", SKIP: "skip", ERROR: "could not run"}
@@ -27,6 +27,8 @@ def table(result: RunResult) -> str:
         lines.append(f"{o.name:<{width}}  {MARK[o.status]:<13}  {o.duration_s:7.2f}  "
                      f"{clip(summary, 110)}")
     counts = {s: sum(o.status == s for o in result.outcomes) for s in MARK}
+    lines.extend(f"versions sent at the {level} level: {versions_text(sent)}"
+                 for level, sent in result.versions_exercised().items())
     lines.append(f"{counts[PASS]} passed, {counts[FAIL]} failed, {counts[SKIP]} skipped, "
                  f"{counts[ERROR]} could not run; exit {result.exit_code}")
     return "\n".join(lines)
@@ -103,7 +105,8 @@ def card(results: list[RunResult]) -> str:
         counts = {s: sum(o.status == s for o in r.outcomes) for s in MARK}
         out.append(f"<th>{html.escape(r.broker)}<br><small>{html.escape(r.started)}<br>"
                    f"{counts[PASS]} pass, {counts[FAIL]} fail, {counts[SKIP]} skip, "
-                   f"{counts[ERROR]} could not run</small></th>")
+                   f"{counts[ERROR]} could not run</small>"
+                   f"{_versions_html(r.versions_exercised())}</th>")
     out.append("</tr>")
     for name in names:
         o = info[name]
@@ -120,10 +123,19 @@ def card(results: list[RunResult]) -> str:
                         "</details>") if detail else ""
             out.append(f"<td class='{mine.status}'><b>{MARK[mine.status]}</b> "
                        f"({mine.duration_s:.1f} s)<br>{html.escape(mine.summary)}{evidence}"
-                       "</td>")
+                       f"{_versions_html(mine.versions)}</td>")
         out.append("</tr>")
     out.append("</table></body></html>")
     return "\n".join(out)
+
+
+def _versions_html(levels: dict) -> str:
+    """The versions sent at each level (lowest, highest, preferred), folded."""
+    if not levels:
+        return ""
+    rows = "".join(f"<li>{html.escape(level)}: {html.escape(versions_text(sent))}</li>"
+                   for level, sent in levels.items())
+    return f"<details><summary>versions</summary><ul>{rows}</ul></details>"
 
 
 def markdown(results: list[RunResult]) -> str:

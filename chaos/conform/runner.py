@@ -15,6 +15,7 @@ from kafkaref.chaos.conform.catalogue import (
     ERROR,
     FAIL,
     PASS,
+    PREFERRED_LEVEL,
     SKIP,
     Check,
     CheckFailed,
@@ -50,9 +51,20 @@ class RunResult:
             return 2
         return 0
 
+    def versions_exercised(self) -> dict[str, dict[str, list[int]]]:
+        """level -> {API: every version some check sent it at, at that level}."""
+        union: dict[str, dict[str, set[int]]] = {}
+        for o in self.outcomes:
+            for level, sent in o.versions.items():
+                for name, found in sent.items():
+                    union.setdefault(level, {}).setdefault(name, set()).update(found)
+        return {level: {name: sorted(found) for name, found in sorted(apis.items())}
+                for level, apis in union.items()}
+
     def as_dict(self) -> dict:
         return {"broker": self.broker, "bootstrap": self.bootstrap, "started": self.started,
                 "could_not_start": self.could_not_start, "cleanup": self.cleanup,
+                "versions_exercised": self.versions_exercised(),
                 "outcomes": [o.as_dict() for o in self.outcomes]}
 
     @classmethod
@@ -140,7 +152,34 @@ def run_check(check: Check, probe: Probe, deadline_s: float) -> Outcome:
     probe.abandon()
     return Outcome(check.name, check.group, box["status"], str(box["summary"]),
                    round(time.monotonic() - started, 3), check.reference, check.behaviour,
-                   tuple(box.get("evidence", ())))
+                   tuple(box.get("evidence", ())), {probe.level: probe.versions_sent()})
+
+
+# How one verdict of a check at several levels is made of its verdicts at each: the worst wins
+WORST_FIRST = (FAIL, ERROR, PASS, SKIP)
+
+
+def combined(outcomes: list[Outcome]) -> Outcome:
+    """One outcome of a check run at several version levels: the worst status (a skip at one
+    level does not hide a pass at another), each level's verdict and summary after its name,
+    the evidence of the levels that did not pass, every level's versions."""
+    status = next(s for s in WORST_FIRST if any(o.status == s for o in outcomes))
+    parts, evidence, versions = [], [], {}
+    for o in outcomes:
+        versions.update(o.versions)
+        parts.append(f"{'/'.join(o.versions)}: {o.status}" + (f", {o.summary}" if o.summary
+                                                              else ""))
+        if o.status in (FAIL, ERROR):
+            evidence.extend(o.evidence)
+    first = outcomes[0]
+    return Outcome(first.name, first.group, status, "; ".join(parts),
+                   round(sum(o.duration_s for o in outcomes), 3), first.reference,
+                   first.behaviour, tuple(evidence), versions)
+
+
+def versions_text(sent: dict[str, list[int]]) -> str:
+    """{API: versions} as `Fetch v4, Produce v3/7`."""
+    return ", ".join(f"{name} v{'/'.join(map(str, found))}" for name, found in sent.items())
 
 
 def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
@@ -161,11 +200,13 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
     outcomes = []
     created = Leftovers()
     for index, check in enumerate(checks):
-        probe = Probe(bootstrap, versions, timeout_s, replication_factor, options, created)
         deadline = check.deadline_s * float(options.get("deadline_scale", 1.0))
         if check.name == "protocol_fuzz":
             deadline = max(deadline, int(options.get("fuzz", 300)) * 0.02 + 60)
-        outcome = run_check(check, probe, deadline)
+        levels = check.levels if options.get("levels", True) else (PREFERRED_LEVEL,)
+        outcome = combined([run_check(check, Probe(bootstrap, versions, timeout_s,
+                                                   replication_factor, options, created,
+                                                   level), deadline) for level in levels])
         outcomes.append(outcome)
         if progress is not None:
             progress(index, len(checks), outcome)
