@@ -314,8 +314,8 @@ ANOMALIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "hung_request": (
         f"a request left unanswered more than {HUNG_GRACE_MS} ms past its timeout_ms on a "
         "broker that answered a probe meanwhile (an op's observation {\"timeout_ms\": T, "
-        "\"waited_ms\": W, \"probe\": \"answered\"}); not judged in a history with clock "
-        "faults",
+        "\"waited_ms\": W, \"probe\": \"answered\"}), not waiting through a clients' cut or a "
+        "pause; not judged in a history with clock faults",
         ("op", "timeout_ms", "waited_ms"),
     ),
     "cycle": (
@@ -393,6 +393,29 @@ def early_empty(found: dict) -> bool:
     wait, took = found.get("max_wait_ms"), found.get("empty_fetch_ms")
     return isinstance(wait, int) and isinstance(took, int) and \
         took < wait * EARLY_FETCH_FRACTION
+
+
+# Faults that silence a correct broker towards its clients: the clients' links cut (partition
+# mode "clients") or a process paused. A request that waited through one heard nothing because
+# of the harness: its answer (REQUEST_TIMED_OUT at the broker's timeout) was held in the cut or
+# the stopped process, and the probe after the heal answers. hung_request does not judge it.
+SILENCING_FAULTS = {"pause": "resume", "partition": "heal"}  # fault f -> the f that undoes it
+SILENCING_PARTITION_MODES = ("clients",)
+
+
+def silenced_windows(nemesis_ops) -> list[tuple[int, int]]:
+    """(start, end) times of the faults that silence brokers towards clients, from the nemesis's
+    ops in history order: a fault's invocation until the next completed undo of its kind (one
+    fault at a time; an undo never seen: until the end of the history)."""
+    windows, open_at = [], {}
+    for op in nemesis_ops:
+        f, value = op["f"], observation(op.get("value")) or {}
+        if op["type"] == "invoke" and f in SILENCING_FAULTS and (
+                f != "partition" or value.get("mode") in SILENCING_PARTITION_MODES):
+            open_at.setdefault(SILENCING_FAULTS[f], op["time"])
+        elif op["type"] == "ok" and f in open_at:
+            windows.append((open_at.pop(f), op["time"]))
+    return windows + [(start, 2**63 - 1) for start in open_at.values()]
 
 
 def hung(found: dict) -> bool:

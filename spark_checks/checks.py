@@ -19,6 +19,7 @@ from kafkaref.history.format import (
     HUNG_GRACE_MS,
     NEMESIS_PROCESS,
     POSITION_RESET_FS,
+    silenced_windows,
 )
 
 READ_KINDS = ("poll", "final_read")
@@ -407,7 +408,26 @@ def hung_request(fr: Frames) -> DataFrame:
              .where((F.col("probe") == "answered")
                     & (F.col("waited_ms") > F.col("timeout_ms") + HUNG_GRACE_MS))
              .select("op", "timeout_ms", "waited_ms"))
-    return _no_clock_faults(fr, cases)
+    return _no_clock_faults(fr, _not_silenced(fr, cases))
+
+
+def _not_silenced(fr: Frames, cases: DataFrame) -> DataFrame:
+    """The cases whose wait (invocation to completion) overlapped no fault silencing brokers
+    towards clients (history/format.py silenced_windows; the nemesis's ops are few)."""
+    nemesis = (fr.ops.where(F.col("process") == NEMESIS_PROCESS)
+               .select("index", "time", "type", "f", "value").orderBy("index").collect())
+    windows = silenced_windows(row.asDict() for row in nemesis)
+    if not windows:
+        return cases
+    invokes = fr.ops.select(F.col("index").alias("invoke_index"), F.col("time").alias("start"))
+    waits = (fr.ops.select(F.col("index").alias("op"), F.col("time").alias("end"),
+                           "invoke_index").join(invokes, "invoke_index", "left"))
+    overlaps = [(F.lit(start) < F.col("end")) & (F.coalesce(F.col("start"), F.lit(0)) < end)
+                for start, end in windows]
+    silenced = overlaps[0]
+    for overlap in overlaps[1:]:
+        silenced = silenced | overlap
+    return cases.join(waits, "op").where(~silenced).select("op", "timeout_ms", "waited_ms")
 
 
 def _spread_by_value(fr: Frames) -> DataFrame:

@@ -25,6 +25,7 @@ from kafkaref.history.format import (
     hung,
     observation,
     reordered,
+    silenced_windows,
 )
 from kafkaref.history.store import read_table
 from kafkaref.spark_checks import twin_structure
@@ -284,8 +285,12 @@ def early_empty_fetch(h: TwinHistory) -> list[tuple]:
 def hung_request(h: TwinHistory) -> list[tuple]:
     if _clock_faults(h):
         return []
+    windows = silenced_windows(op for op in h.ops if op["process"] == NEMESIS_PROCESS)
+    invoked = {op["index"]: op["time"] for op in h.ops if op["type"] == "invoke"}
     return [(op["index"], found["timeout_ms"], found["waited_ms"])
-            for op, found in _observations(h, ("ok", "fail", "info")) if hung(found)]
+            for op, found in _observations(h, ("ok", "fail", "info")) if hung(found)
+            and not any(start < op["time"] and invoked.get(op["invoke_index"], 0) < end
+                        for start, end in windows)]
 
 
 def realtime_order(h: TwinHistory) -> list[tuple]:

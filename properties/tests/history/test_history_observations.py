@@ -116,6 +116,41 @@ def test_a_request_unanswered_past_its_timeout_is_hung_only_if_its_broker_answer
     assert result.valid is False
 
 
+# Seed 102 of `kafkaref chaos soak --peer kafkaref --seed 100` (issue 24), cut down: a produce
+# invoked at 27.87 s while its leader was isolated from its followers, and then the clients cut
+# from that leader (29.81 s to the heal at 34.31 s). The broker's REQUEST_TIMED_OUT (due at 30.87
+# s) sat in the cut; the producer gave up at 35.91 s (8041 ms) and its probe, after the heal, was
+# answered. Judged hung, it was the harness's silence, not the broker's. Ops 10-15: a pause, the
+# same. Ops 16-17: the same wait with no fault of that kind over it stays hung.
+_SILENCED = """
+{"index": 0, "time": 24610, "process": -1, "type": "invoke", "f": "partition", "value": {"links": ["peer-0-1"], "mode": "isolate"}}
+{"index": 1, "time": 24611, "process": -1, "type": "ok", "f": "partition", "invoke_index": 0}
+{"index": 2, "time": 27870, "process": 15, "type": "invoke", "f": "send"}
+{"index": 3, "time": 28320, "process": -1, "type": "invoke", "f": "heal", "value": {"links": ["peer-0-1"], "mode": "isolate"}}
+{"index": 4, "time": 28321, "process": -1, "type": "ok", "f": "heal", "invoke_index": 3}
+{"index": 5, "time": 29810, "process": -1, "type": "invoke", "f": "partition", "value": {"links": ["client-0"], "mode": "clients"}}
+{"index": 6, "time": 29811, "process": -1, "type": "ok", "f": "partition", "invoke_index": 5}
+{"index": 7, "time": 34310, "process": -1, "type": "invoke", "f": "heal", "value": {"links": ["client-0"], "mode": "clients"}}
+{"index": 8, "time": 34320, "process": -1, "type": "ok", "f": "heal", "invoke_index": 7}
+{"index": 9, "time": 35911, "process": 15, "type": "info", "f": "send", "invoke_index": 2, "error": "TimeoutError", "value": {"broker": 0, "probe": "answered", "timeout_ms": 3000, "waited_ms": 8041}}
+{"index": 10, "time": 40000, "process": 16, "type": "invoke", "f": "send"}
+{"index": 11, "time": 41000, "process": -1, "type": "invoke", "f": "pause", "value": {"brokers": [2], "role": "leader"}}
+{"index": 12, "time": 41001, "process": -1, "type": "ok", "f": "pause", "invoke_index": 11}
+{"index": 13, "time": 46000, "process": -1, "type": "invoke", "f": "resume", "value": {"brokers": [2], "role": "leader"}}
+{"index": 14, "time": 46001, "process": -1, "type": "ok", "f": "resume", "invoke_index": 13}
+{"index": 15, "time": 48100, "process": 16, "type": "info", "f": "send", "invoke_index": 10, "error": "TimeoutError", "value": {"broker": 2, "probe": "answered", "timeout_ms": 3000, "waited_ms": 8100}}
+{"index": 16, "time": 50000, "process": 17, "type": "invoke", "f": "send"}
+{"index": 17, "time": 58100, "process": 17, "type": "info", "f": "send", "invoke_index": 16, "error": "TimeoutError", "value": {"broker": 1, "probe": "answered", "timeout_ms": 3000, "waited_ms": 8100}}
+{"index": 18, "time": 60000, "process": 9, "type": "invoke", "f": "final_read"}
+{"index": 19, "time": 60001, "process": 9, "type": "ok", "f": "final_read", "invoke_index": 18, "records": [{"kind": "hw", "topic": "t", "partition": 0, "offset": 0}]}
+"""
+
+
+def test_a_request_silenced_by_a_clients_cut_or_a_pause_is_not_hung(spark, tmp_path):
+    result = _judge(spark, tmp_path, _SILENCED)
+    assert result.anomalies["hung_request"] == ((17, 3000, 8100),)
+
+
 def test_latency_is_not_judged_in_a_history_with_clock_faults(spark, tmp_path):
     # A broker whose monotonic clock jumped expires its timers early: a correct one then
     # answers an empty fetch at once.
