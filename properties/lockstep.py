@@ -27,7 +27,12 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller.state import ControllerState
-from kafkaref.impl.core.broker import Broker, BrokerConfig, fetch_answer_fields
+from kafkaref.impl.core.broker import (
+    READ_UNCOMMITTED,
+    Broker,
+    BrokerConfig,
+    fetch_answer_fields,
+)
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.mutants import parse_mutants
@@ -68,8 +73,6 @@ from kafkaref.properties.clock import ManualClock
 TOPIC = "t"
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
 UNREADABLE = Entry(NO_ID, NO_EPOCH, b"", -1)  # an offset below a log start
-
-READ_UNCOMMITTED = 0  # the model's consumers read below the hw, no transactions
 
 
 class CoreLockstep:

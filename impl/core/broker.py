@@ -68,7 +68,7 @@ CLOSE_CONNECTION = "close the connection"
 # Produce v7 is the first whose batches may be zstd-compressed (KIP-110; Kafka's
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
-READ_COMMITTED = 1  # a fetch's isolation_level
+READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # a fetch's isolation_level
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -631,7 +631,7 @@ class Broker:
         as they were read: bytes, or file ranges it sends with sendfile. v16+: KIP-951's
         current leader and its endpoint for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH."""
         version = request.api_version
-        isolation = getattr(request.body, "isolation_level", 0)
+        isolation = getattr(request.body, "isolation_level", READ_UNCOMMITTED)
         answers = []
         for key in order:
             r = results[key]
