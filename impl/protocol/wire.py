@@ -143,26 +143,26 @@ def decode_request(payload: bytes, client_host: str = "") -> Request:
                            client_host)
         raise MalformedRequest(f"unsupported api {api_key} v{api_version}")
     cls = request_class(api_key, api_version)
-    header, body, _, _ = _read(payload, cls)  # bytes after the body: ignored (above)
+    header, body = _read(payload, cls)  # bytes after the body: ignored (above)
     return Request(api_key, api_version, correlation_id, header.client_id, body, client_host)
 
 
 def _read(payload, cls, known_tags_only: bool = False):
-    """(header, body, the payload read, the offset after the body). kio raises KeyError on a
-    tagged field it does not know, where Kafka skips it: the payload is then read again without
-    such tags (tagged_fields.py). Anything else that does not parse is MalformedRequest."""
+    """(header, body) of a request payload; what follows the body is not looked at. kio raises
+    KeyError on a tagged field it does not know, where Kafka skips it: the payload is then read
+    again without such tags (tagged_fields.py). Anything else that does not parse is
+    MalformedRequest."""
     try:
         header, offset = entity_reader(cls.__header_schema__)(payload, 0)
         if cls.__api_key__ == PRODUCE_API and cls.__version__ in PRODUCE_VERSIONS:
-            body, offset = decode_produce_body(payload, offset, cls.__version__)  # views
+            body, _ = decode_produce_body(payload, offset, cls.__version__)  # views
         else:
-            body, size = entity_reader(cls)(payload, offset)  # kio returns bytes consumed
-            offset += size
+            body, _ = entity_reader(cls)(payload, offset)
             null = forbidden_null(body)  # kio reads any array as nullable
             if null is not None:
                 raise MalformedRequest(f"{cls.__name__}: {null} is null, which "
                                        f"v{cls.__version__} does not allow")
-        return header, body, payload, offset
+        return header, body
     except MalformedRequest:
         raise
     except KeyError as exc:
