@@ -46,6 +46,7 @@ class Measure:
     at: int
     recovery_ns: int | None
     window_ns: int
+    mode: str = ""  # a heal's partition mode (isolate, halves, one-way, ...): what was cut
 
 
 def measure(history: str | Path) -> list[Measure]:
@@ -61,10 +62,10 @@ def measure(history: str | Path) -> list[Measure]:
     invokes = sorted(row["time"] for row in nemesis
                      if row["type"] == "invoke" and row["f"] not in ENDS)
     out = []
-    for moment, kind in _moments(nemesis):
+    for moment, kind, mode in _moments(nemesis):
         window_end = next((t for t in invokes if t > moment), end)
         out.append(Measure(kind, moment, _recovery(sends, partitions, moment, window_end),
-                           window_end - moment))
+                           window_end - moment, mode))
     return out
 
 
@@ -74,8 +75,8 @@ def _sends_ok(table):
     return pc.and_(pc.equal(table["kind"], "send"), pc.equal(table["type"], "ok"))
 
 
-def _moments(nemesis: list[dict]) -> list[tuple[int, str]]:
-    """(time, kind) of each fault's end and each leader kill, from the nemesis's completions:
+def _moments(nemesis: list[dict]) -> list[tuple[int, str, str]]:
+    """(time, kind, partition mode) of each fault's end and each leader kill, from the nemesis's completions:
     an undo op completes when the fault is gone (a restarted node serves again), a kill when
     the process is dead. The final heal-everything op is not a fault's end. What was aimed at
     is in the invocation's value (a completion holds what the action returned)."""
@@ -86,9 +87,9 @@ def _moments(nemesis: list[dict]) -> list[tuple[int, str]]:
             continue
         value = aimed.get(row["invoke_index"], {})
         if row["f"] in UNDO_OF.values() and not value.get("all"):
-            moments.append((row["time"], row["f"]))
+            moments.append((row["time"], row["f"], str(value.get("mode", ""))))
         elif row["f"] == "kill" and value.get("role") in LEADER_ROLES:
-            moments.append((row["time"], "leader-kill"))
+            moments.append((row["time"], "leader-kill", ""))
     return moments
 
 
@@ -124,18 +125,23 @@ class Summary:
 
 
 def summarise(measures: list[Measure]) -> list[Summary]:
-    """Per kind: events, censored ones, median / p90 / max of the rest in ms."""
-    out = []
-    for kind in ("heal", "resume", "restart", "leader-kill"):
-        of_kind = [m for m in measures if m.kind == kind]
-        if not of_kind:
-            continue
-        times = sorted(m.recovery_ns / 1e6 for m in of_kind if m.recovery_ns is not None)
-        out.append(Summary(kind, len(of_kind), len(of_kind) - len(times),
-                           _round(statistics.median(times)) if times else None,
-                           _round(_percentile(times, 0.9)) if times else None,
-                           _round(times[-1]) if times else None))
-    return out
+    """Per kind: events, censored ones, median / p90 / max of the rest in ms; then the heals
+    again by partition mode ("heal: isolate", ...), since what a cut leaves writable differs by
+    mode and by broker (docs/chaos-kafka.md, "Liveness side by side")."""
+    groups = [(kind, [m for m in measures if m.kind == kind])
+              for kind in ("heal", "resume", "restart", "leader-kill")]
+    modes = sorted({m.mode for m in measures if m.kind == "heal" and m.mode})
+    groups += [(f"heal: {mode}", [m for m in measures if m.kind == "heal" and m.mode == mode])
+               for mode in modes]
+    return [_summary(kind, of_kind) for kind, of_kind in groups if of_kind]
+
+
+def _summary(kind: str, of_kind: list[Measure]) -> Summary:
+    times = sorted(m.recovery_ns / 1e6 for m in of_kind if m.recovery_ns is not None)
+    return Summary(kind, len(of_kind), len(of_kind) - len(times),
+                   _round(statistics.median(times)) if times else None,
+                   _round(_percentile(times, 0.9)) if times else None,
+                   _round(times[-1]) if times else None)
 
 
 def _percentile(ordered: list[float], q: float) -> float:

@@ -181,6 +181,24 @@ def test_liveness_is_until_every_partition_took_a_write_invoked_after_the_moment
         ("restart", 1, 1, None), ("leader-kill", 1, 0, 400.0)]
 
 
+
+def test_heals_are_also_summarised_by_the_partition_mode_they_undo(tmp_path):
+    n = NEMESIS_PROCESS
+    cut = {"links": ["peer-0-1", "peer-1-0"], "mode": "isolate"}
+    history = _history(tmp_path, [
+        (0, n, "invoke", "partition", cut, None), (1, n, "ok", "partition", None, None),
+        (10, n, "invoke", "heal", cut, None), (20, n, "ok", "heal", cut, None),
+        (30, 1, "invoke", "send", None, 0), (50, 1, "ok", "send", None, 0),
+        (60, n, "invoke", "partition", {**cut, "mode": "halves"}, None),
+        (61, n, "ok", "partition", None, None),
+        (70, n, "invoke", "heal", {**cut, "mode": "halves"}, None),
+        (80, n, "ok", "heal", {**cut, "mode": "halves"}, None),
+        (85, 1, "invoke", "send", None, 0), (180, 1, "ok", "send", None, 0),
+        (200, n, "invoke", "heal", {"all": True}, None), (201, n, "ok", "heal", {}, None),
+    ])
+    rows = [(s.kind, s.events, s.median_ms) for s in summarise(measure(history))]
+    assert rows == [("heal", 2, 65.0), ("heal: halves", 1, 100.0), ("heal: isolate", 1, 30.0)]
+
 @needs_netns
 def test_hosts_cut_node_pairs_and_leave_nothing_behind():
     with netns.Hosts([1, 2]) as hosts:
