@@ -14,7 +14,7 @@ from __future__ import annotations
 NODE_RDKAFKA_VERSION = "3.6.1"  # the npm package carrying the source, deps/librdkafka
 LIBRDKAFKA_VERSION = "2.12.0"
 # TEST_KAFKA_VERSION: the broker version the tests gate features on (tests/Makefile's default).
-BROKER_VERSION = "3.4.0"
+BROKER_VERSION = "4.0.0"
 FIRST, LAST = 1, 151
 
 # Numbers between FIRST and LAST that exist in librdkafka 2.12.0's tests/ (test.c's table).
