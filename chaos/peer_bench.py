@@ -61,9 +61,12 @@ def bench_peers(brokers: tuple[str, ...] = BROKERS) -> dict:
 
 
 def _setup_rows(brokers, nodes: int, acks: str, parent: str) -> list[dict]:
-    """Every broker of one setup started at once and measured in ROUNDS interleaved rounds
-    (kafkaref, Kafka, Tansu, kafkaref, ...): a burst of load from elsewhere on a shared machine
-    then falls on every broker alike, and the median of each figure is kept."""
+    """Every broker of one setup started at once and measured in ROUNDS interleaved rounds: a
+    burst of load from elsewhere on a shared machine then falls on every broker alike, and the
+    median of each figure is kept. Each round starts with the next broker (kafkaref, Kafka,
+    Tansu; then Kafka, Tansu, kafkaref; ...): whichever broker was measured first in a round
+    consumed slower (kafkaref first: kafkaref slower; Kafka first: Kafka slower;
+    docs/chaos-kafka.md), so a fixed order favoured the brokers measured later."""
     rows, running = {}, {}
     try:
         for broker in brokers:
@@ -75,7 +78,7 @@ def _setup_rows(brokers, nodes: int, acks: str, parent: str) -> list[dict]:
                 rows[broker]["note"] = str(error)[:120]
         samples: dict = {broker: {} for broker in running}
         for round_ in range(ROUNDS):
-            for broker, peer in running.items():
+            for broker, peer in _rotated(list(running.items()), round_):
                 _log(f"{broker} RF {nodes} acks={acks}: round {round_ + 1}")
                 for name, value in _measure(peer.bootstrap, acks, round_).items():
                     samples[broker].setdefault(name, []).append(value)
@@ -85,6 +88,12 @@ def _setup_rows(brokers, nodes: int, acks: str, parent: str) -> list[dict]:
         for peer in running.values():
             peer.stop()
     return list(rows.values())
+
+
+def _rotated(items: list, round_: int) -> list:
+    """items in round_'s order: the list turned by one place each round."""
+    shift = round_ % len(items) if items else 0
+    return items[shift:] + items[:shift]
 
 
 def _start(broker: str, nodes: int, parent: str):

@@ -298,6 +298,16 @@ def test_compare_page_puts_each_run_in_a_column_of_its_own(tmp_path):
     assert page.count("<td>heal</td><td class=n>1</td><td class=n>0</td><td class=n>59") == 2
 
 
+def test_each_bench_round_starts_with_the_next_broker():
+    from kafkaref.chaos.peer_bench import _rotated
+
+    brokers = ["kafkaref", "apache-kafka", "tansu"]
+    assert [_rotated(brokers, r)[0] for r in range(4)] == [
+        "kafkaref", "apache-kafka", "tansu", "kafkaref"]
+    assert sorted(_rotated(brokers, 2)) == sorted(brokers)
+    assert _rotated([], 3) == []
+
+
 def test_bench_ratios_are_kafkaref_over_each_peer():
     from kafkaref.chaos.peer_bench import _ratios
 
