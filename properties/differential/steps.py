@@ -23,7 +23,7 @@ import attrs
 
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.crc import ATTRIBUTES_POS, CRC_POS, compute_crc
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import LOG_APPEND_TIME_FLAG, build_batch
 from kafkaref.properties.differential.endpoints import (
     CLOSED,
     NOTHING,
@@ -157,8 +157,9 @@ def value_bytes(index: int, size: int) -> bytes:
 
 def batch_bytes(spec: dict, names: Names) -> bytes:
     """One record batch from its spec: records [[key or null, value size, timestamp]], codec
-    (0-4, or 5-7: no such codec), producer symbol with epoch and sequence, corrupt (a bit of
-    the last record flipped: the CRC no longer matches)."""
+    (0-4, or 5-7: no such codec), producer symbol with epoch and sequence, stamped (the
+    producer set the LogAppendTime bit itself), corrupt (a bit of the last record flipped: the
+    CRC no longer matches)."""
     pid, _ = names.producer(spec["producer"]) if spec.get("producer") else (-1, -1)
     codec = spec.get("codec", 0)
     data = bytearray(build_batch(
@@ -168,9 +169,10 @@ def batch_bytes(spec: dict, names: Names) -> bytes:
         producer_id=pid, producer_epoch=spec.get("epoch", -1) if pid >= 0 else -1,
         base_sequence=spec.get("sequence", -1) if pid >= 0 else -1,
         base_timestamp=spec["records"][0][2] if spec["records"] else 0))
-    if codec >= 5:
+    bits = (codec if codec >= 5 else 0) | (LOG_APPEND_TIME_FLAG if spec.get("stamped") else 0)
+    if bits:
         attributes = struct.unpack_from(">h", data, ATTRIBUTES_POS)[0]
-        struct.pack_into(">h", data, ATTRIBUTES_POS, attributes | codec)
+        struct.pack_into(">h", data, ATTRIBUTES_POS, attributes | bits)
         struct.pack_into(">I", data, CRC_POS, compute_crc(data))
     if spec.get("corrupt"):
         data[-1] ^= 1

@@ -20,7 +20,7 @@ from kafkaref.properties.differential.steps import LITERAL, LONG, Step
 
 NOW_FREE_TIMESTAMPS = (1_000, 1_001, 5_000)  # far from now: never "wall clock" (normalise.py)
 FUTURE_MS = 4_102_444_800_000  # 2100: past Kafka's message.timestamp.after.max.ms
-FUTURE = (FUTURE_MS,) if generated("timestamp-bounds") else ()
+FUTURE = (FUTURE_MS,)
 CODECS = (0, 0, 1, 2, 3, 4) + ((6,) if generated("unknown-codec") else ())
 # IncrementalAlterConfigs: SET (twice as likely), DELETE, APPEND, SUBTRACT, an unknown one
 OPERATIONS = (0, 0, 1, 2, 3) + ((7,) if generated("unknown-config-operation") else ())
@@ -133,6 +133,8 @@ def batch(draw, world: World, producer: str | None, key) -> dict:
     spec = {"records": records, "codec": draw(st.sampled_from(CODECS))}
     if draw(st.integers(0, 15)) == 0:
         spec["corrupt"] = True
+    if draw(st.integers(0, 9)) == 0:
+        spec["stamped"] = True  # the LogAppendTime bit, set by the producer
     if producer is not None:
         spec.update(producer=producer, **draw(idempotence(world.producers[producer], key, count)))
     return spec
