@@ -114,10 +114,11 @@ class PartitionConfig:
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
 
-    def timestamp_bounds(self, now_ms: int) -> tuple[int, int] | None:
-        """The (earliest, latest) record timestamp a producer batch may carry at now_ms,
-        inclusive; None on a LogAppendTime topic, which stamps its own (Kafka's
-        LogValidator.validateTimestamp)."""
+    def timestamp_bounds(self, log) -> tuple[int, int] | None:
+        """The (earliest, latest) record timestamp a producer batch may carry now, by the
+        log's wall clock (PartitionLog.wall_ms), inclusive; None on a LogAppendTime topic,
+        which stamps its own (Kafka's LogValidator.validateTimestamp)."""
         if self.log_append_time:
             return None
-        return now_ms - self.timestamp_before_max_ms, now_ms + self.timestamp_after_max_ms
+        now = log.wall_ms()
+        return now - self.timestamp_before_max_ms, now + self.timestamp_after_max_ms

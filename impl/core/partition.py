@@ -191,7 +191,7 @@ class Partition:
         if error == ErrorCode.none and any(len(v) > self.config.max_message_bytes for v in views):
             return AppendResult(ErrorCode.message_too_large, error_message=(
                 f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
-        bounds = self.config.timestamp_bounds(self.log.wall_ms())
+        bounds = self.config.timestamp_bounds(self.log)
         for view in views if error == ErrorCode.none else ():
             error = rules.check_producer_batch(view, bounds)
             if error != ErrorCode.none:
@@ -518,10 +518,9 @@ class Partition:
 
 def _stamped_by_producer(headers) -> bool:
     """Did a producer set the LogAppendTime bit of one of its batches itself? (No client does.)"""
-    for header in headers:
-        if header[5] & records.LOG_APPEND_TIME_FLAG:  # attributes
-            return True
-    return False
+    if len(headers) == 1:  # the common case, one test
+        return bool(headers[0][5] & records.LOG_APPEND_TIME_FLAG)  # attributes
+    return any(h[5] & records.LOG_APPEND_TIME_FLAG for h in headers)
 
 
 def records_refused(topic: str, index: int, keyless, late, bounds) -> AppendResult:

@@ -88,12 +88,11 @@ def validate_batch(
     body = records_body(buf, header, decompressed_bytes_max)
     if isinstance(body, ErrorCode):
         return body
-    stamped = header.attributes & LOG_APPEND_TIME_FLAG
+    stamped = header[5] & LOG_APPEND_TIME_FLAG  # attributes
     width = VARLONG_BYTES_MAX  # no bounds, or a batch whose records all read MaxTimestamp
     if timestamp_bounds is not None and not stamped:
-        width = delta_width(header.base_timestamp, timestamp_bounds)
-    error = walk_records(body, header.records_count, sequential=from_client,
-                         timestamp_width=width)
+        width = delta_width(header[7], timestamp_bounds)  # BaseTimestamp
+    error = walk_records(body, header[12], from_client, width)  # RecordsCount
     if error == ErrorCode.invalid_timestamp:  # a delta too wide to tell: decode and look
         refused = out_of_bounds(buf, timestamp_bounds)
         if isinstance(refused, ErrorCode):
