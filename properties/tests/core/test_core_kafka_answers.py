@@ -398,3 +398,17 @@ def test_a_rejoining_member_is_counted_with_its_last_protocols(core_broker):
         ErrorCode.inconsistent_group_protocol
     again = join(first.member_id, ["rr", "range"])
     assert (again.error_code, again.generation_id) == (ErrorCode.none, first.generation_id + 1)
+
+
+def test_a_topic_deleted_twice_in_one_request_is_answered_without_its_id(core_broker):
+    """ControllerApis.deleteTopics answers a name given twice once, INVALID_REQUEST, with the
+    zero topic id (kafkaref gave the topic's); a topic deleted alone carries its id."""
+    create(core_broker, "t")
+    body = call(core_broker, 20, 6, {"topics": [{"name": "t", "topic_id": None}] * 2,
+                                     "timeout": SECONDS})
+    ((answer,),) = [body.responses]
+    assert (answer.name, answer.error_code, answer.topic_id) == ("t", ErrorCode.invalid_request,
+                                                                 None)
+    body = call(core_broker, 20, 6, {"topics": [{"name": "t", "topic_id": None}],
+                                     "timeout": SECONDS})
+    assert body.responses[0].error_code == ErrorCode.none and body.responses[0].topic_id
