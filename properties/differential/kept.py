@@ -25,6 +25,10 @@ NOT_GENERATED = {
     "config-documentation": "DescribeConfigs asking for documentation",
     "default-replication-factor": "on several nodes: topics left to the broker's default "
                                   "replication factor (CreateTopics rf -1, auto-creation)",
+    "describe-topic-partitions-empty-name": "DescribeTopicPartitions naming the empty topic "
+                                            "name",
+    "fetch-unknown-topic-id": "Fetch v13+ naming two partitions or more of topics no one "
+                              "has (the zero topic id)",
 }
 
 
