@@ -87,10 +87,9 @@ class PartitionConfig:
     # message.timestamp.type=LogAppendTime: the log stamps each batch with its clock, the Produce
     # answer says the time (PartitionLog.append_as_leader); AlterConfigs acts on later appends.
     log_append_time: bool = False
-    # message.timestamp.before.max.ms / after.max.ms: a CreateTime topic's leader refuses a record
-    # whose timestamp is further behind / ahead of its wall clock (INVALID_TIMESTAMP)
-    timestamp_before_max_ms: int = TIMESTAMP_BEFORE_MAX_MS
-    timestamp_after_max_ms: int = TIMESTAMP_AFTER_MAX_MS
+    # (message.timestamp.before.max.ms, after.max.ms): a CreateTime topic's leader refuses a
+    # record whose timestamp is further behind / ahead of its wall clock (INVALID_TIMESTAMP)
+    timestamp_max_ms: tuple[int, int] = (TIMESTAMP_BEFORE_MAX_MS, TIMESTAMP_AFTER_MAX_MS)
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False
@@ -121,4 +120,4 @@ class PartitionConfig:
         if self.log_append_time:
             return None
         now = log.wall_ms()
-        return now - self.timestamp_before_max_ms, now + self.timestamp_after_max_ms
+        return now - self.timestamp_max_ms[0], now + self.timestamp_max_ms[1]

@@ -57,8 +57,8 @@ class TopicMeta:
             deletes_records=deletes_records(values),
             segment_bytes=segment_bytes(values),
             log_append_time=is_log_append_time(values),
-            timestamp_before_max_ms=timestamp_max_ms(values, "message.timestamp.before.max.ms"),
-            timestamp_after_max_ms=timestamp_max_ms(values, "message.timestamp.after.max.ms"),
+            timestamp_max_ms=(timestamp_max_ms(values, "message.timestamp.before.max.ms"),
+                              timestamp_max_ms(values, "message.timestamp.after.max.ms")),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 

@@ -80,7 +80,7 @@ def test_a_record_more_than_an_hour_ahead_is_refused_by_its_index():
 
 
 def test_before_max_ms_bounds_old_timestamps_and_a_record_without_one_is_not_checked():
-    p, _ = leader(timestamp_before_max_ms=1000)
+    p, _ = leader(timestamp_max_ms=(1000, HOUR))
     result = p.append_as_leader(batch([NOW - 1000, NOW - 1001, -1]), 1)
     assert (result.error, [i for i, _ in result.record_errors]) == (
         ErrorCode.invalid_timestamp, [1])
