@@ -29,6 +29,8 @@ NOT_GENERATED = {
                                             "name",
     "fetch-unknown-topic-id": "Fetch v13+ naming two partitions or more of topics no one "
                               "has (the zero topic id)",
+    "fetch-partition-twice": "a Fetch naming one partition twice (strategies.fetch draws "
+                             "distinct partitions)",
 }
 
 
