@@ -27,8 +27,8 @@ NOT_GENERATED = {
                                   "replication factor (CreateTopics rf -1, auto-creation)",
     "describe-topic-partitions-empty-name": "DescribeTopicPartitions naming the empty topic "
                                             "name",
-    "fetch-unknown-topic-id": "Fetch v13+ naming two partitions or more of topics no one "
-                              "has (the zero topic id)",
+    "fetch-unknown-topic-id": "Fetch v13+ naming a partition of a topic no one has (the "
+                              "zero topic id) beside another it refuses",
     "fetch-partition-twice": "a Fetch naming one partition twice (strategies.fetch draws "
                              "distinct partitions)",
 }

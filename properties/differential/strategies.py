@@ -172,7 +172,8 @@ def fetch(draw, versions: dict, world: World) -> Step:
     entries = draw(st.lists(partition_of(world), min_size=1, max_size=3, unique=True))
     if v >= FETCH_BY_TOPIC_ID and not generated("fetch-unknown-topic-id"):
         unknown = [e for e in entries if e[0] not in world.topics]
-        entries = [e for e in entries if e[0] in world.topics] + unknown[:1]
+        if unknown:  # alone, or beside partitions that exist
+            entries = [e for e in entries if e[1] < world.topics.get(e[0], 0)] + unknown[:1]
     partitions = [[t, p, draw(offset_near(world, (t, p))),
                    draw(st.sampled_from([1_048_576, 1_048_576, 100, 1])),
                    draw(st.sampled_from([-1, -1, 0, 1]))] for t, p in entries]
