@@ -75,19 +75,23 @@ class AdminApis:
     def delete_topics(self, request, respond):
         """Unknown topics: UNKNOWN_TOPIC_OR_PARTITION, their names legal or not (Kafka's
         ControllerApis.deleteTopics looks names up, it does not check them); a name twice: one
-        INVALID_REQUEST answer for it; the others are deleted by the controller. v6 names each
-        topic by name or by id (KIP-516): see _deletions."""
+        INVALID_REQUEST answer for it, with the zero topic id (ControllerApis.deleteTopics); the
+        others are deleted by the controller. v6 names each topic by name or by id (KIP-516):
+        see _deletions."""
         listed = _deletions(self.broker, request.body)
         names = [name for name, _, refused in listed if refused is None]
         entries = _once_each(listed)
         gather = _gathering(self.broker, request, respond, len(entries), "responses")
         delete = self.broker.delete_topic
         for index, (name, topic_id, refused) in enumerate(entries):
+            error, message = refused or self._existing_topic_error(name, names)
+            if refused is None and error == ErrorCode.invalid_request:
+                topic_id = uuid.UUID(int=0)  # named twice: Kafka answers it without its id
+
             def shape(error, message, name=name, topic_id=topic_id):
                 return {"name": name, "topic_id": topic_id, "error_code": error,
                         "error_message": message}
 
-            error, message = refused or self._existing_topic_error(name, names)
             if error == ErrorCode.none and delete is None:
                 error, message = ErrorCode.not_controller, "no control plane"
             if error != ErrorCode.none:

@@ -33,6 +33,11 @@ DEFAULT_MAX_MESSAGE_BYTES = 1048588
 # keeps its internal.segment.bytes for its tests; no client request reaches them.
 SEGMENT_MIN_BYTES = 1024 * 1024
 PRODUCER_STATE_MAX_BATCHES = 5  # batches remembered per producer for duplicates (Kafka's 5)
+# How far a CreateTime record's timestamp may be behind / ahead of the leader's wall clock
+# (message.timestamp.before.max.ms / after.max.ms): Kafka 4's defaults (KIP-937; 4.0 lowered
+# after.max.ms from Long.MAX to one hour).
+TIMESTAMP_BEFORE_MAX_MS = 2**63 - 1
+TIMESTAMP_AFTER_MAX_MS = 3_600_000
 
 # -- groups and committed offsets ---------------------------------------------------------------
 # Kafka's group.min.session.timeout.ms and group.max.session.timeout.ms defaults
@@ -82,6 +87,9 @@ class PartitionConfig:
     # message.timestamp.type=LogAppendTime: the log stamps each batch with its clock, the Produce
     # answer says the time (PartitionLog.append_as_leader); AlterConfigs acts on later appends.
     log_append_time: bool = False
+    # (message.timestamp.before.max.ms, after.max.ms): a CreateTime topic's leader refuses a
+    # record whose timestamp is further behind / ahead of its wall clock (INVALID_TIMESTAMP)
+    timestamp_max_ms: tuple[int, int] = (TIMESTAMP_BEFORE_MAX_MS, TIMESTAMP_AFTER_MAX_MS)
     # cleanup.policy includes "compact": a leader refuses records without a key (Kafka's
     # LogValidator.validateKey). kafkaref never compacts the log itself.
     compacted: bool = False
@@ -104,3 +112,12 @@ class PartitionConfig:
 
     def minimum_isr(self, replication_factor: int) -> int:
         return min(self.min_insync_replicas, replication_factor)
+
+    def timestamp_bounds(self, log) -> tuple[int, int] | None:
+        """The (earliest, latest) record timestamp a producer batch may carry now, by the
+        log's wall clock (PartitionLog.wall_ms), inclusive; None on a LogAppendTime topic,
+        which stamps its own (Kafka's LogValidator.validateTimestamp)."""
+        if self.log_append_time:
+            return None
+        now = log.wall_ms()
+        return now - self.timestamp_max_ms[0], now + self.timestamp_max_ms[1]

@@ -31,7 +31,7 @@ class MemoryLog:
         self.flush_interval_messages = flush_interval_messages
         # the wall clock a LogAppendTime topic's batches are stamped with, as a storage Log's
         # clock_ms (impl/clock.py); tests inject a fake one
-        self.wall_ms = wall_ms
+        self._wall_ms = wall_ms
         self._empty(log_start_offset)
 
     def _empty(self, log_start_offset: int) -> None:
@@ -58,6 +58,10 @@ class MemoryLog:
             expected = header.next_offset
         return self._append_stamped(data, positioned)
 
+    def wall_ms(self) -> int:
+        """The wall clock this log runs on (PartitionLog.wall_ms)."""
+        return self._wall_ms()
+
     def append_as_leader(self, data, leader_epoch: int,
                          checked: Sequence[BatchHeader] | None = None,
                          log_append_time: bool = False) -> AppendInfo:
@@ -73,7 +77,7 @@ class MemoryLog:
             error = ErrorCode.invalid_record  # a producer's batch starts at offset 0
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
-        append_time = self.wall_ms() if log_append_time else -1
+        append_time = self._wall_ms() if log_append_time else -1
         buffer = bytearray(data)
         view = memoryview(buffer)
         next_offset, stamped = self.log_end_offset, []

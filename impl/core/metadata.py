@@ -16,6 +16,7 @@ from kafkaref.impl.core.topic_rules import (
     is_compacted,
     is_log_append_time,
     segment_bytes,
+    timestamp_max_ms,
 )
 
 
@@ -56,6 +57,8 @@ class TopicMeta:
             deletes_records=deletes_records(values),
             segment_bytes=segment_bytes(values),
             log_append_time=is_log_append_time(values),
+            timestamp_max_ms=(timestamp_max_ms(values, "message.timestamp.before.max.ms"),
+                              timestamp_max_ms(values, "message.timestamp.after.max.ms")),
         )  # never mutants, nor replica.lag.time.max.ms: those are the broker's (Broker config)
 
 

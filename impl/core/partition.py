@@ -7,7 +7,10 @@ Single-threaded; the clock is injected. What it follows (docs/semantics.md):
 - acks=all with an ISR below min(min.insync.replicas, replication factor) is rejected before
   anything is written (NOT_ENOUGH_REPLICAS);
 - on a compacted topic (cleanup.policy includes "compact") a batch with a keyless record is
-  refused whole (INVALID_RECORD with KIP-467 record errors); followers do not check it;
+  refused whole (INVALID_RECORD with KIP-467 record errors); on a CreateTime topic one with a
+  record timestamp outside message.timestamp.before/after.max.ms of the wall clock
+  (INVALID_TIMESTAMP, KIP-937); a producer batch with the LogAppendTime bit is refused on a
+  LogAppendTime topic and written as CreateTime on the others; followers check none of it;
 - fetches carrying a current leader epoch are fenced (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH)
   before they can move follower state (KIP-320);
 - ISR expansion only for a follower whose leo >= hw and >= the start of the leader's epoch;
@@ -188,17 +191,24 @@ class Partition:
         if error == ErrorCode.none and any(len(v) > self.config.max_message_bytes for v in views):
             return AppendResult(ErrorCode.message_too_large, error_message=(
                 f"a batch is larger than max.message.bytes={self.config.max_message_bytes}"))
+        bounds = self.config.timestamp_bounds(self.log)
         for view in views if error == ErrorCode.none else ():
-            error = rules.check_producer_batch(view)
+            error = rules.check_producer_batch(view, bounds)
             if error != ErrorCode.none:
                 break
-        if error != ErrorCode.none:
+        if error not in (ErrorCode.none, ErrorCode.invalid_timestamp):
             return AppendResult(error, error_message="invalid record batch")
-        if self.config.compacted:  # one attribute test for every other topic
-            refused = self._keyless_refusal(views)
+        headers = [records.parse_header(view) for view in views]
+        stamped = _stamped_by_producer(headers)
+        # one attribute test for every other topic and batch
+        if error != ErrorCode.none or self.config.compacted or (stamped and bounds is None):
+            refused = self._record_errors(views, headers, bounds, error != ErrorCode.none)
             if refused is not None:
                 return refused
-        headers = [records.parse_header(view) for view in views]
+        if stamped:  # CreateTime topic: written as CreateTime (records.create_time_batch)
+            data = b"".join(records.create_time_batch(v) if h.is_log_append_time else v
+                            for v, h in zip(views, headers, strict=True))
+            headers = [records.parse_header(view) for view in records.split_batches(data)[1]]
         idempotent = [h for h in headers if h.producer_id >= 0]
         if idempotent:
             if len(headers) != 1:
@@ -234,18 +244,27 @@ class Partition:
         return AppendResult(ErrorCode.none, info.first_offset, info.last_offset,
                             self.log.log_start_offset, log_append_time=info.log_append_time)
 
-    def _keyless_refusal(self, views) -> AppendResult | None:
-        """INVALID_RECORD naming every record without a key of the first batch that has one (a
-        compacted topic keeps the last value per key: a keyless record has no place there), as
-        Kafka's LogValidator (validateKey, then processRecordErrors once per batch); None if
-        every record has a key. Kafka checks before the producer state, so a retried keyless
+    def _record_errors(self, views, headers, bounds, late_found: bool) -> AppendResult | None:
+        """The refusal of the first batch with record errors, as Kafka's LogValidator gives it
+        (validateRecord, then processRecordErrors once per batch): each record without a key on
+        a compacted topic (validateKey), else each record whose timestamp is refused
+        (validateTimestamp: outside the bounds on a CreateTime topic, records.out_of_bounds;
+        every record of a batch whose producer set the LogAppendTime bit on a LogAppendTime
+        topic); None if there are none. late_found: the validation found timestamps out of
+        bounds (else none are looked for on a CreateTime topic). Kafka checks before the producer state, so a retried
         batch is refused again, never answered as a duplicate."""
-        for view in views:
-            keyless = records.keyless_records(view)
+        for view, header in zip(views, headers, strict=True):
+            keyless = records.keyless_records(view) if self.config.compacted else []
             if isinstance(keyless, ErrorCode):
                 return AppendResult(keyless, error_message="invalid record batch")
-            if keyless:
-                return keyless_records_refused(self.topic, self.index, keyless)
+            if bounds is not None:
+                late = records.out_of_bounds(view, bounds) if late_found else []
+                if isinstance(late, ErrorCode):
+                    return AppendResult(late, error_message="invalid record batch")
+            else:
+                late = range(header.records_count) if header.is_log_append_time else []
+            if keyless or late:
+                return records_refused(self.topic, self.index, keyless, late, bounds)
         return None
 
     # -- DeleteRecords ----------------------------------------------------------------------
@@ -497,11 +516,28 @@ class Partition:
         self.maybe_increment_hw()
 
 
-def keyless_records_refused(topic: str, index: int, keyless: list[int]) -> AppendResult:
-    """The answer Kafka gives for records without a key on a compacted topic (KIP-467): one
-    record error per record, and a partition message showing the first three of them."""
-    why = f"Compacted topic cannot accept message without key in topic partition {topic}-{index}"
-    errors = tuple((i, why) for i in keyless)
+def _stamped_by_producer(headers) -> bool:
+    """Did a producer set the LogAppendTime bit of one of its batches itself? (No client does.)"""
+    if len(headers) == 1:  # the common case, one test
+        return bool(headers[0][5] & records.LOG_APPEND_TIME_FLAG)  # attributes
+    return any(h[5] & records.LOG_APPEND_TIME_FLAG for h in headers)
+
+
+def records_refused(topic: str, index: int, keyless, late, bounds) -> AppendResult:
+    """The answer Kafka gives for a batch with record errors (KIP-467): one per record, a key
+    error for a record without a key on a compacted topic, else a timestamp error; the
+    partition fails INVALID_TIMESTAMP if any record's timestamp was refused, INVALID_RECORD
+    otherwise, with a message showing the first three (LogValidator.processRecordErrors)."""
+    keyless, late = set(keyless), set(late)
+    no_key = (f"Compacted topic cannot accept message without key in topic partition "
+              f"{topic}-{index}")
+    bad_time = ("Producer should not set timestamp type to LogAppendTime." if bounds is None
+                else f"Timestamp is out of range. The timestamp should be within "
+                     f"[{bounds[0]}, {bounds[1]}]")
+    errors = tuple((i, no_key if i in keyless else bad_time) for i in sorted(keyless | late))
+    if late - keyless:
+        return AppendResult(ErrorCode.invalid_timestamp, record_errors=errors, error_message=(
+            "One or more records have been rejected due to invalid timestamp"))
     shown = ", ".join(f"RecordError(batchIndex={i}, message='{m}')" for i, m in errors[:3])
     return AppendResult(ErrorCode.invalid_record, record_errors=errors, error_message=(
         f"One or more records have been rejected due to {len(errors)} record errors in total, "

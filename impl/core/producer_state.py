@@ -2,7 +2,9 @@
 
 Rules (Kafka's ProducerStateManager / ProducerAppendInfo, client-origin appends):
 - an epoch older than the producer's current one: INVALID_PRODUCER_EPOCH;
-- a new epoch must start at sequence 0 (unless nothing is known about the producer);
+- a new epoch must start at sequence 0 (unless nothing is known about the producer, or its
+  current epoch is NO_PRODUCER_EPOCH, -1: then any sequence is accepted, in that epoch too, as
+  Kafka's ProducerAppendInfo.checkSequence does);
 - a batch equal to one of the last 5 cached: a duplicate -- Kafka answers success with the
   ORIGINAL offsets and appends nothing (the producer's retry of an acknowledged batch);
 - otherwise the base sequence must follow the last one: OUT_OF_ORDER_SEQUENCE_NUMBER.
@@ -16,6 +18,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.config import PRODUCER_STATE_MAX_BATCHES
 
 NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1  # a producer whose batches carried no epoch: its sequences are not known
 INT32_MAX = 2**31 - 1
 
 
@@ -58,14 +61,15 @@ class ProducerState:
             return SequenceCheck(ErrorCode.none)
         if epoch < entry.epoch:
             return SequenceCheck(ErrorCode.invalid_producer_epoch)
+        unknown_epoch = entry.epoch == NO_PRODUCER_EPOCH  # any sequence goes (Kafka's rule)
         if epoch > entry.epoch:
-            ok = first_seq == 0
+            ok = first_seq == 0 or unknown_epoch
             return SequenceCheck(ErrorCode.none if ok else ErrorCode.out_of_order_sequence_number)
         for batch in entry.batches:
             if batch.first_seq == first_seq and batch.last_seq == last_seq:
                 return SequenceCheck(ErrorCode.none, duplicate=batch)
         expected = 0 if entry.last_seq == INT32_MAX else entry.last_seq + 1
-        if first_seq != expected:
+        if first_seq != expected and not unknown_epoch:
             return SequenceCheck(ErrorCode.out_of_order_sequence_number)
         return SequenceCheck(ErrorCode.none)
 

@@ -40,9 +40,10 @@ def reached_hw(partition, leo: int) -> bool:
     return leo >= partition.high_watermark
 
 
-def check_producer_batch(batch) -> ErrorCode:
-    """A producer's batch in full: frame (sizes, magic, CRC), codec, every record."""
-    return records.validate_batch(batch, from_client=True)
+def check_producer_batch(batch, timestamp_bounds: tuple[int, int] | None = None) -> ErrorCode:
+    """A producer's batch in full: frame (sizes, magic, CRC), codec, every record, and on a
+    CreateTime topic every record's timestamp within its bounds (INVALID_TIMESTAMP, KIP-937)."""
+    return records.validate_batch(batch, from_client=True, timestamp_bounds=timestamp_bounds)
 
 
 def check_copied_batch(batch) -> ErrorCode:
@@ -84,8 +85,8 @@ def log_end(partition) -> int:
 def crc_unchecked(check: Callable) -> Callable:
     """M7, around check_producer_batch and check_copied_batch: a bad CRC is let through."""
 
-    def check_without_crc(batch) -> ErrorCode:
-        error = check(batch)
+    def check_without_crc(batch, *bounds) -> ErrorCode:
+        error = check(batch, *bounds)
         return ErrorCode.none if error == ErrorCode.corrupt_message else error
 
     return check_without_crc

@@ -20,6 +20,8 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.core.config import (
     DEFAULT_MAX_MESSAGE_BYTES,
     SEGMENT_MIN_BYTES,
+    TIMESTAMP_AFTER_MAX_MS,
+    TIMESTAMP_BEFORE_MAX_MS,
     TOPIC_NAME_MAX_CHARS,
 )
 
@@ -31,8 +33,10 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 # message.format.version and message.timestamp.difference.max.ms, which 3.x still had, as
 # unknown (INVALID_CONFIG). kafkaref honours min.insync.replicas,
 # max.message.bytes, segment.bytes and message.timestamp.type per topic (PARTITION_CONFIGS: what
-# metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log, and a
-# LogAppendTime topic's leader stamps its batches with the append time), and of
+# metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log, a
+# LogAppendTime topic's leader stamps its batches with the append time, and a CreateTime
+# topic's refuses records whose timestamps are outside message.timestamp.before/after.max.ms
+# of its clock), and of
 # cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
 # is never compacted); the others are accepted, stored and described as Kafka does and take the
 # broker's settings.
@@ -57,8 +61,8 @@ TOPIC_CONFIG_DEFAULTS: dict[str, tuple[str, int]] = {
     "local.retention.ms": ("-2", LONG),
     "max.compaction.lag.ms": (LONG_MAX, LONG),
     "max.message.bytes": (str(DEFAULT_MAX_MESSAGE_BYTES), INT),
-    "message.timestamp.after.max.ms": (LONG_MAX, LONG),
-    "message.timestamp.before.max.ms": (LONG_MAX, LONG),
+    "message.timestamp.after.max.ms": (str(TIMESTAMP_AFTER_MAX_MS), LONG),
+    "message.timestamp.before.max.ms": (str(TIMESTAMP_BEFORE_MAX_MS), LONG),
     "message.timestamp.type": ("CreateTime", STRING),
     "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
     "min.compaction.lag.ms": ("0", LONG),
@@ -106,7 +110,8 @@ BROKER_SYNONYMS = {
     "unclean.leader.election.enable": "unclean.leader.election.enable",
 }
 PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes",
-                     "message.timestamp.type")
+                     "message.timestamp.type", "message.timestamp.before.max.ms",
+                     "message.timestamp.after.max.ms")
 # The bounds of Kafka's LogConfig validators (segment.bytes: config.py says why) (atLeast / between; INVALID_CONFIG outside them);
 # compression.gzip.level also takes -1 (GZIP's default level)
 CONFIG_BOUNDS: dict[str, tuple[float, float | None]] = {
@@ -228,6 +233,15 @@ def is_log_append_time(configs: dict[str, str]) -> bool:
     """Is the topic's message.timestamp.type LogAppendTime? Then its leader stamps every batch
     with the broker's append time (Kafka's LogValidator; PartitionConfig.log_append_time)."""
     return configs.get("message.timestamp.type") == "LogAppendTime"
+
+
+def timestamp_max_ms(configs: dict[str, str], name: str) -> int:
+    """message.timestamp.before.max.ms or after.max.ms: the topic's override, else Kafka 4's
+    default (an override stored unchecked is ignored, as segment_bytes does)."""
+    value = configs.get(name)
+    if value is None or _value_problem(name, value) is not None:
+        return int(TOPIC_CONFIG_DEFAULTS[name][0])
+    return int(value)
 
 
 def deletes_records(configs: dict[str, str]) -> bool:

@@ -178,6 +178,10 @@ class Log:
             expected = header.next_offset
         return self._append_checked(batches, headers)
 
+    def wall_ms(self) -> int:
+        """The wall clock this log runs on (PartitionLog.wall_ms)."""
+        return self.clock_ms()
+
     def append_as_leader(self, data, leader_epoch: int,
                          checked: Sequence[BatchHeader] | None = None,
                          log_append_time: bool = False) -> AppendInfo:

@@ -92,6 +92,11 @@ class PartitionLog(Protocol):
     def topic_id(self) -> str | None:
         """The topic id record_topic_id recorded; None if none was."""
 
+    def wall_ms(self) -> int:
+        """The log's wall clock (impl/clock.py: what record timestamps are in): a LogAppendTime
+        topic's batches are stamped with it, a CreateTime topic's leader bounds its producers'
+        timestamps by it."""
+
     @property
     def checkpoints_off_lock(self) -> bool:
         """True if maybe_flush may run beside appends (all it can do is write a checkpoint)."""

@@ -69,6 +69,7 @@ PARTITIONED = {
         "partition_responses"),
     1: ("topics", "topic", "partitions", "partition", "responses", "topic", "partitions"),
     2: ("topics", "name", "partitions", "partition_index", "topics", "name", "partitions"),
+    21: ("topics", "name", "partitions", "partition_index", "topics", "name", "partitions"),
     23: ("topics", "topic", "partitions", "partition", "topics", "topic", "partitions"),
 }
 
@@ -358,8 +359,9 @@ def merge_answers(api_key: int, answers: list[dict]) -> dict:
     merged = dict(answers[0])
     by_name: dict[str, dict] = {}
     for answer in answers:
-        for topic in answer[topics_key]:
-            entry = by_name.setdefault(topic[name_key], {**topic, parts_key: []})
+        for topic in answer[topics_key]:  # Fetch v13+ answers name topics by id
+            name = topic.get(name_key, topic.get("topic_id"))
+            entry = by_name.setdefault(name, {**topic, parts_key: []})
             entry[parts_key] = entry[parts_key] + topic[parts_key]
     merged[topics_key] = list(by_name.values())
     return merged

@@ -21,12 +21,16 @@ NOT_GENERATED = {
     "broker-configs": "DescribeConfigs of this broker or the cluster default without naming "
                       "keys kafkaref has; Alter/IncrementalAlterConfigs of brokers",
     "broker-logger-configs": "DescribeConfigs of BROKER_LOGGER resources",
-    "producer-log-append-time": "producer batches with the timestamp-type bit set",
-    "timestamp-bounds": "record timestamps further than an hour ahead of the broker's clock",
     "unknown-config-operation": "IncrementalAlterConfigs with an operation other than 0-3",
     "config-documentation": "DescribeConfigs asking for documentation",
     "default-replication-factor": "on several nodes: topics left to the broker's default "
                                   "replication factor (CreateTopics rf -1, auto-creation)",
+    "describe-topic-partitions-empty-name": "DescribeTopicPartitions naming the empty topic "
+                                            "name",
+    "fetch-unknown-topic-id": "Fetch v13+ naming a partition of a topic no one has (the "
+                              "zero topic id) beside another it refuses",
+    "fetch-partition-twice": "a Fetch naming one partition twice (strategies.fetch draws "
+                             "distinct partitions)",
 }
 
 
@@ -40,9 +44,7 @@ def generated(row: str) -> bool:
 # ("deployment-config-sources"; on three nodes Kafka's cluster runs min.insync.replicas 2).
 DEPLOYMENT_CONFIGS = frozenset({"min.insync.replicas", "unclean.leader.election.enable"})
 # Config entries not compared at all while their row stands.
-UNCOMPARED_CONFIGS = {
-    "message.timestamp.after.max.ms": "timestamp-bounds",
-}
+UNCOMPARED_CONFIGS: dict[str, str] = {}
 # Fields left out of every answer while their row stands (normalise.DROPPED is the fields that
 # differ by nature; these are differences).
 UNCOMPARED_FIELDS: dict[str, str] = {}

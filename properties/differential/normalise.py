@@ -36,19 +36,24 @@ DROPPED = {
     "finalized_features": "as supported_features",
     "finalized_features_epoch": "as supported_features",
     "zk_migration_ready": "ZooKeeper migration: no such thing in kafkaref",
+    "log_dir": "paths: each broker's own directory",
+    "total_bytes": "the disk's size (DescribeLogDirs v4+)",
+    "usable_bytes": "the disk's free space",
 }
 # Node ids are numbered differently (Kafka's from 1, kafkaref's from 0) and a 3-node cluster may
 # place leaders elsewhere: a node id reads "node", no node (-1) stays -1. Counts stay compared.
 NODE_FIELDS = frozenset({"node_id", "leader_id", "controller_id", "replica_nodes", "isr_nodes",
-                         "offline_replicas", "preferred_read_replica"})
+                         "offline_replicas", "preferred_read_replica", "broker_id",
+                         "eligible_leader_replicas", "last_known_elr"})
 # Wall-clock times: a value within a day of now reads "wall clock" (the steps only ever send
 # timestamps far from now, so such a value is the broker's clock: LogAppendTime).
 TIME_FIELDS = frozenset({"log_append_time", "timestamp", "base_timestamp", "max_timestamp"})
 WALL_CLOCK_WINDOW_MS = 24 * 3600 * 1000
-IDENTITY = ("resource_type", "resource_name", "name", "topic", "group_id", "partition_index",
-            "partition", "index", "api_key", "member_id")
+IDENTITY = ("resource_type", "resource_name", "name", "topic", "topic_id", "group_id",
+            "partition_index", "partition", "index", "api_key", "member_id")
 # Identities a broker hands out: compared as the symbol the run gave them.
-TOPIC_ID = "topic_id"  # a real id reads "id"; null and the zero id stay as they are
+TOPIC_ID = "topic_id"  # a real id reads as its topic's symbol when the run looked it up (a
+# step naming topics by id), else "id"; null and the zero id stay as they are
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"
 BROKER_RESOURCE = 4  # a config resource named by a node id (compared as its symbol, n0...)
 
@@ -92,8 +97,8 @@ def _scalar(value, names, field: str | None):
         return "node" if value >= 0 else value
     if field in TIME_FIELDS and isinstance(value, int) and _wall_clock(value):
         return "wall clock"
-    if field == TOPIC_ID:
-        return "id" if value not in (None, ZERO_UUID) else value
+    if field == TOPIC_ID:  # a topic the steps named by id reads as its symbol
+        return names.topic_id_symbol(value) if value not in (None, ZERO_UUID) else value
     if field == "producer_id" and isinstance(value, int):
         return names.producer_symbol(value)
     if field in ("member_id", "leader") and isinstance(value, str):
@@ -118,7 +123,8 @@ PARTITION_LISTS = ("partitions", "partition_responses")
 def _merged_topics(entries: list) -> list:
     """Per-topic entries of one topic merged into one: Kafka groups a response's partitions
     by topic only where they are adjacent in its map, so a topic can appear twice (a Fetch
-    naming an unknown partition of it: the request's errors come first)."""
+    naming an unknown partition of it: the request's errors come first); a topic named by id
+    is keyed by its id."""
     merged: dict = {}
     out = []
     for entry in entries:
@@ -136,8 +142,12 @@ def _merged_topics(entries: list) -> list:
 
 
 def _topic_key(entry):
+    """A per-topic entry's topic: its name, or its id when the version names topics by id
+    (OffsetCommit v10 answers two topics of one unknown id in one entry, kafkaref in two)."""
     if not isinstance(entry, dict) or not any(f in entry for f in PARTITION_LISTS):
         return None
+    if "topic" not in entry and "name" not in entry and "topic_id" in entry:
+        return ("id", entry["topic_id"])
     return entry.get("topic", entry.get("name"))
 
 
@@ -199,4 +209,7 @@ def this_run_only(answer: dict, prefix: str) -> dict:
     for key, name in (("topics", "name"), ("groups", "group_id")):
         if isinstance(out.get(key), list):
             out[key] = [e for e in out[key] if str(e.get(name, "")).startswith(prefix)]
+    if isinstance(out.get("results"), list):  # DescribeLogDirs: each dir's topics
+        out["results"] = [this_run_only(r, prefix) if isinstance(r, dict) else r
+                          for r in out["results"]]
     return out

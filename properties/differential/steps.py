@@ -23,7 +23,7 @@ import attrs
 
 from kafkaref.impl.protocol.compression import Compression
 from kafkaref.impl.protocol.crc import ATTRIBUTES_POS, CRC_POS, compute_crc
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import LOG_APPEND_TIME_FLAG, build_batch
 from kafkaref.properties.differential.endpoints import (
     CLOSED,
     NOTHING,
@@ -116,6 +116,13 @@ class Names:
             return f"{LONG}{len(text)}" if rest.startswith("long-") else rest
         return text
 
+    def topic_id_symbol(self, topic_id: str) -> str:
+        """A topic id as its topic's symbol, when a step looked it up (topic_id); else "id"."""
+        for real, known in self.topic_ids.items():
+            if known == topic_id:
+                return self.symbol(real)
+        return "id"
+
     def node_symbol(self, node) -> str:
         """A node id as the symbol steps name it by (n0, n1... n7 for ids no node has)."""
         text = str(node)
@@ -157,8 +164,9 @@ def value_bytes(index: int, size: int) -> bytes:
 
 def batch_bytes(spec: dict, names: Names) -> bytes:
     """One record batch from its spec: records [[key or null, value size, timestamp]], codec
-    (0-4, or 5-7: no such codec), producer symbol with epoch and sequence, corrupt (a bit of
-    the last record flipped: the CRC no longer matches)."""
+    (0-4, or 5-7: no such codec), producer symbol with epoch and sequence, stamped (the
+    producer set the LogAppendTime bit itself), corrupt (a bit of the last record flipped: the
+    CRC no longer matches)."""
     pid, _ = names.producer(spec["producer"]) if spec.get("producer") else (-1, -1)
     codec = spec.get("codec", 0)
     data = bytearray(build_batch(
@@ -168,9 +176,10 @@ def batch_bytes(spec: dict, names: Names) -> bytes:
         producer_id=pid, producer_epoch=spec.get("epoch", -1) if pid >= 0 else -1,
         base_sequence=spec.get("sequence", -1) if pid >= 0 else -1,
         base_timestamp=spec["records"][0][2] if spec["records"] else 0))
-    if codec >= 5:
+    bits = (codec if codec >= 5 else 0) | (LOG_APPEND_TIME_FLAG if spec.get("stamped") else 0)
+    if bits:
         attributes = struct.unpack_from(">h", data, ATTRIBUTES_POS)[0]
-        struct.pack_into(">h", data, ATTRIBUTES_POS, attributes | codec)
+        struct.pack_into(">h", data, ATTRIBUTES_POS, attributes | bits)
         struct.pack_into(">I", data, CRC_POS, compute_crc(data))
     if spec.get("corrupt"):
         data[-1] ^= 1
@@ -190,9 +199,8 @@ def produce_values(args: dict, names: Names, version: int) -> dict:
     topics = _partitioned(args["partitions"], lambda e: {
         "index": e[1], "records": b"".join(batch_bytes(b, names) for b in e[2])})
     return {"transactional_id": None, "acks": args["acks"], "timeout": args.get("timeout_ms", 5000),
-            "topic_data": [{"name": names.real(t), "topic_id": names.topic_id(names.real(t))
-                            if version >= 13 else None, "partition_data": parts}
-                           for t, parts in topics]}
+            "topic_data": [{"name": names.real(t), "topic_id": _topic_id(names, t, version, 13),
+                            "partition_data": parts} for t, parts in topics]}
 
 
 def fetch_values(args: dict, names: Names, version: int) -> dict:
@@ -202,8 +210,8 @@ def fetch_values(args: dict, names: Names, version: int) -> dict:
     return {"replica_id": -1, "max_wait": args["max_wait_ms"], "min_bytes": args["min_bytes"],
             "max_bytes": args["max_bytes"], "isolation_level": args["isolation"],
             "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
-            "topics": [{"topic": names.real(t), "topic_id": names.topic_id(names.real(t))
-                        if version >= 13 else None, "partitions": parts} for t, parts in topics]}
+            "topics": [{"topic": names.real(t), "topic_id": _topic_id(names, t, version, 13),
+                        "partitions": parts} for t, parts in topics]}
 
 
 def list_offsets_values(args: dict, names: Names, version: int) -> dict:
@@ -220,6 +228,19 @@ def leader_epoch_values(args: dict, names: Names, version: int) -> dict:
             "topics": [{"topic": names.real(t), "partitions": parts} for t, parts in topics]}
 
 
+def delete_records_values(args: dict, names: Names, version: int) -> dict:
+    topics = _partitioned(args["partitions"], lambda e: {"partition_index": e[1], "offset": e[2]})
+    return {"timeout": args.get("timeout_ms", 5000),
+            "topics": [{"name": names.real(t), "partitions": parts} for t, parts in topics]}
+
+
+def describe_log_dirs_values(args: dict, names: Names, version: int) -> dict:
+    topics = None if args["partitions"] is None else [
+        {"topic": names.real(t), "partitions": [e[1] for e in group]}
+        for t, group in _partitioned(args["partitions"], lambda e: e)]
+    return {"topics": topics}
+
+
 def init_producer_values(args: dict, names: Names, version: int) -> dict:
     return {"transactional_id": None, "transaction_timeout": args.get("timeout_ms", 60_000),
             "producer_id": -1, "producer_epoch": -1}
@@ -232,6 +253,20 @@ def metadata_values(args: dict, names: Names, version: int) -> dict:
     return {"topics": topics, "allow_auto_topic_creation": args.get("auto_create", False),
             "include_topic_authorized_operations": False,
             "include_cluster_authorized_operations": False}
+
+
+def describe_cluster_values(args: dict, names: Names, version: int) -> dict:
+    return {"include_cluster_authorized_operations": False,
+            "endpoint_type": args.get("endpoint_type", 1),
+            "include_fenced_brokers": args.get("fenced", False)}
+
+
+def describe_topic_partitions_values(args: dict, names: Names, version: int) -> dict:
+    cursor = args.get("cursor")
+    return {"topics": [{"name": names.real(t)} for t in args["topics"]],
+            "response_partition_limit": args.get("limit", 2000),
+            "cursor": None if cursor is None else {"topic_name": names.real(cursor[0]),
+                                                   "partition_index": cursor[1]}}
 
 
 def create_topics_values(args: dict, names: Names, version: int) -> dict:
@@ -340,16 +375,26 @@ def offset_commit_values(args: dict, names: Names, version: int) -> dict:
     return {"group_id": names.real(args["group"]), "member_id": names.member(member),
             "generation_id_or_member_epoch": names.generation(member, args.get("generation", -1)),
             "group_instance_id": None, "retention_time": -1,
-            "topics": [{"name": names.real(t), "partitions": parts} for t, parts in topics]}
+            "topics": [{"name": names.real(t), "topic_id": _topic_id(names, t, version, 10),
+                        "partitions": parts} for t, parts in topics]}
 
 
 def offset_fetch_values(args: dict, names: Names, version: int) -> dict:
     topics = None if args["partitions"] is None else [
         {"name": names.real(t), "partition_indexes": [e[1] for e in group]}
         for t, group in _partitioned(args["partitions"], lambda e: e)]
+    by_id = None if topics is None else [  # v8+: the group's topics; by id from v10
+        {**topic, "topic_id": _topic_id(names, names.symbol(topic["name"]), version, 10)}
+        for topic in topics]
     group = names.real(args["group"])
     return {"group_id": group, "topics": topics, "require_stable": False,
-            "groups": [{"group_id": group, "topics": topics}]}
+            "groups": [{"group_id": group, "member_id": None, "member_epoch": -1,
+                        "topics": by_id}]}
+
+
+def _topic_id(names: Names, topic: str, version: int, first_by_id: int) -> str | None:
+    """The topic's id from the version that names topics by id (KIP-516, KIP-848), else None."""
+    return names.topic_id(names.real(topic)) if version >= first_by_id else None
 
 
 def api_versions_values(args: dict, names: Names, version: int) -> dict:
@@ -373,6 +418,10 @@ KINDS: dict[str, Kind] = {
     "list_groups": Kind(16, list_groups_values, "every node"),
     "api_versions": Kind(18, api_versions_values, "raw"),
     "create_topics": Kind(19, create_topics_values),
+    "delete_records": Kind(21, delete_records_values, "partitions"),
+    "describe_log_dirs": Kind(35, describe_log_dirs_values, "every node"),
+    "describe_cluster": Kind(60, describe_cluster_values),
+    "describe_topic_partitions": Kind(75, describe_topic_partitions_values),
     "delete_topics": Kind(20, delete_topics_values),
     "init_producer_id": Kind(22, init_producer_values),
     "offset_for_leader_epoch": Kind(23, leader_epoch_values, "partitions"),
@@ -404,7 +453,9 @@ def run_step(step: Step, names: Names) -> object:
 
 def is_listing(step: Step) -> bool:
     """Steps whose answer lists every topic or group of the cluster, other runs' included."""
-    return step.kind == "list_groups" or (step.kind == "metadata" and step.args["topics"] is None)
+    return step.kind == "list_groups" or (
+        step.kind in ("metadata", "describe_log_dirs") and step.args.get(
+            "topics", step.args.get("partitions")) is None)
 
 
 def _send(step: Step, kind: Kind, values: dict, names: Names) -> dict:
@@ -419,12 +470,13 @@ def _send(step: Step, kind: Kind, values: dict, names: Names) -> dict:
     if kind.route == "member":
         return endpoint.member_call(step.args["member"], names.real(step.args["group"]),
                                     kind.api_key, step.version, values)
-    if kind.route == "every node":  # each broker lists the groups it coordinates
+    if kind.route == "every node":  # each broker lists its groups, its log dirs
         answers = [endpoint.call(kind.api_key, step.version, values, address)
                    for address in endpoint.node_addresses.values()]
         if any(a is CLOSED for a in answers):
             return CLOSED
-        return {**answers[0], "groups": [g for a in answers for g in a.get("groups", [])]}
+        listed = "groups" if step.kind == "list_groups" else "results"
+        return {**answers[0], listed: [g for a in answers for g in a.get(listed, [])]}
     return endpoint.call(kind.api_key, step.version, values)
 
 

@@ -20,7 +20,7 @@ from kafkaref.properties.differential.steps import LITERAL, LONG, Step
 
 NOW_FREE_TIMESTAMPS = (1_000, 1_001, 5_000)  # far from now: never "wall clock" (normalise.py)
 FUTURE_MS = 4_102_444_800_000  # 2100: past Kafka's message.timestamp.after.max.ms
-FUTURE = (FUTURE_MS,) if generated("timestamp-bounds") else ()
+FUTURE = (FUTURE_MS,)
 CODECS = (0, 0, 1, 2, 3, 4) + ((6,) if generated("unknown-codec") else ())
 # IncrementalAlterConfigs: SET (twice as likely), DELETE, APPEND, SUBTRACT, an unknown one
 OPERATIONS = (0, 0, 1, 2, 3) + ((7,) if generated("unknown-config-operation") else ())
@@ -133,6 +133,8 @@ def batch(draw, world: World, producer: str | None, key) -> dict:
     spec = {"records": records, "codec": draw(st.sampled_from(CODECS))}
     if draw(st.integers(0, 15)) == 0:
         spec["corrupt"] = True
+    if draw(st.integers(0, 9)) == 0:
+        spec["stamped"] = True  # the LogAppendTime bit, set by the producer
     if producer is not None:
         spec.update(producer=producer, **draw(idempotence(world.producers[producer], key, count)))
     return spec
@@ -161,10 +163,17 @@ def offset_near(world: World, key):
     return st.sampled_from(sorted({0, max(0, end - 1), end, end + 1, 1_000_000, -1}))
 
 
+FETCH_BY_TOPIC_ID = 13  # Fetch names topics by id from v13 (KIP-516)
+
+
 @st.composite
 def fetch(draw, versions: dict, world: World) -> Step:
     v = draw(version(versions, 1))
     entries = draw(st.lists(partition_of(world), min_size=1, max_size=3, unique=True))
+    if v >= FETCH_BY_TOPIC_ID and not generated("fetch-unknown-topic-id"):
+        unknown = [e for e in entries if e[0] not in world.topics]
+        if unknown:  # alone, or beside partitions that exist
+            entries = [e for e in entries if e[1] < world.topics.get(e[0], 0)] + unknown[:1]
     partitions = [[t, p, draw(offset_near(world, (t, p))),
                    draw(st.sampled_from([1_048_576, 1_048_576, 100, 1])),
                    draw(st.sampled_from([-1, -1, 0, 1]))] for t, p in entries]
@@ -195,6 +204,23 @@ def leader_epochs(draw, versions: dict, world: World) -> Step:
     return Step("offset_for_leader_epoch", v, {"partitions": entries})
 
 
+@st.composite
+def delete_records(draw, versions: dict, world: World) -> Step:
+    """Log starts moved up to an offset: below, at and past the log end, -1 the hw."""
+    v = draw(version(versions, 21))
+    entries = draw(partition_list(world, st.tuples(st.sampled_from([-1, 0, 1, 2, 5, 1_000_000,
+                                                                    -2]))))
+    return Step("delete_records", v, {"partitions": entries, "timeout_ms": 5000})
+
+
+@st.composite
+def describe_log_dirs(draw, versions: dict, world: World) -> Step:
+    v = draw(version(versions, 35))
+    everything = draw(st.integers(0, 3)) == 0  # null topics: every partition of the broker
+    entries = None if everything else draw(partition_list(world, st.just(())))
+    return Step("describe_log_dirs", v, {"partitions": entries})
+
+
 def init_producer(versions: dict, world: World):
     return version(versions, 22).map(
         lambda v: Step("init_producer_id", v, {"producer": world.fresh("p")}))
@@ -219,6 +245,25 @@ def metadata(draw, versions: dict, world: World, nodes: int = 1) -> Step:
         topics = [t for t in topics or [] if t in world.topics or t.startswith(LITERAL)] or (
             None if v >= METADATA_ALL_TOPICS_FROM else [])
     return Step("metadata", v, {"topics": topics, "auto_create": auto_create})
+
+
+@st.composite
+def describe_cluster(draw, versions: dict, world: World) -> Step:
+    return Step("describe_cluster", draw(version(versions, 60)), {
+        "endpoint_type": draw(st.sampled_from([1, 1, 2, 3])), "fenced": draw(st.booleans())})
+
+
+@st.composite
+def describe_topic_partitions(draw, versions: dict, world: World) -> Step:
+    """Topics by name with a partition limit and sometimes a cursor (KIP-966's paging)."""
+    named = topic_name(world)
+    if not generated("describe-topic-partitions-empty-name"):
+        named = named.filter(lambda name: name != LITERAL)
+    topics = draw(st.lists(named, min_size=1, max_size=3, unique=True))
+    args = {"topics": topics, "limit": draw(st.sampled_from([2000, 2000, 1, 2]))}
+    if draw(st.integers(0, 3)) == 0:
+        args["cursor"] = [draw(st.sampled_from(topics)), draw(st.sampled_from([0, 1, 5]))]
+    return Step("describe_topic_partitions", draw(version(versions, 75)), args)
 
 
 def default_replication(nodes: int) -> bool:

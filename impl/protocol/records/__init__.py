@@ -7,6 +7,7 @@
                 every append, read and recovery), validate_batch (a produce: every record) and
                 keyless_records (what a compacted topic refuses)
     walk.py     the record walk validate_batch runs: fast path next to its naive twin
+    timestamps.py  the bounds a CreateTime topic holds record timestamps to (KIP-937)
     decode.py   decode_batch / decode_batch_fields: fast path next to its naive twin
     encode.py   encode_records / build_batch: fast path next to its naive twin
     ../crc.py   the CRC-32C: what it covers and the one check of it
@@ -57,6 +58,7 @@ from kafkaref.impl.protocol.records.layout import (
     NewRecord,
     Record,
     base_offset_of,
+    create_time_batch,
     log_append_time_header,
     parse_header,
     peek_offset_and_size,
@@ -64,6 +66,7 @@ from kafkaref.impl.protocol.records.layout import (
     stamp_batch,
     stamped,
 )
+from kafkaref.impl.protocol.records.timestamps import out_of_bounds
 
 __all__ = [
     "ATTRIBUTES_POS", "BASE_OFFSET_POS", "COMPRESSION_MASK", "CONTROL_FLAG", "CRC_POS",
@@ -72,8 +75,8 @@ __all__ = [
     "NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_SEQUENCE", "PARTITION_LEADER_EPOCH_POS",
     "RECORDS_COUNT_POS", "RECORDS_POS", "TRANSACTIONAL_FLAG", "BatchHeader", "DecodedBatch",
     "NewRecord", "Record", "base_offset_of", "build_batch", "build_batch_from_tuples",
-    "check_batch", "checked_header", "compute_crc", "decode_batch", "decode_batch_fields",
+    "check_batch", "checked_header", "compute_crc", "create_time_batch", "decode_batch", "decode_batch_fields",
     "encode_record", "encode_records", "encode_records_naive", "keyless_records",
-    "log_append_time_header", "parse_header",
+    "log_append_time_header", "out_of_bounds", "parse_header",
     "peek_offset_and_size", "split_batches", "stamp_batch", "stamped", "validate_batch",
 ]

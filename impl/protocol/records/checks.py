@@ -13,13 +13,23 @@ from kafkaref.impl.protocol.records.layout import (
     CODECS,
     HEADER,
     HEADER_SIZE,
+    LOG_APPEND_TIME_FLAG,
     LOG_OVERHEAD,
     MAGIC_V2,
     BatchHeader,
     parse_header,
     records_body,
 )
-from kafkaref.impl.protocol.records.walk import null_key_indexes, walk_records
+from kafkaref.impl.protocol.records.timestamps import (
+    delta_width,
+    out_of_bounds,
+    stamped_by_producer_ok,
+)
+from kafkaref.impl.protocol.records.walk import (
+    VARLONG_BYTES_MAX,
+    null_key_indexes,
+    walk_records,
+)
 
 
 def check_batch(buf) -> ErrorCode:
@@ -54,11 +64,15 @@ def validate_batch(
     *,
     from_client: bool = True,
     decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES,
+    timestamp_bounds: tuple[int, int] | None = None,
 ) -> ErrorCode:
     """Full validation of one batch as a broker does on produce: frame, codec and every record.
 
     from_client additionally demands what producers must send: base offset 0, at least one
     record, offset deltas 0..n-1 and LastOffsetDelta = n - 1, and no control batches.
+    timestamp_bounds: a CreateTime topic's (earliest, latest) record timestamp, inclusive
+    (timestamps.py): INVALID_TIMESTAMP when a record is outside (after every framing check,
+    as Kafka's record errors come after the records parse). None: timestamps not checked.
     """
     error = check_batch(buf)
     if error != ErrorCode.none:
@@ -74,8 +88,20 @@ def validate_batch(
     body = records_body(buf, header, decompressed_bytes_max)
     if isinstance(body, ErrorCode):
         return body
-    return walk_records(body, header.records_count, sequential=from_client)
-
+    stamped = header[5] & LOG_APPEND_TIME_FLAG  # attributes
+    width = VARLONG_BYTES_MAX  # no bounds, or a batch whose records all read MaxTimestamp
+    if timestamp_bounds is not None and not stamped:
+        width = delta_width(header[7], timestamp_bounds)  # BaseTimestamp
+    error = walk_records(body, header[12], from_client, width)  # RecordsCount
+    if error == ErrorCode.invalid_timestamp:  # a delta too wide to tell: decode and look
+        refused = out_of_bounds(buf, timestamp_bounds)
+        if isinstance(refused, ErrorCode):
+            return refused
+        return ErrorCode.invalid_timestamp if refused else ErrorCode.none
+    if error == ErrorCode.none and stamped and timestamp_bounds is not None and not (
+            stamped_by_producer_ok(header, timestamp_bounds)):
+        return ErrorCode.invalid_timestamp
+    return error
 
 
 def keyless_records(buf, decompressed_bytes_max: int = DECOMPRESSED_MAX_BYTES):

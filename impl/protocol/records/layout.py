@@ -182,11 +182,29 @@ def log_append_time_header(batch, base_offset: int, partition_leader_epoch: int,
     head = bytearray(memoryview(batch)[:HEADER_SIZE])
     stamp_batch(head, base_offset, partition_leader_epoch)
     attributes = _INT16.unpack_from(head, ATTRIBUTES_POS)[0]
-    _INT16.pack_into(head, ATTRIBUTES_POS, attributes | LOG_APPEND_TIME_FLAG)
-    _INT64.pack_into(head, MAX_TIMESTAMP_POS, append_time)
+    _retime(head, batch, attributes | LOG_APPEND_TIME_FLAG, append_time)
+    return head
+
+
+def create_time_batch(batch) -> bytes:
+    """A producer batch that set the timestamp-type bit itself, as a CreateTime topic's leader
+    writes it (Kafka's setMaxTimestamp(CREATE_TIME, max) after LogValidator): the bit cleared,
+    MaxTimestamp kept -- each record of the batch as sent reads it as its timestamp, so it is
+    their greatest -- and the CRC recomputed. A rare batch: no client sets the bit."""
+    head = bytearray(memoryview(batch)[:HEADER_SIZE])
+    attributes, = _INT16.unpack_from(head, ATTRIBUTES_POS)
+    max_timestamp, = _INT64.unpack_from(head, MAX_TIMESTAMP_POS)
+    _retime(head, batch, attributes & ~LOG_APPEND_TIME_FLAG, max_timestamp)
+    return bytes(head) + bytes(memoryview(batch)[HEADER_SIZE:])
+
+
+def _retime(head: bytearray, batch, attributes: int, max_timestamp: int) -> None:
+    """Write Attributes and MaxTimestamp into head (batch's first 61 bytes) and the CRC they
+    change (it covers Attributes to the end of the batch)."""
+    _INT16.pack_into(head, ATTRIBUTES_POS, attributes)
+    _INT64.pack_into(head, MAX_TIMESTAMP_POS, max_timestamp)
     crc = compute_crc_of_parts(head, memoryview(batch)[HEADER_SIZE:])
     _UINT32.pack_into(head, CRC_POS, crc)
-    return head
 
 
 def stamped(buf, base_offset: int, partition_leader_epoch: int) -> bytearray:

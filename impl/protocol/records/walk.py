@@ -7,12 +7,24 @@ input, property-tested in properties/tests/test_records_walk_twin.py.
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.protocol.varint import VARINT_BYTES_MAX, decode_unsigned, decode_varint
+from kafkaref.impl.protocol.varint import (
+    VARINT_BYTES_MAX,
+    VARLONG_BYTES_MAX,
+    decode_unsigned,
+    decode_varint,
+)
 
 
-def walk_records(body, count: int, sequential: bool) -> ErrorCode:
+def walk_records(body, count: int, sequential: bool,
+                 timestamp_width: int = VARLONG_BYTES_MAX) -> ErrorCode:  # any width: unchecked
     """Check record framing without building objects: lengths tile the body exactly, counts
     match, offset deltas run 0..n-1 when sequential; key, value and headers parse.
+
+    timestamp_width: the widest timestamp delta (bytes of its varlong) known to keep a record
+    within the topic's timestamp bounds (records/timestamps.py); a well-framed body with a
+    wider one answers INVALID_TIMESTAMP, meaning "check its timestamps exactly". The widths
+    are seen on the way (one comparison per record, one per run of records of one shape), so
+    a batch whose timestamps are near its first one costs no decoding.
 
     This runs for every record of every produced batch (Kafka's LogValidator iterates the
     records of uncompressed v2 batches too), so the common record shape -- one-byte length
@@ -23,12 +35,15 @@ def walk_records(body, count: int, sequential: bool) -> ErrorCode:
     pos = index = next_run_try = 0
     retry, common_misses = _RUN_RETRY_RECORDS, 0
     corrupt = ErrorCode.corrupt_message
+    widest = 0
     while index < count:
         if index >= next_run_try:
             run = _same_shape_run(body, pos, index, count, sequential)
             if run is not None:
                 index += run[0]
                 pos += run[0] * run[1]
+                if run[2] > widest:
+                    widest = run[2]
                 continue
             next_run_try = index + retry  # walk records one by one for a while, and after
             retry *= 2  # each miss for twice as long: batches of mixed sizes stay cheap
@@ -52,6 +67,8 @@ def walk_records(body, count: int, sequential: bool) -> ErrorCode:
             cursor += 1
         if cursor >= limit:
             return corrupt
+        if cursor - pos > widest:  # its width: from pos + 1 to cursor
+            widest = cursor - pos
         cursor += 1
         if cursor >= record_end:
             return corrupt
@@ -73,7 +90,9 @@ def walk_records(body, count: int, sequential: bool) -> ErrorCode:
             return corrupt
         pos = record_end
         index += 1
-    return ErrorCode.none if pos == end else corrupt
+    if pos != end:
+        return corrupt
+    return ErrorCode.invalid_timestamp if widest > timestamp_width else ErrorCode.none
 
 
 _RUN_MIN_RECORDS = 4
@@ -85,7 +104,7 @@ _OFFSET_DELTA_HIGH = bytes(((2 * i) >> 7) & 0xFF for i in range(8192))
 
 
 def _same_shape_run(body, pos: int, index: int, count: int, sequential: bool):
-    """(k, size) if the k >= 4 records from pos all have the size and the structure of the one
+    """(k, size, timestamp delta width) if the k >= 4 records from pos all have the size and the structure of the one
     at pos, in the common shape (see _common_shape), with offset deltas index.. when sequential;
     else None (which says nothing: the record-by-record walk decides then).
 
@@ -145,7 +164,7 @@ def _same_shape_run(body, pos: int, index: int, count: int, sequential: bool):
     while k >= _RUN_MIN_RECORDS:  # the longest run, halving (an odd record ends a run early)
         if _columns_agree(view[pos : pos + k * size], size, k, index, sequential, structure,
                           ts_start - pos, ts_width, od_start - pos, od_width):
-            return k, size
+            return k, size, ts_width
         k //= 2
     return None
 
@@ -212,12 +231,15 @@ def _common_shape(body, cursor: int, end: int) -> bool:
     return cursor == last and body[last] == 0
 
 
-def walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
+def walk_records_naive(body, count: int, sequential: bool,
+                       timestamp_width: int = VARLONG_BYTES_MAX) -> ErrorCode:
     """The naive twin of walk_records (same answers on every input; tests compare them):
     check record framing without building objects: lengths tile the body exactly, counts match,
-    offset deltas run 0..n-1 when sequential."""
+    offset deltas run 0..n-1 when sequential; INVALID_TIMESTAMP for a well-framed body with a
+    timestamp delta wider than timestamp_width bytes."""
     end = len(body)
     pos = 0
+    wide = False
     for index in range(count):
         decoded = _read_zigzag(body, pos, end)  # record length
         if decoded is None:
@@ -232,6 +254,7 @@ def walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
             cursor += 1
         if cursor >= limit:
             return ErrorCode.corrupt_message
+        wide = wide or cursor - pos > timestamp_width
         decoded = _read_zigzag(body, cursor + 1, record_end)  # offsetDelta, inside the record
         if decoded is None:
             return ErrorCode.corrupt_message
@@ -241,7 +264,9 @@ def walk_records_naive(body, count: int, sequential: bool) -> ErrorCode:
         if _skip_key_value_headers(body, cursor, record_end) != record_end:
             return ErrorCode.corrupt_message
         pos = record_end
-    return ErrorCode.none if pos == end else ErrorCode.corrupt_message
+    if pos != end:
+        return ErrorCode.corrupt_message
+    return ErrorCode.invalid_timestamp if wide else ErrorCode.none
 
 
 def _read_zigzag(body, pos: int, end: int) -> tuple[int, int] | None:

@@ -398,3 +398,32 @@ def test_a_rejoining_member_is_counted_with_its_last_protocols(core_broker):
         ErrorCode.inconsistent_group_protocol
     again = join(first.member_id, ["rr", "range"])
     assert (again.error_code, again.generation_id) == (ErrorCode.none, first.generation_id + 1)
+
+
+def test_a_topic_deleted_twice_in_one_request_is_answered_without_its_id(core_broker):
+    """ControllerApis.deleteTopics answers a name given twice once, INVALID_REQUEST, with the
+    zero topic id (kafkaref gave the topic's); a topic deleted alone carries its id."""
+    create(core_broker, "t")
+    body = call(core_broker, 20, 6, {"topics": [{"name": "t", "topic_id": None}] * 2,
+                                     "timeout": SECONDS})
+    ((answer,),) = [body.responses]
+    assert (answer.name, answer.error_code, answer.topic_id) == ("t", ErrorCode.invalid_request,
+                                                                 None)
+    body = call(core_broker, 20, 6, {"topics": [{"name": "t", "topic_id": None}],
+                                     "timeout": SECONDS})
+    assert body.responses[0].error_code == ErrorCode.none and body.responses[0].topic_id
+
+
+def test_a_producer_known_only_by_epoch_minus_one_takes_any_sequence():
+    """ProducerAppendInfo.checkSequence: while a producer's recorded epoch is
+    NO_PRODUCER_EPOCH (-1: its batches carried none) any sequence is accepted, in that epoch
+    and in the next (kafkaref demanded sequence 0 of the new epoch; the walk found it)."""
+    from kafkaref.impl.core.producer_state import CachedBatch, ProducerState
+
+    state = ProducerState()
+    state.record(7, -1, CachedBatch(0, 3, 0, 3))
+    assert state.check(7, -1, 9, 9).error == ErrorCode.none
+    assert state.check(7, 0, 4, 4).error == ErrorCode.none
+    state.record(7, 0, CachedBatch(4, 4, 4, 4))
+    assert state.check(7, 1, 3, 3).error == ErrorCode.out_of_order_sequence_number
+    assert state.check(7, 0, 9, 9).error == ErrorCode.out_of_order_sequence_number

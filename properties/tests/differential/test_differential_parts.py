@@ -37,6 +37,9 @@ class FakeNames:
     def node_symbol(self, node):
         return {"1": "n0", "0": "n0"}.get(str(node), "unknown node")
 
+    def topic_id_symbol(self, topic_id):
+        return {"5678": "t2"}.get(topic_id, "id")
+
 
 def test_what_differs_by_nature_is_left_out_and_nothing_else():
     names = FakeNames()
@@ -44,13 +47,15 @@ def test_what_differs_by_nature_is_left_out_and_nothing_else():
     answer = {"throttle_time": 5, "cluster_id": "x", "error_message": "text",
               "controller_id": 1, "brokers": [{"node_id": 1, "host": "h", "port": 9}],
               "topics": [{"name": "d1-1-t1", "topic_id": "1234", "error_code": "none"},
-                         {"name": "d1-1-t0", "topic_id": n.ZERO_UUID, "error_code": "none"}],
+                         {"name": "d1-1-t0", "topic_id": n.ZERO_UUID, "error_code": "none"},
+                         {"topic_id": "5678", "error_code": "none"}],
               "producer_id": 7, "member_id": "abc-1", "leader_id": -1,
               "log_append_time": now, "timestamp": 1000}
     assert n.normalise(answer, names) == {
         "controller_id": "node", "brokers": [{"node_id": "node"}],
         "topics": [{"name": "t0", "topic_id": n.ZERO_UUID, "error_code": "none"},
-                   {"name": "t1", "topic_id": "id", "error_code": "none"}],
+                   {"name": "t1", "topic_id": "id", "error_code": "none"},
+                   {"topic_id": "t2", "error_code": "none"}],
         "producer_id": "p0", "member_id": "m0", "leader_id": -1,
         "log_append_time": "wall clock", "timestamp": 1000}
 

@@ -1,5 +1,6 @@
 """The record walker's fast path (records/walk.py walk_records) against its naive twin
-(walk_records_naive): the same answer on valid bodies and on corrupted ones."""
+(walk_records_naive): the same answer on valid bodies and on corrupted ones, at every widest
+timestamp delta allowed (INVALID_TIMESTAMP for a well-framed body with a wider one)."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,10 +20,18 @@ def body_of(batch: bytes) -> bytes:
     return batch[HEADER_SIZE:]
 
 
-def both(body, count, sequential):
-    fast = walk.walk_records(memoryview(body), count, sequential)
-    naive = walk.walk_records_naive(memoryview(body), count, sequential)
+def both(body, count, sequential, timestamp_width=10):
+    fast = walk.walk_records(memoryview(body), count, sequential, timestamp_width)
+    naive = walk.walk_records_naive(memoryview(body), count, sequential, timestamp_width)
     return fast, naive
+
+
+def widest_delta(items) -> int:
+    """The bytes of the widest timestamp delta build_batch writes for items (from the first)."""
+    from kafkaref.impl.protocol.varint import encode_varint
+
+    stamps = [0 if i.timestamp is None else i.timestamp for i in items]  # build_batch's default
+    return max(len(encode_varint(ts - stamps[0])) for ts in stamps)
 
 
 @settings(max_examples=150)
@@ -31,6 +40,10 @@ def test_same_answer_on_valid_batches(items, sequential):
     body = body_of(build_batch(items))
     fast, naive = both(body, len(items), sequential)
     assert fast == naive == ErrorCode.none
+    widest = widest_delta(items)
+    assert both(body, len(items), sequential, widest) == (ErrorCode.none, ErrorCode.none)
+    if widest > 1:
+        assert both(body, len(items), sequential, widest - 1) == (ErrorCode.invalid_timestamp,) * 2
 
 
 @settings(max_examples=300)
@@ -49,8 +62,9 @@ def test_same_answer_on_mutated_bodies(items, data):
         elif kind == "insert":
             body[at:at] = data.draw(st.binary(min_size=1, max_size=3))
     count = len(items) + data.draw(st.integers(-1, 1))
+    width = data.draw(st.integers(0, 10))
     for sequential in (True, False):
-        fast, naive = both(bytes(body), max(count, 0), sequential)
+        fast, naive = both(bytes(body), max(count, 0), sequential, width)
         assert fast == naive
 
 
@@ -97,7 +111,8 @@ def test_same_answer_on_uniform_bodies_and_their_mutations(made, data):
                 [0, 1, 2, 3, 4, 5, 6, 7, size - 1, size - 2])))
         body[at] = data.draw(st.sampled_from([0, 1, 2, 0x7F, 0x80, 0x81, 0xFF,
                                               body[at] ^ 0x80, body[at] ^ 1]))
+    width = data.draw(st.integers(0, 3))
     for sequential in (True, False):
         for n in (count - 1, count, count + 1):
-            fast, naive = both(bytes(body), max(n, 0), sequential)
+            fast, naive = both(bytes(body), max(n, 0), sequential, width)
             assert fast == naive
