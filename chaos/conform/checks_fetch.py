@@ -8,7 +8,7 @@ import time
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.catalogue import Skip, check
+from kafkaref.chaos.conform.catalogue import check
 from kafkaref.chaos.conform.checks_log import values_batch
 from kafkaref.chaos.conform.probe import Probe
 
@@ -100,12 +100,7 @@ def fetch_from_follower(probe: Probe):
     or above the hw its answer gives, while acks=1 records race the follower's hw; no preferred
     read replica is named (-1, Kafka's default without replica.selector.class). Before v11 the
     follower answers NOT_LEADER_OR_FOLLOWER with no records."""
-    if probe.replication_factor() < 2:
-        raise Skip("a single broker: no follower to ask")
-    topic = probe.create_topic("follower")
-    meta = probe.wait_for_leaders(topic, 1).partitions[0]
-    follower = next(r for r in meta.replica_nodes if r != meta.leader_id)
-    conn = probe.connect(probe.broker_address(follower))
+    topic, _, follower, conn = probe.follower("follower")
     probe.produce_ok(topic, values_batch(b"c", 3))  # acks=all: committed, offsets 0..2
     version = probe.version(1)
     if version < FETCH_CLIENT_METADATA:
