@@ -92,3 +92,22 @@ def test_a_fetch_parked_on_a_follower_completes_when_its_hw_rises():
     (done,) = completed
     assert (done.via, done.high_watermark, [r.value for r in done.records]) == (
         COMPLETED, 3, [b"b", b"c"])
+
+
+def test_a_fetch_parked_above_a_follower_that_truncates_is_out_of_range_once_woken():
+    """The follower holding records 1..2 above its hw loses them to a new leader that never had
+    them; a fetch parked at 3 is answered OFFSET_OUT_OF_RANGE when the follower's hw next rises
+    (Kafka's DelayedFetch case F: the fetch offset is past the log end)."""
+    both = follower_above_its_hw()
+    assert both.fetch(3, client_metadata=True, max_wait_ms=60_000) == ()  # parked
+    both.feed(ev.CrashBroker(LEADER))
+    both.feed(ev.Elect(0, OTHER))  # OTHER never fetched records 1..2
+    both.next_id += 1
+    both.feed(ev.Produce(both.next_id, OTHER, 0, (b"d",), ev.ACKS_LEADER))
+    completed = []
+    for _ in range(4):
+        completed += [e for e in both.replicate(FOLLOWER) if isinstance(e, FetchResponse)]
+    replica = both.model.state.partitions[0].replicas[FOLLOWER]
+    assert replica.leo == 2  # truncated to 1, then "d" copied
+    (done,) = completed
+    assert (done.error, done.via) == (ErrorCode.offset_out_of_range, COMPLETED)
