@@ -30,7 +30,11 @@ class Produce:
 @attrs.frozen(slots=True)
 class Fetch:
     """A consumer fetch (read_uncommitted): answered at once when max_wait_ms <= 0, when at
-    least min_bytes are readable, or on error; otherwise parked in fetch purgatory."""
+    least min_bytes are readable, or on error; otherwise parked in fetch purgatory.
+
+    from_follower_allowed: the request carries client metadata (KIP-392; on the wire, Fetch
+    v11 and later), so a follower serves it too, up to its own hw. Without it only the leader
+    serves it (Kafka's FetchParams.fetchOnlyLeader)."""
 
     request_id: int
     broker: int
@@ -40,6 +44,7 @@ class Fetch:
     min_bytes: int = 1
     max_wait_ms: int = 0
     current_leader_epoch: int = -1  # -1: not checked (old clients)
+    from_follower_allowed: bool = False
 
 
 @attrs.frozen(slots=True)

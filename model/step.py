@@ -257,7 +257,9 @@ def _consumer_end(config: ClusterConfig, replica: Replica) -> int:
 
 
 def _fetch_answer(config, replica, request_id, offset, max_bytes, via) -> eff.FetchResponse:
-    if offset < replica.log_start:  # a parked fetch below a log start moved meanwhile
+    # a parked fetch below a log start moved meanwhile, or above the log end of a follower
+    # that truncated meanwhile
+    if not replica.log_start <= offset <= replica.leo:
         return eff.FetchResponse(request_id, ErrorCode.offset_out_of_range, via=via)
     first, records = _read(replica, offset, _consumer_end(config, replica), max_bytes)
     return eff.FetchResponse(request_id, NONE, replica.hw, first, records, via,
@@ -290,20 +292,21 @@ def _settle(state: ModelState, op: Delayed, replica: Replica | None,
     if error != NONE:
         return eff.FetchResponse(op.request_id, error, via=eff.COMPLETED)
     end = _consumer_end(config, replica)
-    if _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
+    if op.offset > replica.leo or _enough_to_answer(replica, op.offset, end, op.min_bytes, op.max_bytes):
         return _fetch_answer(config, replica, op.request_id, op.offset, op.max_bytes, eff.COMPLETED)
     return None
 
 
 def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) -> ErrorCode:
     """A parked fetch is answered by reading again, with the same checks in the same order as
-    when it arrived (Kafka's DelayedFetch.onComplete): the epoch it carries, then leadership."""
+    when it arrived (Kafka's DelayedFetch.onComplete): the epoch it carries, then leadership
+    (unless a follower may answer it)."""
     if replica is None:
         return ErrorCode.not_leader_or_follower
     if op.current_leader_epoch >= 0 and op.current_leader_epoch != replica.leader_epoch:
         return (ErrorCode.fenced_leader_epoch if op.current_leader_epoch < replica.leader_epoch
                 else ErrorCode.unknown_leader_epoch)
-    if replica.leader != broker:
+    if replica.leader != broker and not op.from_follower_allowed:
         return ErrorCode.not_leader_or_follower
     return NONE
 
@@ -414,11 +417,11 @@ def _produce(state: ModelState, event: ev.Produce) -> tuple[ModelState, Effects]
     return state, tuple(effects)
 
 
-def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_epoch: int
-                        ) -> tuple[Replica | None, ErrorCode]:
-    """The replica if `broker` leads p in the epoch the client expects. Kafka's order
-    (Partition.getLocalLog): the partition is known, is hosted here, the epoch matches (KIP-320),
-    then this replica leads."""
+def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_epoch: int,
+                        leader_only: bool = True) -> tuple[Replica | None, ErrorCode]:
+    """The replica if `broker` leads p (or, not leader_only, hosts it) in the epoch the client
+    expects. Kafka's order (Partition.getLocalLog): the partition is known, is hosted here, the
+    epoch matches (KIP-320), then this replica leads if the request requires the leader."""
     if not 0 <= p < state.config.partitions:
         return None, ErrorCode.unknown_topic_or_partition
     replica = state.partitions[p].replicas[broker]
@@ -429,7 +432,7 @@ def _leader_for_request(state: ModelState, p: int, broker: int, current_leader_e
             return None, ErrorCode.fenced_leader_epoch
         if current_leader_epoch > replica.leader_epoch:
             return None, ErrorCode.unknown_leader_epoch
-    if replica.leader != broker:
+    if leader_only and replica.leader != broker:
         return None, ErrorCode.not_leader_or_follower
     return replica, NONE
 
@@ -439,8 +442,11 @@ def _fetch(state: ModelState, event: ev.Fetch) -> tuple[ModelState, Effects]:
     if not state.alive[event.broker]:
         return state, (eff.Disconnected(event.request_id),)
     config = state.config
+    # KIP-392: a consumer whose request carries client metadata may read from a follower, up
+    # to the follower's hw (_consumer_end); the follower's epoch check is the leader's
     replica, error = _leader_for_request(state, event.partition, event.broker,
-                                         event.current_leader_epoch)
+                                         event.current_leader_epoch,
+                                         leader_only=not event.from_follower_allowed)
     if replica is None:
         return state, (eff.FetchResponse(event.request_id, error),)
     if not replica.log_start <= event.offset <= replica.leo:
@@ -457,7 +463,7 @@ def _fetch(state: ModelState, event: ev.Fetch) -> tuple[ModelState, Effects]:
                                      event.max_bytes, eff.IMMEDIATE),)
     op = DelayedFetch(event.request_id, event.broker, event.partition, event.offset,
                       event.min_bytes, event.max_bytes, state.now_ms + event.max_wait_ms,
-                      event.current_leader_epoch)
+                      event.current_leader_epoch, event.from_follower_allowed)
     return ModelState(config, state.now_ms, state.alive, state.partitions,
                       state.purgatory + (op,)), ()
 
@@ -520,6 +526,31 @@ def _delete_records(state: ModelState, event: ev.DeleteRecords) -> tuple[ModelSt
 
 
 def _replica_fetch(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelState, Effects]:
+    """One round trip; then, if it raised the follower's hw, the consumer fetches parked on the
+    follower (KIP-392) are checked again, as Kafka's fetcher completes the delayed fetches of
+    the partitions whose hw it raised (ReplicaFetcherThread: completeDelayedFetchRequests)."""
+    before = _hosted_hw(state, event.partition, event.follower)
+    state, effects = _replica_round_trip(state, event)
+    if _hosted_hw(state, event.partition, event.follower) <= before:
+        return state, effects
+    replica = state.partitions[event.partition].replicas[event.follower]
+    purgatory, done = _try_complete(state, state.purgatory, event.follower, event.partition,
+                                    replica, (DelayedFetch,))
+    if not done:
+        return state, effects
+    state = ModelState(state.config, state.now_ms, state.alive, state.partitions, purgatory)
+    return state, (*effects, *done)
+
+
+def _hosted_hw(state: ModelState, p: int, broker: int) -> int:
+    """The hw of broker's replica of p; -1 if p is unknown or not hosted there."""
+    if not 0 <= p < state.config.partitions or not 0 <= broker < state.config.brokers:
+        return -1
+    replica = state.partitions[p].replicas[broker]
+    return -1 if replica is None else replica.hw
+
+
+def _replica_round_trip(state: ModelState, event: ev.ReplicaFetch) -> tuple[ModelState, Effects]:
     config, p = state.config, event.partition
     leader_id, follower_id = event.leader, event.follower
     _check_broker(state, leader_id)
@@ -782,6 +813,11 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
     config = state.config
     now = state.now_ms
     was_leader = replica.leader == broker
+    # what waits here is checked again when this broker led or when the leader or its epoch
+    # changed (consumer fetches parked on a follower, KIP-392), as Kafka's makeLeader /
+    # makeFollower complete delayed operations
+    moved = was_leader or (replica.leader, replica.leader_epoch) != (control.leader,
+                                                                     control.leader_epoch)
     if control.leader == broker:
         brokers = config.brokers
         # Kafka's resetReplicaState: ISR members get a grace period, others count from 0
@@ -815,7 +851,7 @@ def _apply_leader_and_isr(state: ModelState, p: int, part: PartitionState, broke
         )
     part = _with_replica(part, broker, replica)
     purgatory = state.purgatory
-    if was_leader:  # a leadership change or a new epoch: what waits here is checked again
+    if moved:
         purgatory, done = _try_complete(_with_partition(state, p, part), purgatory, broker, p,
                                         replica)
         effects.extend(done)

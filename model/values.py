@@ -170,6 +170,7 @@ class DelayedFetch:
     max_bytes: int
     deadline_ms: int
     current_leader_epoch: int = -1  # checked again when it completes (KIP-320)
+    from_follower_allowed: bool = False  # a follower may answer it (events.Fetch)
 
 
 @attrs.frozen(slots=True)

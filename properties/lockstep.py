@@ -32,6 +32,7 @@ from kafkaref.impl.core.broker import (
     Broker,
     BrokerConfig,
     fetch_answer_fields,
+    fetch_only_leader,
 )
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.memory_log import MemoryLog
@@ -71,6 +72,11 @@ from kafkaref.model.values import (
 from kafkaref.properties.clock import ManualClock
 
 TOPIC = "t"
+# The Fetch versions a model Fetch is sent at (the model has no versions): one that carries
+# client metadata (KIP-392, v11+) when the event lets a follower answer, else one without
+# that still carries current_leader_epoch (v9+, KIP-320), which the event may set; by the
+# request id's parity, the lowest or the highest of each range
+FOLLOWER_READ_VERSIONS, LEADER_ONLY_VERSIONS = (11, 18), (9, 10)
 NO_ID = -1  # a record the adapter did not see appended (cannot happen without a bug)
 UNREADABLE = Entry(NO_ID, NO_EPOCH, b"", -1)  # an offset below a log start
 
@@ -221,8 +227,10 @@ class CoreLockstep:
             self._answer(e.request_id, self._fetch_response(e, results[key]))
 
         fetch = FetchPartition(e.offset, e.max_bytes, e.current_leader_epoch)
+        leader_only = fetch_only_leader(fetch_version(e), -1)  # the broker's rule
         self._immediate(e.request_id, e.broker, lambda: self.brokers[e.broker].replica_manager.fetch(
-            -1, e.max_wait_ms, e.min_bytes, e.max_bytes, {key: fetch}, done))
+            -1, e.max_wait_ms, e.min_bytes, e.max_bytes, {key: fetch}, done,
+            leader_only=leader_only))
 
     def _fetch_response(self, e: ev.Fetch, r) -> FetchResponse:
         high_watermark, log_start, _ = fetch_answer_fields(r, READ_UNCOMMITTED)  # as answered
@@ -285,16 +293,19 @@ class CoreLockstep:
         diverging = answer.diverging_epoch
         if not (current and handled):
             return result(answer.error, diverging=diverging, applied=False)
-        leo = follower.log_end_offset
+        leo, hw = follower.log_end_offset, follower.high_watermark
         outcome = apply_fetch_response(follower, answer.error, diverging, bytes(answer.records),
                                        answer.high_watermark, answer.log_start_offset)
         if answer.error == ErrorCode.offset_out_of_range and self._start_at_leader_log_start(
                 e, follower):  # as the fetcher thread does: ListOffsets EARLIEST, then restart
-            return result(answer.error, truncated_to=follower.log_end_offset)
-        after = follower.log_end_offset
-        truncated = after if after < leo or outcome == "truncated" else None
-        result(answer.error, appended=max(0, after - leo), diverging=diverging,
-               truncated_to=truncated)
+            result(answer.error, truncated_to=follower.log_end_offset)
+        else:
+            after = follower.log_end_offset
+            truncated = after if after < leo or outcome == "truncated" else None
+            result(answer.error, appended=max(0, after - leo), diverging=diverging,
+                   truncated_to=truncated)
+        if follower.high_watermark > hw:  # as the fetcher thread does
+            self.brokers[e.follower].replica_manager.follower_hw_raised(key)
 
     def _start_at_leader_log_start(self, e: ev.ReplicaFetch, follower) -> bool:
         leader = self.brokers[e.leader].replica_manager
@@ -394,6 +405,12 @@ class CoreLockstep:
                 out.append(Entry(ids.get((epoch, record.offset), NO_ID), epoch,
                                  record.value or b"", base))
         return tuple(out)
+
+
+def fetch_version(e: ev.Fetch) -> int:
+    """The version a model Fetch is sent at (FOLLOWER_READ_VERSIONS, LEADER_ONLY_VERSIONS)."""
+    versions = FOLLOWER_READ_VERSIONS if e.from_follower_allowed else LEADER_ONLY_VERSIONS
+    return versions[e.request_id % 2]
 
 
 _HANDLERS = {

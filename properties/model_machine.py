@@ -202,10 +202,13 @@ class ModelMachine(RuleBasedStateMachine):
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-1, 3),
           min_bytes=st.sampled_from([1, 1, 70, 200]), max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
-          max_bytes=st.sampled_from([1, 80, 1 << 20]), epoch=st.sampled_from([None, None, 0, -1, 1]))
-    def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes, epoch):
+          max_bytes=st.sampled_from([1, 80, 1 << 20]), epoch=st.sampled_from([None, None, 0, -1, 1]),
+          client_metadata=st.booleans())
+    def consumer_fetch(self, p, to_leader, broker, back, min_bytes, max_wait_ms, max_bytes, epoch,
+                       client_metadata):
         """epoch: the current leader epoch the client sends, relative to the broker's (None:
-        not sent, as old clients do)."""
+        not sent, as old clients do). client_metadata: the request may be read from a follower
+        (KIP-392, Fetch v11+; the lockstep sends it at v11 or v18, else at v4 or v10)."""
         broker = self.leader_or_any(p, to_leader, broker)
         replica = self.model.state.partitions[p].replicas[broker]
         hw = replica.hw if replica is not None else 0
@@ -214,7 +217,7 @@ class ModelMachine(RuleBasedStateMachine):
         if epoch is not None and replica is not None and replica.leader_epoch + epoch >= 0:
             leader_epoch = replica.leader_epoch + epoch
         self.feed(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes,
-                           max_wait_ms, leader_epoch))
+                           max_wait_ms, leader_epoch, client_metadata))
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans())
     def list_offsets(self, p, to_leader, broker, latest):

@@ -81,6 +81,7 @@ from kafkaref.model.events import (
     Tick,
 )
 from kafkaref.model.values import Entry
+from kafkaref.properties.lockstep import fetch_version
 
 TOPIC = "lockstep"
 PRODUCE_V, FETCH_V, LIST_OFFSETS_V, METADATA_V, API_VERSIONS_V = 8, 11, 5, 8, 2
@@ -92,7 +93,10 @@ OLDER = {"produce": PRODUCE_V, "fetch": FETCH_V, "list_offsets": LIST_OFFSETS_V,
          "delete_records": 0}
 
 
+
+
 def versions_for(request_id: int) -> dict[str, int]:
+    """Fetch's version also depends on the event: lockstep.fetch_version."""
     return NEWEST if request_id % 2 else OLDER
 RESPONSE_WAIT_S = 15.0  # bound on one expected response (a loaded 2-core machine)
 SETTLE_WAIT_S = 20.0  # bound on replication and metadata catching up after one step
@@ -422,7 +426,7 @@ class ThreadedCluster:
         versions = versions_for(getattr(event, "request_id", 0))
         if isinstance(event, Fetch):
             return self._send(event.request_id, event.broker, event.partition, 1,
-                              versions["fetch"], {
+                              fetch_version(event), {
                 "replica_id": -1, "max_wait": event.max_wait_ms, "min_bytes": event.min_bytes,
                 "max_bytes": 50 << 20, "isolation_level": 0, "session_id": 0,
                 "session_epoch": -1, "rack_id": "", "forgotten_topics_data": [],

@@ -220,13 +220,16 @@ class ThreadedMachine(RuleBasedStateMachine):
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, back=st.integers(-1, 3),
           max_wait_ms=st.sampled_from([0, 0, 100, 5000]),
-          max_bytes=st.sampled_from([1, 1 << 20]))
-    def consumer_fetch(self, p, to_leader, broker, back, max_wait_ms, max_bytes):
+          max_bytes=st.sampled_from([1, 1 << 20]), client_metadata=st.booleans())
+    def consumer_fetch(self, p, to_leader, broker, back, max_wait_ms, max_bytes, client_metadata):
+        """client_metadata: a follower may answer (KIP-392): sent at Fetch v11 or v18, else at
+        v10 (threaded_cluster.fetch_version)."""
         broker = self.target(p, to_leader, broker)
         replica = self.model.state.partitions[p].replicas[broker]
         hw = replica.hw if replica is not None else 0
         offset = max(0, hw - back) if back >= 0 else hw + 1
-        self.step(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms))
+        self.step(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, 1, max_wait_ms,
+                           from_follower_allowed=client_metadata))
 
     # The low watermark counts the followers the leader's metadata says are live (Kafka's
     # lowWatermarkIfLeader: metadataCache.hasAliveBroker); a broker restarted while isolated

@@ -1,5 +1,6 @@
 """Checks of fetch purgatory: a fetch with too little data waits up to max_wait_ms and is woken
-early as soon as min_bytes are there (protocol: Fetch max_wait_ms, min_bytes)."""
+early as soon as min_bytes are there (protocol: Fetch max_wait_ms, min_bytes); and of a
+consumer's fetch sent to a follower (KIP-392)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from kafkaref.chaos.conform.checks_log import values_batch
 from kafkaref.chaos.conform.probe import Probe
 
 MAX_WAIT_MS = 600
+FETCH_CLIENT_METADATA = 11  # KIP-392: from this Fetch version a follower serves consumers
+RACES = 30  # acks=1 produces, each followed at once by a fetch from a follower
 EARLY_S = 0.05  # a broker may answer this much before max_wait (clock granularity)
 LATE_S = 1.5  # generous: the machine running the suite may be loaded
 
@@ -87,3 +90,58 @@ def fetch_min_bytes_wakes(probe: Probe):
                  f"{held * 1000:.0f} ms", response=answer,
                  expected=f"the fetch waits max_wait {MAX_WAIT_MS} ms")
     return f"woken after {elapsed * 1000:.0f} ms; held {held * 1000:.0f} ms for min_bytes"
+
+
+@check("fetch_from_follower", "fetch", "KIP-392: a consumer's Fetch v11+ (client metadata) "
+       "may be served by a follower, up to the follower's hw; Kafka's FetchParams."
+       "fetchOnlyLeader")
+def fetch_from_follower(probe: Probe):
+    """A follower serves a consumer's Fetch v11+ up to its own hw and never returns a record at
+    or above the hw its answer gives, while acks=1 records race the follower's hw; no preferred
+    read replica is named (-1, Kafka's default without replica.selector.class). Before v11 the
+    follower answers NOT_LEADER_OR_FOLLOWER with no records."""
+    topic, _, follower, conn = probe.follower("follower")
+    probe.produce_ok(topic, values_batch(b"c", 3))  # acks=all: committed, offsets 0..2
+    version = probe.version(1)
+    if version < FETCH_CLIENT_METADATA:
+        answer = probe.fetch(topic, 0, max_wait_ms=0, conn=conn)
+        probe.expect_error(answer.error_code, ErrorCode.not_leader_or_follower,
+                           f"Fetch v{version} from follower {follower}", answer)
+        probe.expect(not probe.records(answer), "a refused fetch carries records",
+                     response=answer, expected="no records")
+        return f"Fetch v{version} from follower {follower}: NOT_LEADER_OR_FOLLOWER"
+    committed = _read_from_follower(probe, conn, topic, 3)
+    probe.expect(committed == [b"c-0", b"c-1", b"c-2"], f"the follower served {committed}",
+                 expected="c-0, c-1, c-2 at offsets 0..2")
+    behind = 0
+    for i in range(RACES):
+        base = probe.produce_ok(topic, values_batch(b"r%d-" % i, 2), acks=1)
+        answer = probe.fetch(topic, base, max_wait_ms=0, conn=conn)
+        _expect_within_hw(probe, answer, base)
+        behind += answer.error_code == ErrorCode.none and answer.high_watermark <= base
+    return (f"Fetch v{version} from follower {follower}: 3 committed records served; {RACES} "
+            f"fetches racing acks=1 records, {behind} at an offset its hw had not passed, "
+            f"none above its hw")
+
+
+def _read_from_follower(probe: Probe, conn, topic: str, end: int) -> list[bytes]:
+    """The values at offsets 0..end-1 read from the follower, polling until its hw (learnt one
+    fetch after the leader's) passes them."""
+    deadline = time.monotonic() + probe.timeout_s
+    while True:
+        answer = probe.fetch(topic, 0, max_wait_ms=100, conn=conn)
+        _expect_within_hw(probe, answer, 0)
+        if answer.high_watermark >= end or time.monotonic() > deadline:
+            return [r.value for r in probe.records(answer) if r.offset < end]
+
+
+def _expect_within_hw(probe: Probe, answer, offset: int) -> None:
+    """A follower's answer: no error (OFFSET_OUT_OF_RANGE too while it has not copied the
+    offset yet), no record at or above the hw it gives, no preferred read replica."""
+    probe.expect_error(answer.error_code, (ErrorCode.none, ErrorCode.offset_out_of_range),
+                       f"Fetch at {offset} from a follower", answer)
+    above = [r.offset for r in probe.records(answer) if r.offset >= answer.high_watermark]
+    probe.expect(not above, f"the follower returned offsets {above}, at or above its hw "
+                 f"{answer.high_watermark}", response=answer, expected="records below its hw")
+    probe.soft(getattr(answer, "preferred_read_replica", -1) == -1, "a preferred read replica "
+               "is named", response=answer, expected="-1 (no replica.selector.class)")

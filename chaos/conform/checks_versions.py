@@ -82,12 +82,7 @@ def leader_discovery(probe: Probe):
     node_endpoints giving that leader's address, so a client retries there without asking for
     metadata first. (Not a Fetch: from v11 a follower serves a consumer's fetch, KIP-392.)"""
     version = _needs(probe, 0, PRODUCE_HINTS, "leader hints in Produce")
-    if probe.replication_factor() < 2:
-        raise Skip("a single broker: no follower to ask")
-    topic = probe.create_topic("hints")
-    meta = probe.wait_for_leaders(topic, 1).partitions[0]
-    follower = next(r for r in meta.replica_nodes if r != meta.leader_id)
-    conn = probe.connect(probe.broker_address(follower))
+    topic, meta, follower, conn = probe.follower("hints")
     produced = conn.call(0, probe.produce_values(topic, 0, values_batch(b"h", 1), acks=1),
                          version)
     _expect_hint(probe, produced, produced.responses[0].partition_responses[0], meta,

@@ -402,6 +402,16 @@ class Probe:
             self._leaders[key] = self.connect(self._brokers[leader])
         return self._leaders[key]
 
+    def follower(self, label: str):
+        """A new one-partition topic named after label, its partition 0's metadata, a replica
+        that does not lead it and a connection to that replica (Skip on a single broker)."""
+        if self.replication_factor() < 2:
+            raise Skip("a single broker: no follower to ask")
+        topic = self.create_topic(label)
+        meta = self.wait_for_leaders(topic, 1).partitions[0]
+        follower = next(r for r in meta.replica_nodes if r != meta.leader_id)
+        return topic, meta, follower, self.connect(self.broker_address(follower))
+
     # -- data ---------------------------------------------------------------------------------
     def produce_values(self, topic: str, partition: int, batch: bytes, acks: int = -1,
                        timeout_ms: int = 10_000) -> dict:

@@ -42,6 +42,8 @@ from kafkaref.impl.protocol.messages import build, millis
 # Produce v10 and Fetch v16 answer NOT_LEADER_OR_FOLLOWER (Fetch: and FENCED_LEADER_EPOCH)
 # with the partition's current leader and its endpoint (KIP-951, KafkaApis)
 PRODUCE_LEADER_HINTS, FETCH_LEADER_HINTS = 10, 16
+# Fetch v11 carries the consumer's rack and KafkaApis builds client metadata from it (KIP-392)
+FETCH_CLIENT_METADATA_VERSION = 11
 
 # ListOffsets' special timestamps and the first version that knows each (Kafka's
 # ReplicaManager.isListOffsetsTimestampUnsupported): latest, earliest, max timestamp (KIP-734),
@@ -622,7 +624,8 @@ class Broker:
 
         self.replica_manager.fetch(replica_id, millis(body.max_wait), body.min_bytes,
                                    getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
-                                   zero_copy=self.zero_copy_fetch)
+                                   zero_copy=self.zero_copy_fetch,
+                                   leader_only=fetch_only_leader(request.api_version, replica_id))
 
     def _fetch_response(self, request, order, results, erroneous) -> FetchAnswer:
         """The answer as values, partitions in the request's order (those refused before the
@@ -1040,6 +1043,14 @@ def _coordinator_endpoint(endpoint) -> dict:
     if endpoint is None:
         return {"node_id": -1, "host": "", "port": -1}
     return {"node_id": endpoint.broker_id, "host": endpoint.host, "port": endpoint.port}
+
+
+def fetch_only_leader(version: int, replica_id: int) -> bool:
+    """Whether only the partition's leader may answer a Fetch (Kafka's
+    FetchParams.fetchOnlyLeader): a follower's fetch, and a consumer's without client metadata.
+    KafkaApis.handleFetchRequest builds client metadata from v11 on (KIP-392), so a consumer's
+    Fetch v11+ is served by a follower too, up to the follower's hw."""
+    return replica_id >= 0 or version < FETCH_CLIENT_METADATA_VERSION
 
 
 def _fetch_replica_id(body) -> int:

@@ -72,16 +72,18 @@ class DelayedFetch(DelayedOperation):
     in a way the fetcher must hear about at once (error, leadership, truncation)."""
 
     def __init__(self, max_wait_ms: int, min_bytes: int, replica_id: int, fetches: dict,
-                 lookup, read: Callable[[], dict], respond: Callable[[dict], None]):
+                 lookup, read: Callable[[], dict], respond: Callable[[dict], None],
+                 leader_only: bool = True):
         super().__init__(max_wait_ms)
         self.min_bytes, self.replica_id, self.fetches = min_bytes, replica_id, fetches
+        self.leader_only = leader_only  # else a follower answers it too (KIP-392)
         self.lookup, self.read, self.respond = lookup, read, respond
 
     def try_complete(self) -> bool:
         accumulated = 0
         for key, fetch in self.fetches.items():
             partition = self.lookup(key)
-            if partition is None or not partition.is_leader:
+            if partition is None or (self.leader_only and not partition.is_leader):
                 return self.force_complete()
             if partition.check_leader_epoch(fetch.current_leader_epoch) != ErrorCode.none:
                 return self.force_complete()

@@ -361,9 +361,12 @@ class Partition:
         min_one: bool = True,
         zero_copy: bool = False,
         follower_log_start: int = -1,
+        leader_only: bool = True,
     ) -> FetchResult:
+        """leader_only: Kafka's FetchParams.fetchOnlyLeader, false for a consumer whose request
+        carries client metadata (KIP-392): a follower then serves it, up to its own hw."""
         error = self.check_leader_epoch(current_leader_epoch)
-        if error == ErrorCode.none and not self.is_leader:
+        if error == ErrorCode.none and leader_only and not self.is_leader:
             error = ErrorCode.not_leader_or_follower
         if error != ErrorCode.none:
             return FetchResult(error)

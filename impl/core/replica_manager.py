@@ -171,6 +171,11 @@ class ReplicaManager:
         self.delete_records_purgatory.check_and_complete(key)
         partition.log.delete()
 
+    def follower_hw_raised(self, key: Key) -> None:
+        """A fetch answer raised this follower's hw: consumer fetches parked here (KIP-392)
+        may have enough to read (Kafka's fetcher: completeDelayedFetchRequests)."""
+        self.fetch_purgatory.check_and_complete(key)
+
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
             self.produce_purgatory.check_and_complete(key)
@@ -225,11 +230,14 @@ class ReplicaManager:
     # -- fetch ------------------------------------------------------------------------------
     def fetch(self, replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int,
               fetches: dict[Key, FetchPartition],
-              respond: Callable[[dict[Key, FetchResult]], None], zero_copy: bool = False) -> None:
+              respond: Callable[[dict[Key, FetchResult]], None], zero_copy: bool = False,
+              leader_only: bool = True) -> None:
         """Answer now or park in fetch purgatory. zero_copy: records may come back as
-        RecordsSlices (file ranges, impl/storage/partition_log.py) the caller sends or closes."""
+        RecordsSlices (file ranges, impl/storage/partition_log.py) the caller sends or closes.
+        leader_only: Kafka's FetchParams.fetchOnlyLeader (the broker decides it from the
+        request: broker.fetch_only_leader); false, followers serve the fetch up to their hw."""
         def read() -> dict[Key, FetchResult]:
-            return self._read(replica_id, max_bytes, fetches, zero_copy)
+            return self._read(replica_id, max_bytes, fetches, zero_copy, leader_only)
 
         results = read()
         readable = sum(len(r.records) for r in results.values())
@@ -240,11 +248,11 @@ class ReplicaManager:
             return
         close_records(results)  # parked: the answer is read again when it completes
         op = DelayedFetch(max_wait_ms, min_bytes, replica_id, fetches, self.partitions.get,
-                          read, respond)
+                          read, respond, leader_only)
         self.fetch_purgatory.try_complete_else_watch(op, list(fetches))
 
-    def _read(self, replica_id: int, max_bytes: int, fetches,
-              zero_copy: bool = False) -> dict[Key, FetchResult]:
+    def _read(self, replica_id: int, max_bytes: int, fetches, zero_copy: bool = False,
+              leader_only: bool = True) -> dict[Key, FetchResult]:
         results, remaining = {}, max_bytes
         for key, fetch in fetches.items():
             partition = self.partitions.get(key)
@@ -261,7 +269,7 @@ class ReplicaManager:
                 fetch.fetch_offset, budget,
                 replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
                 min_one=remaining == max_bytes, zero_copy=zero_copy,
-                follower_log_start=fetch.log_start_offset,
+                follower_log_start=fetch.log_start_offset, leader_only=leader_only,
             )
             if _first_batch_cut(result, budget, fetch.fetch_offset, replica_id):
                 result = attrs.evolve(result, first_batch_cut=True)

@@ -33,6 +33,9 @@ CAUGHT_BY = {
     "M8": "torn_tail_recovery",  # through --tear-cmd (kafkaref chaos tear)
     "M13": "segment_roll",  # a topic's segment.bytes (1 MiB: the minimum) makes rolls happen
 }
+# Further checks that see the mutant too: M4's consumer read past the hw shows on a follower,
+# which serves a consumer's Fetch v11+ up to its own hw (KIP-392)
+ALSO_CAUGHT_BY = {"M4": ("fetch_from_follower",)}
 NOT_SEEN: dict[str, str] = {}
 CONTROL = "acks_1"  # passes under every mutant: the failure is the named check, not a crash
 DEFAULT_RUN = {"M2", "M4", "M8", "M9", "M11", "M13"}  # acks, reads, storage, order, purgatory
@@ -54,11 +57,13 @@ def setups():
 def test_conform_names_the_check_that_catches_the_mutant(cluster_setup, cluster, tmp_path):
     (mutant,) = cluster_setup.mutants
     with fault_commands(cluster, str(tmp_path)) as (kill, restart, tear):
-        result = run(cluster.bootstrap, select(only=(CAUGHT_BY[mutant.code], CONTROL)),
+        catching = (CAUGHT_BY[mutant.code], *ALSO_CAUGHT_BY.get(mutant.code, ()))
+        result = run(cluster.bootstrap, select(only=(*catching, CONTROL)),
                      options={"faults": ShellFaults(kill, restart, tear)})
     verdicts = {o.name: o for o in result.outcomes}
-    caught = verdicts[CAUGHT_BY[mutant.code]]
-    assert caught.status == FAIL, (mutant.code, caught.status, caught.summary)
-    assert caught.evidence, "a failure carries its evidence"
+    for name in catching:
+        caught = verdicts[name]
+        assert caught.status == FAIL, (mutant.code, name, caught.status, caught.summary)
+        assert caught.evidence, "a failure carries its evidence"
     assert verdicts[CONTROL].status == PASS, verdicts[CONTROL].summary
     assert result.exit_code == 1

@@ -46,8 +46,12 @@ def test_wire_checks_run_at_both_levels_and_the_reports_say_which_versions(broke
 
 
 def test_every_wire_group_runs_at_both_levels_the_slow_ones_once():
+    """The fuzzer and the failover, whose requests differ by version, run at both levels too."""
     catalogue = load_catalogue()
     assert catalogue["acks_1"].levels == (LOWEST, HIGHEST)
+    assert catalogue["protocol_fuzz"].levels == (LOWEST, HIGHEST)
+    assert catalogue["leader_failover"].levels == (LOWEST, HIGHEST)
+    assert catalogue["fetch_from_follower"].levels == (LOWEST, HIGHEST)
     assert catalogue["chaos_workload"].levels == catalogue["segment_roll"].levels
     assert len(catalogue["segment_roll"].levels) == 1
 
@@ -68,3 +72,18 @@ def test_the_version_checks_skip_where_the_broker_lacks_the_versions(broker):
         "fetch_by_topic_id": "fetching by topic id needs v13; the broker's highest is v12",
         "leader_discovery": "leader hints in Produce needs v10; the broker's highest is v9",
         "delete_records": "the broker does not advertise DeleteRecords (api key 21)"}
+
+
+def test_the_fuzzer_mutates_frames_of_each_level_and_says_which(broker):
+    """Produce, Fetch, Metadata and ApiVersions frames at the lowest advertised versions, then
+    at the highest (Produce v13 and Fetch v18 naming the topic by id); the summary and the
+    versions exercised name them."""
+    advertised = negotiate(broker.address)
+    result = run(broker.address, select(only=("protocol_fuzz",)), options={"fuzz": 40})
+    (outcome,) = result.outcomes
+    assert outcome.status == PASS, outcome.summary
+    for level, pick in ((LOWEST, 0), (HIGHEST, 1)):
+        sent = outcome.versions[level]
+        produce = max(advertised[0][pick], 3)  # the probe's floor: kio has no Produce v0-2
+        assert (sent["Produce"], sent["Fetch"]) == ([produce], [advertised[1][pick]])
+        assert f"Produce v{produce}, Fetch v{advertised[1][pick]}" in outcome.summary

@@ -178,14 +178,17 @@ def test_fetch_naming_a_topic_by_an_id_its_log_does_not_have_is_inconsistent_top
 
 
 @pytest.mark.parametrize("version", [15, 16, 18])
-def test_fetch_from_a_follower_names_the_leader_from_v16(version):
+def test_fetch_from_a_broker_without_the_partition_names_the_leader_from_v16(version):
     """KIP-951: NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the current leader and
-    node_endpoints its address, from Fetch v16 (KafkaApis.handleFetchRequest)."""
-    b0, b1 = brokers(2)
+    node_endpoints its address, from Fetch v16 (KafkaApis.handleFetchRequest). Asked of a
+    broker that holds no replica: from v11 a follower serves a consumer's fetch (KIP-392,
+    test_core_follower_fetch.py)."""
+    b0, b1, b2 = brokers(3)
     create(b0, "t", replication_factor=2)
-    leader = b0.metadata.topic("t").partitions[0].leader
-    follower = b1 if leader == 0 else b0
-    body = fetch(follower, version, topic_id(b0, "t"))
+    meta = b0.metadata.topic("t").partitions[0]
+    leader = meta.leader
+    stranger = next(b for b in (b0, b1, b2) if b.broker_id not in meta.replicas)
+    body = fetch(stranger, version, topic_id(b0, "t"))
     answer = body.responses[0].partitions[0]
     assert answer.error_code == ErrorCode.not_leader_or_follower
     if version < 16:

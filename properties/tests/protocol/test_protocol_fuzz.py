@@ -10,7 +10,17 @@ import struct
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkaref.chaos.conform.fuzz import SEED, mutate, produce_frame, send_and_settle, valid_frames
+from kafkaref.chaos.conform.catalogue import HIGHEST, LOWEST
+from kafkaref.chaos.conform.fuzz import (
+    SEED,
+    mutate,
+    probe_frames,
+    produce_frame,
+    send_and_settle,
+    valid_frames,
+)
+from kafkaref.chaos.conform.probe import Probe
+from kafkaref.chaos.conform.runner import negotiate
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.producer import Producer
@@ -32,14 +42,22 @@ def assert_serves(broker):
         assert connection.send(18, 2, {}).error_code == ErrorCode.none
 
 
-def test_fuzzed_frames_never_break_the_broker_or_its_data(broker):
+@pytest.mark.parametrize("level", [LOWEST, HIGHEST])
+def test_fuzzed_frames_never_break_the_broker_or_its_data(broker, level):
+    """The frames mutated are at the lowest, then the highest, versions the broker advertises
+    (as the conform check's levels: Produce v3 / v13, Fetch v4 / v18 by topic id, ...)."""
     rng = random.Random(SEED)
     with Producer(broker.address) as producer:
         acked = [producer.send("fz", b"acked-%d" % i, partition=0) for i in range(20)]
     acked_values = [f.result(timeout=5) and b"acked-%d" % i for i, f in enumerate(acked)]
+    probe = Probe(broker.address, negotiate(broker.address), level=level)
+    try:
+        frames = probe_frames(probe, "fz")
+    finally:
+        probe.close()
     outcomes = {"answered": 0, "closed": 0, "silent": 0}
     for case in range(CASES):
-        frame = mutate(rng, rng.choice(valid_frames(rng)))
+        frame = mutate(rng, rng.choice(valid_frames(rng, frames)))
         outcomes[send_and_settle(("127.0.0.1", broker.port), frame)] += 1
         if case % 50 == 0:
             assert_serves(broker)
@@ -56,7 +74,7 @@ def test_fuzzed_frames_never_break_the_broker_or_its_data(broker):
             got += batch
     values = [r.value for r in got]
     assert values[:20] == acked_values  # acknowledged data intact, every stored batch decodes
-    print(f"fuzz outcomes: {outcomes}, log holds {len(values)} records")
+    print(f"fuzz outcomes at {frames.versions}: {outcomes}, log holds {len(values)} records")
 
 
 @pytest.mark.parametrize("damage", ["crc", "count", "length", "magic", "base_offset"])
