@@ -107,6 +107,7 @@ class PeerSetup:
 
     name: str = "apache-kafka"
     nodes: int = 1
+    overrides: tuple[tuple[str, str], ...] = ()  # Apache Kafka's server.properties entries
 
     @property
     def id(self) -> str:
@@ -118,7 +119,8 @@ def running_peer(setup: PeerSetup, directory: str):
     """Start the peer `setup` describes under `directory`; stop it (every process) after."""
     from kafkaref.chaos.peers import start_peer
 
-    with start_peer(setup.name, setup.nodes, directory) as peer:
+    options = {"overrides": dict(setup.overrides)} if setup.overrides else {}
+    with start_peer(setup.name, setup.nodes, directory, **options) as peer:
         yield peer
 
 

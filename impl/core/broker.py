@@ -597,7 +597,9 @@ class Broker:
     def _fetch(self, request, respond):
         """Partitions the metadata does not know (by name, or from v13 by topic id) are refused
         before the read and answered after the others, as Kafka's KafkaApis.handleFetchRequest
-        does (its `erroneous` partitions); they do not make the fetch answer at once."""
+        does (its `erroneous` partitions); they do not make the fetch answer at once. A
+        partition named twice is read and answered once, where it was first named, with the
+        later entry's offsets (FetchRequest.fetchData is a map keyed by partition)."""
         body = request.body
         replica_id = _fetch_replica_id(body)
         fetches, order, erroneous = {}, [], {}
@@ -611,7 +613,8 @@ class Broker:
                 elif not self._known_partition(key):
                     erroneous[key] = ErrorCode.unknown_topic_or_partition
                 else:
-                    order.append(key)
+                    if key not in fetches:
+                        order.append(key)
                     fetches[key] = FetchPartition(
                         p.fetch_offset, p.partition_max_bytes,
                         getattr(p, "current_leader_epoch", -1),

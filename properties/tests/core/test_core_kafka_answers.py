@@ -427,3 +427,30 @@ def test_a_producer_known_only_by_epoch_minus_one_takes_any_sequence():
     state.record(7, 0, CachedBatch(4, 4, 4, 4))
     assert state.check(7, 1, 3, 3).error == ErrorCode.out_of_order_sequence_number
     assert state.check(7, 0, 9, 9).error == ErrorCode.out_of_order_sequence_number
+
+
+@pytest.mark.parametrize("zero_copy", [False, True])
+def test_a_partition_fetched_twice_is_answered_once_with_the_later_offsets(core_broker,
+                                                                           zero_copy):
+    """Kafka's FetchRequest.fetchData is a map keyed by partition: a partition named twice is
+    answered once, where it was first named, read from the later entry's offset (seen on 4.3.1
+    at v11 and v16; kafkaref answered it twice, and closed the connection at v11)."""
+    core_broker.zero_copy_fetch = zero_copy
+    create(core_broker, "t", partitions=2)
+    produce(core_broker, [("t", 0, batch()), ("t", 1, batch())])
+    produce(core_broker, [("t", 0, batch())])
+    entry = {"partition_max_bytes": 1 << 20, "current_leader_epoch": -1, "log_start_offset": -1,
+             "last_fetched_epoch": -1}
+    body = call(core_broker, 1, 11, {
+        "replica_id": -1, "max_wait": 0, "min_bytes": 1, "max_bytes": 1 << 20,
+        "isolation_level": 0, "session_id": 0, "session_epoch": -1, "rack_id": "",
+        "forgotten_topics_data": [], "topics": [{"topic": "t", "partitions": [
+            {**entry, "partition": 0, "fetch_offset": 0},
+            {**entry, "partition": 1, "fetch_offset": 0},
+            {**entry, "partition": 0, "fetch_offset": 1}]}]})
+    answers = [(t.topic, p.partition_index, p.error_code) for t in body.responses
+               for p in t.partitions]
+    assert answers == [("t", 0, ErrorCode.none), ("t", 1, ErrorCode.none)]
+    first = body.responses[0].partitions[0]
+    records = first.records if isinstance(first.records, bytes) else bytes(first.records)
+    assert int.from_bytes(records[:8], "big") == 1  # the later entry's offset

@@ -15,7 +15,8 @@ from kafkaref.properties.differential import run
 from kafkaref.properties.servers import ClusterSetup, PeerSetup
 
 pytestmark = [
-    pytest.mark.parametrize("peer_setup", [PeerSetup("apache-kafka", 1)], scope="module"),
+    pytest.mark.parametrize("peer_setup", [PeerSetup(
+        "apache-kafka", 1, overrides=tuple(run.NO_RETENTION_TASK.items()))], scope="module"),
     # the brokers' controller session as `kafkaref cluster` runs it (9 s, like Kafka's 9 s
     # broker.session.timeout.ms): the fixture's 1 s, for fail-over tests, fenced the broker
     # under load and turned a long walk's CreateTopics into INVALID_REPLICATION_FACTOR

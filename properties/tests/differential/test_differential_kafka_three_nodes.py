@@ -9,7 +9,8 @@ from kafkaref.properties.servers import ClusterSetup, PeerSetup
 
 pytestmark = [
     pytest.mark.differential,
-    pytest.mark.parametrize("peer_setup", [PeerSetup("apache-kafka", 3)], scope="module"),
+    pytest.mark.parametrize("peer_setup", [PeerSetup(
+        "apache-kafka", 3, overrides=tuple(run.NO_RETENTION_TASK.items()))], scope="module"),
     pytest.mark.parametrize("cluster_setup", [ClusterSetup(brokers=3, session_timeout_ms=9_000)],
                             scope="module"),
 ]
