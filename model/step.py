@@ -483,10 +483,12 @@ def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState,
     if event.timestamp == ev.LATEST:
         # read_uncommitted consumers see up to the hw, so "latest" is the hw.
         return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.hw),)
-    # Any other timestamp is a lookup by time (KIP-79): the first record below the hw whose
-    # timestamp is at or after it, else offset -1 (no error). The model's records carry no
-    # timestamps: every one counts as stamped 0 (what the impl's clients here send).
-    found = 0 if event.timestamp <= RECORD_TIMESTAMP and replica.hw > 0 else -1
+    # Any other timestamp is a lookup by time (KIP-79): the first record at or above the log
+    # start and below the hw whose timestamp is at or after it, else offset -1 (no error;
+    # Kafka's fetchOffsetByTimestamp searches from the log start offset). The model's records
+    # carry no timestamps: every one counts as stamped 0 (what the impl's clients here send).
+    stamped = event.timestamp <= RECORD_TIMESTAMP and replica.log_start < replica.hw
+    found = replica.log_start if stamped else -1
     return state, (eff.ListOffsetsResponse(event.request_id, NONE, found),)
 
 

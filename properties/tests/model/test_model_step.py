@@ -482,3 +482,20 @@ def test_a_crashed_follower_stops_counting_and_a_lagging_one_starts_at_the_leade
         assert effects[0].error == ErrorCode.offset_out_of_range
     sync(model, 2)
     assert (follower(model, 2).log_start, follower(model, 2).leo) == (2, 2)
+
+
+
+def test_list_offsets_by_time_searches_from_the_log_start():
+    """Kafka's fetchOffsetByTimestamp reads from the log start offset: after DeleteRecords the
+    first record stamped at or after the time is at the log start, and there is none once the
+    log start reaches the hw (the model answered 0, below the log start; found by the deep
+    core lockstep)."""
+    model = started()
+    produce(model, 1, [b"a", b"b", b"c"])
+    sync(model, 1, 2)
+    for request_id, (offset, expected) in enumerate(((2, 2), (3, -1)), start=10):
+        model.feed(ev.DeleteRecords(request_id, 0, 0, offset))
+        sync(model, 1, 2)
+        assert leader(model).log_start == offset
+        assert model.feed(ev.ListOffsets(request_id + 100, 0, 0, 0)) == (
+            eff.ListOffsetsResponse(request_id + 100, OK, expected),)
