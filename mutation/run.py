@@ -37,6 +37,7 @@ import tomllib
 from collections import Counter
 from pathlib import Path
 
+import attrs
 from cosmic_ray.ast import ast_nodes, get_ast_from_path
 from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.plugins import get_operator
@@ -86,7 +87,7 @@ class Session:
 
     def __init__(self, commit: str):
         self.commit = commit
-        self.home = CACHE / commit[:12]
+        self.home = CACHE / commit[:12]  # a session named by a short commit: `--commit` takes one
         self.tree = self.home / "tree"
         self.archive = self.home / "tree.tar"
         self.db_path = self.home / "session.sqlite"
@@ -111,11 +112,15 @@ class Session:
             if not link.is_symlink():
                 link.symlink_to(self.tree / layer)
 
-    def create(self, sample: int, seed: int) -> None:
+    def extract(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
-        data = subprocess.check_output(["git", "-C", str(ROOT), "archive", "--format=tar", self.commit])
-        self.archive.write_bytes(data)
+        if not self.archive.exists():
+            data = subprocess.check_output(["git", "-C", str(ROOT), "archive", "--format=tar", self.commit])
+            self.archive.write_bytes(data)
         self.restore_tree()
+
+    def create(self, sample: int, seed: int) -> None:
+        self.extract()
         population = enumerate_mutants(self.tree)
         rng = random.Random(seed)
         chosen = rng.sample(population, min(sample, len(population)))
@@ -207,6 +212,24 @@ def run(args) -> None:
             print(f"{item.job_id} {outcome(result):10} {time.monotonic() - start:6.1f}s "
                   f"{describe(session, item)}", flush=True)
     report(argparse.Namespace(commit=session.commit, markdown=False, survivors=False))
+
+
+def recheck(args) -> None:
+    """The survivors of an older commit's session, each applied to HEAD's tree and run against
+    HEAD's tests: whether the tests added since kill them (the source must not have moved)."""
+    os.nice(args.nice)
+    old, new = Session(args.commit), Session(tree_commit())
+    new.extract()
+    prepare_environment(new)
+    with use_db(str(old.db_path), WorkDB.Mode.open) as db:
+        _, survivors = tally(old, db)
+    for item, result in survivors:
+        spec = item.mutations[0]
+        moved = attrs.evolve(spec, module_path=new.tree / Path(spec.module_path).relative_to(old.tree))
+        folder = folder_of(new.tree, moved.module_path)
+        rerun = mutate_and_test([moved], test_command(folder), max(MIN_TIMEOUT, 3 * baseline(old, folder)))
+        same = changed_lines(rerun.diff) == changed_lines(result.diff)
+        print(f"{item.job_id} {outcome(rerun) if same else 'moved':10} {describe(old, item)}", flush=True)
 
 
 def outcome(result) -> str:
@@ -331,8 +354,11 @@ def main() -> None:
     report_parser.add_argument("--commit", help="the session's commit (default: HEAD)")
     report_parser.add_argument("--markdown", action="store_true")
     report_parser.add_argument("--survivors", action="store_true", help="print each survivor's diff")
+    recheck_parser = commands.add_parser("recheck", help="an older session's survivors on HEAD")
+    recheck_parser.add_argument("--commit", required=True, help="the older session's commit")
+    recheck_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
     args = parser.parse_args()
-    run(args) if args.command == "run" else report(args)
+    {"run": run, "report": report, "recheck": recheck}[args.command](args)
 
 
 if __name__ == "__main__":
