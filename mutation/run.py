@@ -24,6 +24,7 @@ database (sqlite) stores each result. This driver adds what kafkaref needs (docs
 from __future__ import annotations
 
 import argparse
+import difflib
 import io
 import json
 import math
@@ -38,11 +39,12 @@ from collections import Counter
 from pathlib import Path
 
 import attrs
+import coverage
 from cosmic_ray.ast import ast_nodes, get_ast_from_path
-from cosmic_ray.mutating import mutate_and_test
+from cosmic_ray.mutating import mutate_and_test, mutate_code
 from cosmic_ray.plugins import get_operator
 from cosmic_ray.work_db import WorkDB, use_db
-from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem
+from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
 
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = Path(os.environ.get("KAFKAREF_CACHE", Path.home() / ".cache" / "kafkaref")) / "mutation"
@@ -57,6 +59,10 @@ FOLDERS = {
     "impl/controller": "properties/tests/cluster",
     "model": "properties/tests/model",
 }
+# Layers whose tests run the folder's code in the test process (threads included): their line
+# coverage is exact, so a mutant on a line the layer never runs is a survivor without a run. The
+# server and cluster layers run brokers in child processes, which coverage does not follow here.
+IN_PROCESS = {"impl/core", "impl/storage", "impl/replication", "model"}
 LAYERS = ("spec", "model", "impl", "history", "chaos", "spark_checks", "properties", "commands")
 
 # Cosmic Ray operators that make the bugs a person writes: off-by-one comparisons and constants,
@@ -186,9 +192,40 @@ def baseline(session: Session, folder: str) -> float:
     return meta["baseline_seconds"][folder]
 
 
+def covered_lines(session: Session, folder: str) -> dict[str, set[int]] | None:
+    """file -> the lines the folder's layer runs (None: not measurable in process). Measured once
+    per session with coverage.py; the data file is kept in the session's folder."""
+    if folder not in IN_PROCESS:
+        return None
+    data_file = session.home / f"coverage-{folder.replace('/', '-')}"
+    if not data_file.exists():
+        command = test_command(folder).replace(" -m pytest -x", f" -m coverage run --data-file={data_file}"
+                                               f" --include={session.tree / folder}/* -m pytest -x", 1)
+        print(f"coverage of {folder}'s layer ...", flush=True)
+        if subprocess.run(command.split(), capture_output=True).returncode != 0:
+            data_file.unlink(missing_ok=True)
+            sys.exit(f"mutation: the unmutated tests of {folder} fail under coverage")
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    return {path: set(data.lines(path) or ()) for path in data.measured_files()}
+
+
+def not_covered(spec: MutationSpec) -> WorkResult:
+    """A survivor judged without a run: no test of its layer executes the mutated line."""
+    original = Path(spec.module_path).read_text()
+    mutated = mutate_code(original, get_operator(spec.operator_name)(), spec.occurrence)
+    diff = "\n".join(difflib.unified_diff(original.split("\n"), (mutated or original).split("\n"),
+                                          lineterm="", n=3))
+    return WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
+                      output=NOT_COVERED, diff=diff)
+
+
+NOT_COVERED = "not covered"
+
+
 def run(args) -> None:
     os.nice(args.nice)
-    session = Session(tree_commit())
+    session = Session(args.commit or tree_commit())
     if not session.exists():
         print(f"mutation: new session for {session.commit[:12]} in {session.home}", flush=True)
         session.create(args.sample, args.seed)
@@ -207,7 +244,11 @@ def run(args) -> None:
                 break
             timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * baseline(session, folder))
             start = time.monotonic()
-            result = mutate_and_test(item.mutations, test_command(folder), timeout)
+            spec, lines = item.mutations[0], covered_lines(session, folder)
+            if lines is not None and spec.start_pos[0] not in lines.get(str(spec.module_path), ()):
+                result = not_covered(spec)
+            else:
+                result = mutate_and_test(item.mutations, test_command(folder), timeout)
             db.set_result(item.job_id, result)
             print(f"{item.job_id} {outcome(result):10} {time.monotonic() - start:6.1f}s "
                   f"{describe(session, item)}", flush=True)
@@ -238,7 +279,7 @@ def outcome(result) -> str:
     if result.worker_outcome != WorkerOutcome.NORMAL or result.test_outcome == TestOutcome.INCOMPETENT:
         return "error"
     if result.test_outcome == TestOutcome.SURVIVED:
-        return "survived"
+        return "uncovered" if result.output == NOT_COVERED else "survived"
     return "timeout" if result.output == "timeout" else "killed"
 
 
@@ -290,24 +331,24 @@ def tally(session: Session, db: WorkDB) -> tuple[dict, list]:
             row["pending"] += 1
             continue
         kind = outcome(result)
-        if kind == "survived" and key(session, item, result) in equivalent:
+        if kind in ("survived", "uncovered") and key(session, item, result) in equivalent:
             kind = "equivalent"
         row[kind] += 1
-        if kind == "survived":
+        if kind in ("survived", "uncovered"):
             survivors.append((item, result))
     return rows, survivors
 
 
 def score_line(name: str, row: Counter, population: int | str) -> list[str]:
-    judged = row["killed"] + row["timeout"] + row["survived"]
+    judged = row["killed"] + row["timeout"] + row["survived"] + row["uncovered"]
     low, high = wilson(row["killed"] + row["timeout"], judged)
     score = f"{100 * (row['killed'] + row['timeout']) / judged:.1f}%" if judged else "-"
     return [name, str(population), str(row["sampled"]), str(row["killed"]), str(row["timeout"]),
-            str(row["survived"]), str(row["equivalent"]), str(row["error"] + row["no-mutant"]),
+            f"{row['survived'] + row['uncovered']} ({row['uncovered']})", str(row["equivalent"]), str(row["error"] + row["no-mutant"]),
             str(row["pending"]), score, f"{100 * low:.0f}-{100 * high:.0f}%" if judged else "-"]
 
 
-HEADER = ["folder", "mutants", "sampled", "killed", "timed out", "survived", "equivalent",
+HEADER = ["folder", "mutants", "sampled", "killed", "timed out", "survived (uncovered)", "equivalent",
           "error", "pending", "score", "95% CI"]
 
 
@@ -327,7 +368,7 @@ def report(args) -> None:
         print(render(table, args.markdown))
         if args.survivors:
             for item, result in survivors:
-                print(f"\n## {item.job_id} {describe(session, item)}\n{result.diff}")
+                print(f"\n## {item.job_id} {outcome(result)} {describe(session, item)}\n{result.diff}")
 
 
 def render(table: list[list[str]], markdown: bool) -> str:
@@ -350,6 +391,7 @@ def main() -> None:
     run_parser.add_argument("--minutes", type=float, default=0, help="stop after this budget (0: none)")
     run_parser.add_argument("--folder", action="append", choices=list(FOLDERS), help="only these folders")
     run_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    run_parser.add_argument("--commit", help="resume (or start) this commit's session (default: HEAD)")
     report_parser = commands.add_parser("report", help="per-folder score of the session")
     report_parser.add_argument("--commit", help="the session's commit (default: HEAD)")
     report_parser.add_argument("--markdown", action="store_true")
