@@ -4,7 +4,7 @@ The broker reads version-dependent request fields as `getattr(body, "field", def
 default stands for the versions whose schema lacks the field. A misspelt name, or a name from
 another API, is then never found and the default is read at every version, silently: no request
 fails, the broker just ignores what the client sent. Each such read in a handler of the core
-broker (impl/core/broker.py) is checked here against Kafka's schemas (kio, generated from them)
+broker (impl/core/broker.py, admin.py, describe.py) is checked here against Kafka's schemas (kio, generated from them)
 at the versions kafkaref advertises: the field exists at some advertised version of that API
 (else the read is dead or misspelt), and is absent at some other (else it is always present and
 must be read directly, so that a misread fails loudly)."""
@@ -20,17 +20,19 @@ from pathlib import Path
 import attrs
 import pytest
 
-from kafkaref.impl.core import broker
+from kafkaref.impl.core import admin, broker, describe
 from kafkaref.impl.protocol import wire
 
 
 def handler_methods(tree: ast.Module) -> dict[int, ast.FunctionDef]:
-    """api key -> the Broker method its `self._handlers` table names."""
-    broker_class = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Broker")
-    methods = {n.name: n for n in broker_class.body if isinstance(n, ast.FunctionDef)}
-    table = next(n.value for n in ast.walk(broker_class) if isinstance(n, ast.Assign)
-                 and isinstance(n.value, ast.Dict) and ast.unparse(n.targets[0]) == "self._handlers")
-    return {key.value: methods[value.attr] for key, value in zip(table.keys, table.values, strict=True)}
+    """api key -> the method a handler table names: a dict literal of api keys to `self.<method>`
+    (the broker's `self._handlers`, AdminApis' and DescribeApis' `handlers()`)."""
+    methods = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    tables = [n for n in ast.walk(tree) if isinstance(n, ast.Dict) and n.keys and all(
+        isinstance(k, ast.Constant) and isinstance(k.value, int) for k in n.keys) and all(
+        isinstance(v, ast.Attribute) and ast.unparse(v.value) == "self" for v in n.values)]
+    return {key.value: methods[value.attr] for table in tables
+            for key, value in zip(table.keys, table.values, strict=True)}
 
 
 def defaulted_reads(method: ast.FunctionDef) -> set[str]:
@@ -49,8 +51,8 @@ def schema_fields(api_key: int, version: int) -> set[str]:
             for f in (dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else attrs.fields(cls))}
 
 
-READS = {key: defaulted_reads(method) for key, method in
-         handler_methods(ast.parse(Path(broker.__file__).read_text())).items()}
+READS = {key: defaulted_reads(method) for module in (broker, admin, describe) for key, method in
+         handler_methods(ast.parse(Path(module.__file__).read_text())).items()}
 
 
 @pytest.mark.parametrize("api_key", sorted(k for k, fields in READS.items() if fields))
