@@ -58,7 +58,9 @@ FOLDERS = {
     "impl/storage": "properties/tests/storage",
     "impl/server": "properties/tests/server",
     "impl/replication": "properties/tests/cluster/test_cluster_lockstep.py properties/tests/core",
-    "impl/controller": "properties/tests/cluster",
+    # the controller's decisions (state.py) are the core lockstep's and core machine's too
+    "impl/controller": "properties/tests/cluster properties/tests/core/test_core_lockstep.py "
+                       "properties/tests/core/test_core_machine.py",
     "model": "properties/tests/model",
 }
 # Layers whose tests run the folder's code in the test process (threads included): their line
