@@ -291,6 +291,8 @@ def recheck(args) -> None:
     with use_db(str(old.db_path), WorkDB.Mode.open) as db:
         _, survivors = tally(old, db)
     for item, result in survivors:
+        if args.job and item.job_id not in args.job:
+            continue
         spec = item.mutations[0]
         moved = attrs.evolve(spec, module_path=new.tree / Path(spec.module_path).relative_to(old.tree))
         folder = folder_of(new.tree, moved.module_path)
@@ -426,6 +428,7 @@ def main() -> None:
     recheck_parser = commands.add_parser("recheck", help="an older session's survivors on HEAD")
     recheck_parser.add_argument("--commit", required=True, help="the older session's commit")
     recheck_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    recheck_parser.add_argument("--job", action="append", help="only these survivors (job ids)")
     args = parser.parse_args()
     {"run": run, "report": report, "recheck": recheck}[args.command](args)
 
