@@ -242,6 +242,20 @@ class CoreLockstep:
         return FetchResponse(e.request_id, r.error, high_watermark, first, entries,
                              log_start_offset=log_start)
 
+    def fetch_many(self, broker: int, fetches: list[ev.Fetch]) -> tuple[Effect, ...]:
+        """One consumer Fetch naming several partitions (model Fetch events of one broker, no
+        wait, every partition once): each partition's answer as its own Fetch's effect, so that
+        the model's answer to each alone is the expectation (ModelMachine.fetch_many)."""
+        self._check_broker(broker)
+        wanted = {(TOPIC, e.partition): FetchPartition(e.offset, e.max_bytes, e.current_leader_epoch)
+                  for e in fetches}
+        answers = []
+        self.brokers[broker].replica_manager.fetch(-1, 0, 1, sum(e.max_bytes for e in fetches),
+                                                   wanted, answers.append)
+        [results] = answers  # no wait: answered during the call
+        return tuple(attrs.evolve(self._fetch_response(e, results[(TOPIC, e.partition)]), via=IMMEDIATE)
+                     for e in fetches)
+
     def _list_offsets(self, e: ev.ListOffsets) -> None:
         if self._disconnected(e):
             return

@@ -29,6 +29,7 @@ from kafkaref.model.config import ClusterConfig
 from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
+from kafkaref.model.step import step
 from kafkaref.model.values import ModelState
 from kafkaref.properties.stateful import note, per_machine
 
@@ -123,6 +124,7 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
+FETCH_SPOTS = ("before start", "start", "below hw", "hw", "leo", "past leo")
 REPLICA_INDEXES = per_machine(lambda m: st.integers(0, m.config.replication_factor - 1))
 TICKS = per_machine(lambda m: st.sampled_from((1, 40, 600, m.config.replica_lag_time_max_ms + 1,
                                                2 * m.config.replica_lag_time_max_ms)))
@@ -218,6 +220,39 @@ class ModelMachine(RuleBasedStateMachine):
             leader_epoch = replica.leader_epoch + epoch
         self.feed(ev.Fetch(self.request_id(), broker, p, offset, max_bytes, min_bytes,
                            max_wait_ms, leader_epoch, client_metadata))
+
+    @precondition(lambda self: hasattr(self.sut, "fetch_many") and self.up())
+    @rule(pick=st.integers(0, 8), spots=st.lists(st.sampled_from(FETCH_SPOTS), min_size=8, max_size=8),
+          epochs=st.lists(st.sampled_from([None, None, 0, 0, -1, 1]), min_size=8, max_size=8))
+    def fetch_many(self, pick, spots, epochs):
+        """One consumer Fetch naming every partition, each in its own state on the broker (led
+        or followed here, or not hosted; offsets from below the log start to past the end;
+        epochs one below, equal to and one above the broker's, or not sent): each partition
+        must be answered as a Fetch of it alone (the model's step, which keeps no state for an
+        immediate answer), whatever the others hold."""
+        leaders = [c.leader for c in (part.control for part in self.model.state.partitions)
+                   if c.leader is not None and self.model.state.alive[c.leader]]
+        brokers = leaders + self.up()  # a partition's leader more often than not
+        broker = brokers[pick % len(brokers)]
+        fetches = [self.fetch_at(broker, p, spots[p % 8], epochs[p % 8])
+                   for p in range(self.config.partitions)]
+        expected = [effect for e in fetches for effect in step(self.model.state, e)[1]]
+        note(f"fetch_many {fetches!r} -> {expected!r}")
+        actual = self.sut.fetch_many(broker, fetches)
+        assert self.compare(expected, actual), (
+            f"fetch of {len(fetches)} partitions from {broker}: answers differ\n"
+            f"model  {expected!r}\nsystem {list(actual)!r}\n{self._states()}")
+
+    def fetch_at(self, broker: int, p: int, spot: str, epoch: int | None) -> ev.Fetch:
+        replica = self.model.state.partitions[p].replicas[broker]
+        if replica is None:
+            return ev.Fetch(self.request_id(), broker, p, 0)
+        start, hw, leo = replica.log_start, replica.hw, replica.leo
+        offset = {"before start": start - 1, "start": start, "below hw": hw - 1, "hw": hw,
+                  "leo": leo, "past leo": leo + 1}[spot]
+        leader_epoch = -1 if epoch is None else max(-1, replica.leader_epoch + epoch)
+        return ev.Fetch(self.request_id(), broker, p, max(0, offset),
+                        current_leader_epoch=leader_epoch)
 
     @rule(p=PARTITIONS, to_leader=st.booleans(), broker=BROKERS, latest=st.booleans())
     def list_offsets(self, p, to_leader, broker, latest):

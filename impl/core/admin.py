@@ -150,7 +150,7 @@ class AdminApis:
         """A resource of a type Kafka does not know fails the whole request: every resource is
         answered INVALID_REQUEST (ConfigHelper.handleDescribeConfigsRequest throws for it)."""
         body = request.body
-        synonyms = getattr(body, "include_synonyms", False)
+        synonyms = body.include_synonyms  # every advertised version (v1-4)
         if any(r.resource_type not in KNOWN_RESOURCE_TYPES for r in body.resources):
             respond(self.broker._response(request, {"results": [
                 {"error_code": ErrorCode.invalid_request, "resource_type": r.resource_type,

@@ -626,7 +626,7 @@ class Broker:
             respond(self._fetch_response(request, order, results, erroneous))
 
         self.replica_manager.fetch(replica_id, millis(body.max_wait), body.min_bytes,
-                                   getattr(body, "max_bytes", 0x7FFFFFFF), fetches, done,
+                                   body.max_bytes, fetches, done,
                                    zero_copy=self.zero_copy_fetch,
                                    leader_only=fetch_only_leader(request.api_version, replica_id))
 
@@ -732,12 +732,11 @@ class Broker:
         with acks=all, answered once committed there (so durable when answered)."""
         body = request.body
         group_id = body.group_id
-        generation = getattr(body, "generation_id_or_member_epoch",
-                             getattr(body, "generation_id", -1))
+        generation = body.generation_id_or_member_epoch  # every advertised version (v2-10)
         error = self._coordinator_error(group_id)
         if error == ErrorCode.none:
             index = self._offsets_partition(group_id)
-            error = self.groups.check_commit(group_id, generation, getattr(body, "member_id", ""),
+            error = self.groups.check_commit(group_id, generation, body.member_id,
                                              getattr(body, "group_instance_id", None),
                                              has_offsets=bool(self.committed.group(index, group_id)))
             if error == ErrorCode.illegal_generation and request.api_version >= 9 and (
@@ -775,7 +774,7 @@ class Broker:
         if not commits:
             answer()
             return
-        if generation < 0 and not getattr(body, "member_id", ""):
+        if generation < 0 and not body.member_id:
             # Kafka's "simple" group: created by a commit outside group management, it stays,
             # Empty, when its offsets go (a topic deleted) until the offsets' expiry removes it
             self.groups.group(group_id)

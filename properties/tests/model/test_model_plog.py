@@ -30,7 +30,7 @@ def test_plog_behaves_like_a_tuple(operations, start, stop):
             log, twin = log.append(entries), twin + entries
         else:
             log, twin = log.truncate(n), twin[: max(n, 0)]
-        assert len(log) == len(twin) and tuple(log) == twin
+        assert len(log) == len(twin) and tuple(log) == twin and bool(log) == bool(twin)
         assert log == PLog.of(twin) and hash(log) == hash(PLog.of(twin))
     assert log.slice(start, stop) == twin[start:stop] == log[start:stop]
     assert log.last == (twin[-1] if twin else None)

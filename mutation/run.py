@@ -1,0 +1,437 @@
+"""Mutation testing of kafkaref with Cosmic Ray: a seeded random sample, each folder's own tests.
+
+    python mutation/run.py run [--sample 400] [--seed 26] [--minutes M] [--folder impl/core]
+    python mutation/run.py report [--markdown] [--survivors]
+
+Cosmic Ray (8.x) is the engine: its operators make the mutants, its `mutate_and_test` applies one
+to the file, runs the test command under a timeout and puts the file back, and its session
+database (sqlite) stores each result. This driver adds what kafkaref needs (docs/mutation.md):
+
+- the population is every mutant of the folders in FOLDERS made by the operators in OPERATORS
+  (small realistic bugs; the exotic swaps such as `+` to `**` are left out);
+- a seeded random sample of it is run in sample order, so a partial run is itself a random sample
+  and the score's 95% (Wilson) interval says what a sample of that size is worth;
+- each mutant runs its folder's own test layer (FOLDERS), stopping at the first failure;
+- the mutants are applied to a copy of the committed tree under ~/.cache/kafkaref/mutation/<commit>
+  (imported through its own `kafkaref` package on PYTHONPATH), never to the work tree: no mutant
+  is reachable from a normal build, and the copy is re-extracted before each run, so a run killed
+  mid-mutant leaves nothing behind;
+- the session is kept per commit: `run` again resumes where the last one stopped;
+- mutation/equivalent.toml lists the surviving mutants that are equivalent (one line why each);
+  the report counts them apart and never as survivors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import difflib
+import functools
+import io
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import tarfile
+import time
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import attrs
+import coverage
+from cosmic_ray.ast import ast_nodes, get_ast_from_path
+from cosmic_ray.mutating import mutate_and_test, mutate_code
+from cosmic_ray.plugins import get_operator
+from cosmic_ray.work_db import WorkDB, use_db
+from cosmic_ray.work_item import MutationSpec, TestOutcome, WorkerOutcome, WorkItem, WorkResult
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = Path(os.environ.get("KAFKAREF_CACHE", Path.home() / ".cache" / "kafkaref")) / "mutation"
+EQUIVALENT = ROOT / "mutation" / "equivalent.toml"
+
+# The folders mutated, each with the test layer that runs against its mutants.
+FOLDERS = {
+    "impl/core": "properties/tests/core",
+    "impl/storage": "properties/tests/storage",
+    "impl/server": "properties/tests/server",
+    "impl/replication": "properties/tests/cluster/test_cluster_lockstep.py properties/tests/core",
+    # the controller's decisions (state.py) are the core lockstep's and core machine's too
+    "impl/controller": "properties/tests/cluster properties/tests/core/test_core_lockstep.py "
+                       "properties/tests/core/test_core_machine.py",
+    "model": "properties/tests/model",
+}
+# Layers whose tests run the folder's code in the test process (threads included): their line
+# coverage is exact, so a mutant on a line the layer never runs is a survivor without a run. The
+# server and cluster layers run brokers in child processes, which coverage does not follow here.
+IN_PROCESS = {"impl/core", "impl/storage", "impl/replication", "model"}
+LAYERS = ("spec", "model", "impl", "history", "chaos", "spark_checks", "properties", "commands")
+
+# Cosmic Ray operators that make the bugs a person writes: off-by-one comparisons and constants,
+# a flipped condition or boolean, a sign, and/or, break/continue, a loop that never runs.
+OPERATORS = [
+    *(f"core/ReplaceBinaryOperator_{pair}" for pair in (
+        "Add_Sub", "Sub_Add", "Mul_Div", "Div_Mul", "FloorDiv_Mul", "Mod_FloorDiv",
+        "BitAnd_BitOr", "BitOr_BitAnd")),
+    *(f"core/ReplaceComparisonOperator_{pair}" for pair in (
+        "Eq_NotEq", "NotEq_Eq", "Lt_LtE", "LtE_Lt", "Gt_GtE", "GtE_Gt", "Lt_Gt", "Gt_Lt",
+        "LtE_GtE", "GtE_LtE", "Is_IsNot", "IsNot_Is")),
+    "core/ReplaceUnaryOperator_Delete_Not", "core/ReplaceUnaryOperator_USub_UAdd",
+    "core/AddNot", "core/ReplaceTrueWithFalse", "core/ReplaceFalseWithTrue",
+    "core/ReplaceAndWithOr", "core/ReplaceOrWithAnd",
+    "core/ReplaceBreakWithContinue", "core/ReplaceContinueWithBreak",
+    "core/NumberReplacer", "core/ZeroIterationForLoop",
+]
+TIMEOUT_FACTOR = 3  # a mutant's test run may take this many times the unmutated run
+MIN_TIMEOUT = 60.0
+
+
+def tree_commit() -> str:
+    return subprocess.check_output(["git", "-C", str(ROOT), "rev-parse", "HEAD"], text=True).strip()
+
+
+class Session:
+    """One commit's mutation session: the tree copy, the sample and the Cosmic Ray database."""
+
+    def __init__(self, commit: str):
+        self.commit = commit
+        self.home = CACHE / commit[:12]  # a session named by a short commit: `--commit` takes one
+        self.tree = self.home / "tree"
+        self.archive = self.home / "tree.tar"
+        self.db_path = self.home / "session.sqlite"
+        self.meta_path = self.home / "meta.json"
+
+    @property
+    def meta(self) -> dict:
+        return json.loads(self.meta_path.read_text())
+
+    def exists(self) -> bool:
+        return self.meta_path.exists()
+
+    def restore_tree(self) -> None:
+        """Extract the committed tree over the copy: undoes a mutant left by a killed run."""
+        with tarfile.open(self.archive) as tar:
+            tar.extractall(self.tree, filter="data")
+        package = self.tree / ".pkgroot" / "kafkaref"
+        package.mkdir(parents=True, exist_ok=True)
+        (package / "__init__.py").write_text("")
+        for layer in LAYERS:
+            link = package / layer
+            if not link.is_symlink():
+                link.symlink_to(self.tree / layer)
+
+    def extract(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+        if not self.archive.exists():
+            data = subprocess.check_output(["git", "-C", str(ROOT), "archive", "--format=tar", self.commit])
+            self.archive.write_bytes(data)
+        self.restore_tree()
+
+    def create(self, sample: int, seed: int) -> None:
+        self.extract()
+        population = enumerate_mutants(self.tree)
+        rng = random.Random(seed)
+        chosen = rng.sample(population, min(sample, len(population)))
+        with use_db(str(self.db_path), WorkDB.Mode.create) as db:
+            db.clear()
+            db.add_work_items(
+                WorkItem.single(job_id=f"{index:05d}", mutation=spec) for index, spec in enumerate(chosen)
+            )
+        counts = Counter(folder_of(self.tree, spec.module_path) for spec in population)
+        self.meta_path.write_text(json.dumps(
+            {"commit": self.commit, "seed": seed, "sample": len(chosen), "population": counts,
+             "baseline_seconds": {}}, indent=2))
+
+
+def folder_of(tree: Path, module_path) -> str:
+    relative = Path(module_path).relative_to(tree).as_posix()
+    return next(folder for folder in FOLDERS if relative.startswith(folder + "/"))
+
+
+def enumerate_mutants(tree: Path) -> list[MutationSpec]:
+    """Every mutant of FOLDERS by OPERATORS, in a stable order (file, operator, occurrence).
+    The benchmarks (bench.py, groups_bench.py) are timing harnesses, not the broker: left out."""
+    operators = [(name, get_operator(name)()) for name in OPERATORS]
+    mutants = []
+    for folder in FOLDERS:
+        for path in sorted((tree / folder).glob("*.py")):
+            if "bench" in path.stem:
+                continue
+            module = get_ast_from_path(path)
+            nodes = list(ast_nodes(module))
+            for name, operator in operators:
+                positions = [pos for node in nodes for pos in operator.mutation_positions(node)]
+                mutants += [
+                    MutationSpec(module_path=str(path), operator_name=name, occurrence=occurrence,
+                                 start_pos=start, end_pos=end)
+                    for occurrence, (start, end) in enumerate(positions)
+                ]
+    return mutants
+
+
+def test_command(folder: str) -> str:
+    return f"{sys.executable} -m pytest -x -q -p no:cacheprovider --no-header {FOLDERS[folder]}"
+
+
+def prepare_environment(session: Session) -> None:
+    """The tests run in the copy, import kafkaref from it, with the deterministic profile."""
+    os.chdir(session.tree)
+    os.environ["PYTHONPATH"] = str(session.tree / ".pkgroot")
+    os.environ["HYPOTHESIS_PROFILE"] = "ci"
+
+
+def baseline(session: Session, folder: str) -> float:
+    """The unmutated layer's time (measured once); it must pass, or no mutant can be judged."""
+    meta = session.meta
+    if folder not in meta["baseline_seconds"]:
+        start = time.monotonic()
+        run = subprocess.run(test_command(folder).split(), capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"mutation: the unmutated tests of {folder} fail; fix them first:\n{run.stdout[-3000:]}")
+        meta["baseline_seconds"][folder] = round(time.monotonic() - start, 1)
+        session.meta_path.write_text(json.dumps(meta, indent=2))
+        print(f"baseline {folder}: {meta['baseline_seconds'][folder]} s", flush=True)
+    return meta["baseline_seconds"][folder]
+
+
+def covered_lines(session: Session, folder: str) -> dict[str, set[int]] | None:
+    """file -> the lines the folder's layer runs (None: not measurable in process). Measured once
+    per session with coverage.py; the data file is kept in the session's folder."""
+    if folder not in IN_PROCESS:
+        return None
+    data_file = session.home / f"coverage-{folder.replace('/', '-')}"
+    if not data_file.exists():
+        command = test_command(folder).replace(" -m pytest -x", f" -m coverage run --data-file={data_file}"
+                                               f" --include={session.tree / folder}/* -m pytest -x", 1)
+        print(f"coverage of {folder}'s layer ...", flush=True)
+        if subprocess.run(command.split(), capture_output=True).returncode != 0:
+            data_file.unlink(missing_ok=True)
+            sys.exit(f"mutation: the unmutated tests of {folder} fail under coverage")
+    data = coverage.CoverageData(basename=str(data_file))
+    data.read()
+    return {path: set(data.lines(path) or ()) for path in data.measured_files()}
+
+
+def not_covered(spec: MutationSpec) -> WorkResult:
+    """A survivor judged without a run: no test of its layer executes the mutated line."""
+    original = Path(spec.module_path).read_text()
+    mutated = mutate_code(original, get_operator(spec.operator_name)(), spec.occurrence)
+    diff = "\n".join(difflib.unified_diff(original.split("\n"), (mutated or original).split("\n"),
+                                          lineterm="", n=3))
+    return WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
+                      output=NOT_COVERED, diff=diff)
+
+
+NOT_COVERED = "not covered"
+ANNOTATION = "in an annotation"
+
+
+@functools.cache
+def annotation_spans(path: str) -> tuple[tuple[tuple[int, int], tuple[int, int]], ...]:
+    """(start, end) of every type annotation of a module: kafkaref's modules postpone their
+    evaluation (`from __future__ import annotations`), so a mutant inside one (the BitOr swap of
+    `X | None`, mostly) changes nothing that runs: equivalent by rule, never run."""
+    spans = []
+    for node in ast.walk(ast.parse(Path(path).read_text())):
+        annotation = getattr(node, "annotation", None) or getattr(node, "returns", None)
+        if isinstance(annotation, ast.expr):
+            spans.append(((annotation.lineno, annotation.col_offset),
+                          (annotation.end_lineno, annotation.end_col_offset)))
+    return tuple(spans)
+
+
+def in_annotation(spec: MutationSpec) -> bool:
+    return any(start <= tuple(spec.start_pos) < end for start, end in annotation_spans(str(spec.module_path)))
+
+
+def run(args) -> None:
+    os.nice(args.nice)
+    session = Session(args.commit or tree_commit())
+    if not session.exists():
+        print(f"mutation: new session for {session.commit[:12]} in {session.home}", flush=True)
+        session.create(args.sample, args.seed)
+    session.restore_tree()
+    prepare_environment(session)
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
+    with use_db(str(session.db_path), WorkDB.Mode.open) as db:
+        done = {job_id for job_id, _ in db.results}
+        pending = sorted((item for item in db.work_items if item.job_id not in done), key=lambda i: i.job_id)
+        for item in pending:
+            folder = folder_of(session.tree, item.mutations[0].module_path)
+            if args.folder and folder not in args.folder:
+                continue
+            if time.monotonic() > deadline:
+                print("mutation: time budget spent; `run` again resumes here", flush=True)
+                break
+            timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * baseline(session, folder))
+            start = time.monotonic()
+            spec, lines = item.mutations[0], covered_lines(session, folder)
+            if in_annotation(spec):
+                result = WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
+                                    output=ANNOTATION, diff=not_covered(spec).diff)
+            elif lines is not None and spec.start_pos[0] not in lines.get(str(spec.module_path), ()):
+                result = not_covered(spec)
+            else:
+                result = mutate_and_test(item.mutations, test_command(folder), timeout)
+            db.set_result(item.job_id, result)
+            print(f"{item.job_id} {outcome(result):10} {time.monotonic() - start:6.1f}s "
+                  f"{describe(session, item)}", flush=True)
+    report(argparse.Namespace(commit=session.commit, markdown=False, survivors=False))
+
+
+def recheck(args) -> None:
+    """The survivors of an older commit's session, each applied to HEAD's tree and run against
+    HEAD's tests: whether the tests added since kill them (the source must not have moved)."""
+    os.nice(args.nice)
+    old, new = Session(args.commit), Session(tree_commit())
+    new.extract()
+    prepare_environment(new)
+    with use_db(str(old.db_path), WorkDB.Mode.open) as db:
+        _, survivors = tally(old, db)
+    for item, result in survivors:
+        if args.job and item.job_id not in args.job:
+            continue
+        spec = item.mutations[0]
+        moved = attrs.evolve(spec, module_path=new.tree / Path(spec.module_path).relative_to(old.tree))
+        folder = folder_of(new.tree, moved.module_path)
+        rerun = mutate_and_test([moved], test_command(folder), max(MIN_TIMEOUT, 3 * baseline(old, folder)))
+        same = changed_lines(rerun.diff) == changed_lines(result.diff)
+        print(f"{item.job_id} {outcome(rerun) if same else 'moved':10} {describe(old, item)}", flush=True)
+
+
+def outcome(result) -> str:
+    if result.worker_outcome in (WorkerOutcome.NO_TEST, WorkerOutcome.SKIPPED):
+        return "no-mutant"
+    if result.worker_outcome != WorkerOutcome.NORMAL or result.test_outcome == TestOutcome.INCOMPETENT:
+        return "error"
+    if result.test_outcome == TestOutcome.SURVIVED:
+        return "uncovered" if result.output == NOT_COVERED else "survived"
+    return "timeout" if result.output == "timeout" else "killed"
+
+
+def describe(session: Session, item) -> str:
+    spec = item.mutations[0]
+    path = Path(spec.module_path).relative_to(session.tree).as_posix()
+    return f"{path}:{spec.start_pos[0]} {spec.operator_name.removeprefix('core/')}"
+
+
+def changed_lines(diff: str) -> tuple[str, str]:
+    """The first removed and added source lines of a mutant's diff, stripped."""
+    lines = [line for line in (diff or "").splitlines() if not line.startswith(("---", "+++"))]
+    removed = next((line[1:].strip() for line in lines if line.startswith("-")), "")
+    added = next((line[1:].strip() for line in lines if line.startswith("+")), "")
+    return removed, added
+
+
+def load_equivalent() -> set[tuple[str, str, str, str]]:
+    entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
+    return {(e["module"], e["operator"], e["line"].strip(), e["mutant"].strip()) for e in entries}
+
+
+def key(session: Session, item, result) -> tuple[str, str, str, str]:
+    spec = item.mutations[0]
+    path = Path(spec.module_path).relative_to(session.tree).as_posix()
+    return (path, spec.operator_name.removeprefix("core/"), *changed_lines(result.diff))
+
+
+def wilson(killed: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    if total == 0:
+        return (0.0, 1.0)
+    p = killed / total
+    centre = (p + z * z / (2 * total)) / (1 + z * z / total)
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / (1 + z * z / total)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def tally(session: Session, db: WorkDB) -> tuple[dict, list]:
+    equivalent = load_equivalent()
+    rows: dict[str, Counter] = {}
+    survivors = []
+    results = dict(db.results)
+    for item in db.work_items:
+        folder = folder_of(session.tree, item.mutations[0].module_path)
+        row = rows.setdefault(folder, Counter())
+        row["sampled"] += 1
+        result = results.get(item.job_id)
+        if result is None:
+            row["pending"] += 1
+            continue
+        kind = outcome(result)
+        if kind in ("survived", "uncovered") and (
+                in_annotation(item.mutations[0]) or key(session, item, result) in equivalent):
+            kind = "equivalent"
+        row[kind] += 1
+        if kind in ("survived", "uncovered"):
+            survivors.append((item, result))
+    return rows, survivors
+
+
+def score_line(name: str, row: Counter, population: int | str) -> list[str]:
+    judged = row["killed"] + row["timeout"] + row["survived"] + row["uncovered"]
+    low, high = wilson(row["killed"] + row["timeout"], judged)
+    score = f"{100 * (row['killed'] + row['timeout']) / judged:.1f}%" if judged else "-"
+    return [name, str(population), str(row["sampled"]), str(row["killed"]), str(row["timeout"]),
+            f"{row['survived'] + row['uncovered']} ({row['uncovered']})", str(row["equivalent"]), str(row["error"] + row["no-mutant"]),
+            str(row["pending"]), score, f"{100 * low:.0f}-{100 * high:.0f}%" if judged else "-"]
+
+
+HEADER = ["folder", "mutants", "sampled", "killed", "timed out", "survived (uncovered)", "equivalent",
+          "error", "pending", "score", "95% CI"]
+
+
+def report(args) -> None:
+    session = Session(args.commit or tree_commit())
+    if not session.exists():
+        sys.exit(f"mutation: no session for {session.commit[:12]}; `python mutation/run.py run` makes one")
+    meta = session.meta
+    with use_db(str(session.db_path), WorkDB.Mode.open) as db:
+        rows, survivors = tally(session, db)
+        total = sum(rows.values(), Counter())
+        table = [score_line(folder, rows[folder], meta["population"].get(folder, 0))
+                 for folder in FOLDERS if folder in rows]
+        table.append(score_line("all", total, sum(meta["population"].values())))
+        print(f"commit {session.commit[:12]}, seed {meta['seed']}, sample {meta['sample']}, "
+              f"baseline seconds {meta['baseline_seconds']}")
+        print(render(table, args.markdown))
+        if args.survivors:
+            for item, result in survivors:
+                print(f"\n## {item.job_id} {outcome(result)} {describe(session, item)}\n{result.diff}")
+
+
+def render(table: list[list[str]], markdown: bool) -> str:
+    if markdown:
+        lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+        return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in table])
+    widths = [max(len(r[i]) for r in [HEADER, *table]) for i in range(len(HEADER))]
+    out = io.StringIO()
+    for row in [HEADER, *table]:
+        out.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n")
+    return out.getvalue().rstrip()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="mutation", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    run_parser = commands.add_parser("run", help="run (or resume) the sampled mutants")
+    run_parser.add_argument("--sample", type=int, default=400, help="mutants sampled (new session)")
+    run_parser.add_argument("--seed", type=int, default=26, help="the sample's seed (new session)")
+    run_parser.add_argument("--minutes", type=float, default=0, help="stop after this budget (0: none)")
+    run_parser.add_argument("--folder", action="append", choices=list(FOLDERS), help="only these folders")
+    run_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    run_parser.add_argument("--commit", help="resume (or start) this commit's session (default: HEAD)")
+    report_parser = commands.add_parser("report", help="per-folder score of the session")
+    report_parser.add_argument("--commit", help="the session's commit (default: HEAD)")
+    report_parser.add_argument("--markdown", action="store_true")
+    report_parser.add_argument("--survivors", action="store_true", help="print each survivor's diff")
+    recheck_parser = commands.add_parser("recheck", help="an older session's survivors on HEAD")
+    recheck_parser.add_argument("--commit", required=True, help="the older session's commit")
+    recheck_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    recheck_parser.add_argument("--job", action="append", help="only these survivors (job ids)")
+    args = parser.parse_args()
+    {"run": run, "report": report, "recheck": recheck}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
