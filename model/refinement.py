@@ -84,9 +84,30 @@ def image_violations(state: ModelState) -> list[str]:
     request history, so the image is taken with an empty request set.)"""
     broken = []
     for partition in range(state.config.partitions):
-        spec_state = image(state, partition)
+        spec_state = _deleted_cut(image(state, partition), _highest_log_start(state, partition))
         broken.extend(f"{name}@p{partition}" for name, holds in INVARIANTS.items() if not holds(spec_state))
     return broken
+
+
+def _highest_log_start(state: ModelState, partition: int) -> int:
+    replicas = state.partitions[partition].replicas
+    return max((replicas[b].log_start for b in state.config.assignment(partition)
+                if replicas[b] is not None), default=0)
+
+
+def _deleted_cut(spec_state: State, cut: int) -> State:
+    """The invariants judge the logs above the highest log start (DeleteRecords): below it the
+    records are deleted on one replica, and on every other once its hw passes that start. Kafka
+    promises nothing there: a leader answers a follower's last fetched epoch that it deleted
+    with its log start as that epoch's end (LeaderEpochFileCache.endOffsetFor, "the data has
+    already been removed"), so a follower may append after records the leader never had, below
+    the log start both then move to. Every replica gets the same placeholder per deleted
+    offset (a negative id, epoch -1: distinct per offset, below every real epoch)."""
+    if cut <= 0:
+        return spec_state
+    logs = tuple(tuple(Record(-1 - offset, -1) for offset in range(min(cut, len(log)))) + log[cut:]
+                 for log in spec_state.logs)
+    return attrs.evolve(spec_state, logs=logs)
 
 
 def spec_bounds(config: ClusterConfig) -> Bounds:

@@ -499,3 +499,39 @@ def test_list_offsets_by_time_searches_from_the_log_start():
         assert leader(model).log_start == offset
         assert model.feed(ev.ListOffsets(request_id + 100, 0, 0, 0)) == (
             eff.ListOffsetsResponse(request_id + 100, OK, expected),)
+
+
+def test_a_follower_may_append_after_records_its_leader_deleted_the_invariants_judge_above():
+    """Kafka's leader answers a last fetched epoch that DeleteRecords removed from its epoch
+    cache with its log start as that epoch's end (LeaderEpochFileCache.endOffsetFor), so a
+    follower holding records of an old leader appends after them, and both drop them once the
+    follower's hw passes the log start. The spec's invariants judge the logs above the highest
+    log start (refinement._deleted_cut): LogMatching held the deleted records against them
+    (found by a deep core lockstep run)."""
+    from kafkaref.model.refinement import image_violations
+
+    model = started(replica_lag_time_max_ms=100)
+    produce(model, 1, [b"a"], acks=1)
+    sync(model, 1, 2)
+    produce(model, 2, [b"b", b"c", b"x", b"y"], acks=1)
+    sync(model, 2)  # broker 2 holds 1-4 of epoch 0; broker 1 does not
+    model.feed(ev.Elect(0, 1))
+    model.feed(ev.Produce(3, 1, 0, (b"d", b"e", b"f", b"g"), 1, 1000))
+    model.feed(ev.Tick(60))
+    sync(model, 0)  # broker 0 caught up at 60 ms, broker 2 never in this epoch
+    model.feed(ev.Tick(100))  # the lag check at 150 ms
+    model.feed(ev.CommitIsrChange(0))  # the ISR shrinks to the leader
+    sync(model, 0)
+    model.feed(ev.CommitIsrChange(0))  # broker 0 back in: the hw reaches 5
+    sync(model, 0)
+    assert leader(model).hw == 5
+    model.feed(ev.DeleteRecords(4, 1, 0, 5, timeout_ms=0))
+    model.feed(ev.Produce(5, 1, 0, (b"h",), 1, 1000))
+    (fetched,) = responses(model.replicate(2), eff.ReplicaFetchResult)
+    assert (fetched.diverging, fetched.appended) == (None, 1)
+    mine, theirs = follower(model, 2).log, leader(model).log
+    assert [e.epoch for e in mine][:5] != [e.epoch for e in theirs][:5]  # below the log start
+    sync(model, 2)
+    assert follower(model, 2).log_start == leader(model).log_start == 5
+    assert image_violations(model.state) == []
+    assert model.check() == []
