@@ -942,6 +942,11 @@ def _crash(state: ModelState, event: ev.CrashBroker) -> tuple[ModelState, Effect
         if broker == control.leader or (broker in isr and len(isr) > 1):
             new_isr = isr - {broker} if len(isr) > 1 else isr
             new_leader = None if broker == control.leader else control.leader
+            if new_leader is not None and state.alive[new_leader]:
+                # the crashed follower stops counting for the leader's low watermark when it
+                # is fenced, before the new epoch reaches the leader (as the core checks its
+                # parked deletions, then applies the change)
+                state = _complete_deletions(state, p, new_leader, effects)
             control = control.changed(leader=new_leader, isr=new_isr, elr=elr, new_leader_epoch=True)
             state = _publish(state, p, PartitionState(part.replicas, control, part.next_record_id), effects)
         else:
