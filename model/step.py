@@ -692,8 +692,10 @@ def _follower_append(config: ClusterConfig, follower: Replica, records: tuple[En
             latest = entry.epoch
         offset += 1
     log = follower.log.append(records)
-    follower = _replace(follower, log=log, epoch_cache=cache, hw=min(leader_hw, len(log)),
-                        synced_epoch=epoch)
+    # Kafka's updateHighWatermark keeps a follower's hw within [its log start, its leo]: a new
+    # leader may still send an hw below the log start this follower had as the old leader
+    hw = min(max(leader_hw, follower.log_start), len(log))
+    follower = _replace(follower, log=log, epoch_cache=cache, hw=hw, synced_epoch=epoch)
     return _maybe_flush(config, follower)
 
 

@@ -299,7 +299,7 @@ class Partition:
         log start follows the leader's once the hw has passed it (Kafka's fetcher, after
         updating the hw: maybeIncrementLogStartOffset)."""
         if not data:  # an idle partition in a follower fetch: only the hw may move
-            self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
+            self._set_hw(self._follower_hw(leader_hw))
             self._follow_log_start(leader_log_start)
             return
         error, views = records.split_batches(data)
@@ -322,7 +322,7 @@ class Partition:
                         CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset,
                                     h.max_timestamp),
                     )
-        self._set_hw(max(0, min(leader_hw, self.log.log_end_offset)))
+        self._set_hw(self._follower_hw(leader_hw))
         self._follow_log_start(leader_log_start)
 
     def _follow_log_start(self, leader_log_start: int) -> None:
@@ -441,6 +441,12 @@ class Partition:
             self._set_hw(candidate)
             return True
         return False
+
+    def _follower_hw(self, leader_hw: int) -> int:
+        """The leader's hw kept within [this log's start, its leo], as Kafka's
+        updateHighWatermark keeps it: a new leader may still send an hw below the log start this
+        replica reached as the old leader (DeleteRecords)."""
+        return min(max(leader_hw, self.log.log_start_offset), self.log.log_end_offset)
 
     def _set_hw(self, hw: int) -> None:
         if hw == self.high_watermark:

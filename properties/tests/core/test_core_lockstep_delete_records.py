@@ -36,3 +36,22 @@ def test_a_parked_deletion_completes_when_the_follower_it_waits_for_crashes():
     assert feed(model, core, ev.DeleteRecords(2, LEADER, 0, 0, 1000)) == ()  # SILENT: unknown
     assert feed(model, core, ev.CrashBroker(SILENT)) == (
         DeleteRecordsResponse(2, ErrorCode.none, 0, COMPLETED),)
+
+
+def test_a_follower_keeps_its_hw_at_or_above_its_log_start():
+    """An old leader that moved its log start (DeleteRecords) and then follows a new leader
+    whose hw is still below that start keeps its hw at its log start, as Kafka's
+    updateHighWatermark keeps it; it took the new leader's hw below its own log start."""
+    config = ClusterConfig()
+    model, core = ReferenceModel(config), CoreLockstep(config)
+    feed(model, core, ev.Elect(0, 0))
+    feed(model, core, ev.CrashBroker(2))
+    feed(model, core, ev.Produce(1, 0, 0, (b"v0",), ev.ACKS_ALL, 0))
+    for _ in range(2):
+        feed(model, core, replica_fetch_for(model.state, 1, 0))
+    feed(model, core, ev.DeleteRecords(2, 0, 0, 1, 0))  # leader 0's log start: 1
+    feed(model, core, ev.Elect(0, 1))
+    feed(model, core, replica_fetch_for(model.state, 0, 0))
+    old_leader = model.state.partitions[0].replicas[0]
+    assert (old_leader.log_start, old_leader.hw) == (1, 1)
+    assert model.check() == []
