@@ -251,8 +251,8 @@ class Partition:
         (validateTimestamp: outside the bounds on a CreateTime topic, records.out_of_bounds;
         every record of a batch whose producer set the LogAppendTime bit on a LogAppendTime
         topic); None if there are none. late_found: the validation found timestamps out of
-        bounds (else none are looked for on a CreateTime topic). Kafka checks before the producer state, so a retried
-        batch is refused again, never answered as a duplicate."""
+        bounds (else none are looked for on a CreateTime topic). Kafka checks before the
+        producer state, so a retried batch is refused again, never answered as a duplicate."""
         for view, header in zip(views, headers, strict=True):
             keyless = records.keyless_records(view) if self.config.compacted else []
             if isinstance(keyless, ErrorCode):

@@ -75,8 +75,8 @@ __all__ = [
     "NO_PRODUCER_EPOCH", "NO_PRODUCER_ID", "NO_SEQUENCE", "PARTITION_LEADER_EPOCH_POS",
     "RECORDS_COUNT_POS", "RECORDS_POS", "TRANSACTIONAL_FLAG", "BatchHeader", "DecodedBatch",
     "NewRecord", "Record", "base_offset_of", "build_batch", "build_batch_from_tuples",
-    "check_batch", "checked_header", "compute_crc", "create_time_batch", "decode_batch", "decode_batch_fields",
-    "encode_record", "encode_records", "encode_records_naive", "keyless_records",
-    "log_append_time_header", "out_of_bounds", "parse_header",
+    "check_batch", "checked_header", "compute_crc", "create_time_batch", "decode_batch",
+    "decode_batch_fields", "encode_record", "encode_records", "encode_records_naive",
+    "keyless_records", "log_append_time_header", "out_of_bounds", "parse_header",
     "peek_offset_and_size", "split_batches", "stamp_batch", "stamped", "validate_batch",
 ]
