@@ -446,6 +446,7 @@ def run_step(step: Step, names: Names) -> object:
         answer = _send(step, kind, values, names)
     learn(step, answer, names)
     settle(step, answer, names)
+    settle_group(step, names)
     if is_listing(step):
         answer = this_run_only(answer, names.prefix)
     return normalise(answer, names)
@@ -577,3 +578,29 @@ def _shows(endpoint: Endpoint, address: str, expected: dict[str, int | None]) ->
                 p["leader_id"] < 0 for p in topic["partitions"]):
             return False
     return True
+
+
+# -- waiting for a join's records to be committed ------------------------------------------------
+# Apache Kafka's group coordinator answers a JoinGroup from inside the operation, before the
+# records it wrote are committed (GroupMetadataManager.classicGroupJoinToClassicGroup: a group
+# a join creates is written as an empty group record, MEMBER_ID_REQUIRED answered at once),
+# while DescribeGroups and ListGroups read the state at the last committed offset of the
+# group's __consumer_offsets partition (CoordinatorRuntime.scheduleReadOperation). On three
+# nodes that record waits for the followers: such a group reads Dead for 10-500 ms, then Empty
+# (docs/divergences.md, `three-node-new-group-state`). An OffsetFetch with require_stable is
+# a write operation that writes nothing and is answered only once everything written before
+# it is committed (GroupCoordinatorService.fetchOffsets): the barrier a client has, sent to
+# the group's coordinator after every join. It reads, and changes nothing, on either broker;
+# its answer is not compared.
+COMMITTED_BARRIER_VERSION = 8  # OffsetFetch: require_stable (v7+), the groups array (v8+)
+
+
+def settle_group(step: Step, names: Names) -> None:
+    """After a JoinGroup, wait until its group coordinator has committed what it wrote (see
+    above), so that the next step compares group states rather than replication speed."""
+    if step.kind != "join_group":
+        return
+    group = names.real(step.args["group"])
+    names.endpoint.group_call(9, COMMITTED_BARRIER_VERSION, {
+        "require_stable": True, "groups": [{"group_id": group, "member_id": None,
+                                            "member_epoch": -1, "topics": None}]}, group)

@@ -13,7 +13,7 @@ from kafkaref.properties.differential import normalise as n
 from kafkaref.properties.differential import run
 from kafkaref.properties.differential.endpoints import CouldNotCompare, Endpoint
 from kafkaref.properties.differential.machine import Diverged
-from kafkaref.properties.differential.steps import KINDS, Names, Step
+from kafkaref.properties.differential.steps import KINDS, Names, Step, settle_group
 from kafkaref.properties.differential.transcript import Entry, read, render
 from kafkaref.properties.servers import running_broker, tcp_server
 
@@ -222,3 +222,22 @@ def test_a_topic_answered_in_two_entries_is_compared_as_one():
     assert n.normalise(answer, FakeNames())["responses"] == [
         {"topic": "bad/name", "partitions": [{"partition_index": 0}]},
         {"topic": "t0", "partitions": [{"partition_index": 0}, {"partition_index": 7}]}]
+
+
+def test_a_join_is_followed_by_a_wait_until_its_coordinator_committed_what_it_wrote():
+    """Kafka answers a JoinGroup before its records are committed and describes groups at the
+    committed offset (`three-node-new-group-state`): after a join, and only then, the step
+    waits on an OffsetFetch with require_stable to the group's coordinator."""
+    class Coordinator:
+        calls = []
+
+        def group_call(self, api_key, version, values, group):
+            self.calls.append((api_key, values["require_stable"], values["groups"], group))
+            return {"groups": [{"group_id": group, "error_code": "none", "topics": []}]}
+
+    names = Names(Coordinator(), "p-")
+    settle_group(Step("describe_groups", 5, {"groups": ["g0"]}), names)
+    assert Coordinator.calls == []
+    settle_group(Step("join_group", 8, {"group": "g0", "member": "m0", "known_id": False}), names)
+    assert Coordinator.calls == [(9, True, [{"group_id": "p-g0", "member_id": None,
+                                              "member_epoch": -1, "topics": None}], "p-g0")]
