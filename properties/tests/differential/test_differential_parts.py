@@ -13,7 +13,13 @@ from kafkaref.properties.differential import normalise as n
 from kafkaref.properties.differential import run
 from kafkaref.properties.differential.endpoints import CouldNotCompare, Endpoint
 from kafkaref.properties.differential.machine import Diverged
-from kafkaref.properties.differential.steps import KINDS, Names, Step, settle_group
+from kafkaref.properties.differential.steps import (
+    KINDS,
+    Names,
+    Step,
+    settle_group,
+    settle_replicas,
+)
 from kafkaref.properties.differential.transcript import Entry, read, render
 from kafkaref.properties.servers import running_broker, tcp_server
 
@@ -241,3 +247,38 @@ def test_a_join_is_followed_by_a_wait_until_its_coordinator_committed_what_it_wr
     settle_group(Step("join_group", 8, {"group": "g0", "member": "m0", "known_id": False}), names)
     assert Coordinator.calls == [(9, True, [{"group_id": "p-g0", "member_id": None,
                                               "member_epoch": -1, "topics": None}], "p-g0")]
+
+
+def test_an_acks_1_produce_on_several_nodes_waits_until_the_followers_have_its_records():
+    """Kafka answers acks 0 and 1 before the followers fetch (`replication-timing`): on several
+    nodes the step waits until each partition's high watermark reaches its log end; on one
+    node, and after acks=-1, it sends nothing."""
+    class Cluster:
+        node_addresses = {1: "a", 2: "b", 3: "c"}
+        high_watermarks = iter([0, 0, 1])
+        sent = []
+
+        def call(self, api_key, version, values):
+            self.sent.append(api_key)
+            return {"topics": [{"name": "p-t0", "partitions": [
+                {"partition_index": 0, "error_code": "none", "leader_epoch": 4}]}]}
+
+        def partitioned_call(self, api_key, version, values, topics):
+            self.sent.append(api_key)
+            if api_key == 23:
+                assert values["topics"][0]["partitions"][0]["leader_epoch"] == 4
+                return {"topics": [{"topic": "p-t0", "partitions": [
+                    {"partition": 0, "error_code": "none", "end_offset": 1}]}]}
+            return {"topics": [{"name": "p-t0", "partitions": [
+                {"partition_index": 0, "error_code": "none",
+                 "offset": next(self.high_watermarks)}]}]}
+
+    names = Names(Cluster(), "p-")
+    produce = {"partitions": [["t0", 0, []], ["t0", 0, []]], "timeout_ms": 5000}
+    settle_replicas(Step("produce", 8, {**produce, "acks": -1}), names)
+    assert Cluster.sent == []
+    settle_replicas(Step("produce", 8, {**produce, "acks": 1}), names)
+    assert Cluster.sent == [3, 23, 2] * 3  # high watermark 0, 0, then 1: the log end
+    Cluster.node_addresses, Cluster.sent = {1: "a"}, []
+    settle_replicas(Step("produce", 8, {**produce, "acks": 0}), names)
+    assert Cluster.sent == []
