@@ -132,6 +132,14 @@ class LogSegment:
         """Roll at this size from now on (the topic's segment.bytes changed)."""
         self._segment_bytes = segment_bytes
 
+    def largest_timestamp(self) -> int:
+        """What time-based retention compares with now: the greatest record timestamp, or the
+        .log file's last modification (ms) when no batch carries one (Kafka's
+        LogSegment.largestTimestamp)."""
+        if self.max_timestamp != NO_TIMESTAMP:
+            return self.max_timestamp
+        return os.stat(self.log_path).st_mtime_ns // 1_000_000
+
     def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
         """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
         return self.needs_roll_at(header[0] + header[6], batch_size, now_ms)
