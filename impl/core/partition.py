@@ -292,6 +292,16 @@ class Partition:
                 low = state.log_start_offset
         return low
 
+    # -- retention --------------------------------------------------------------------------
+    def delete_old_segments(self) -> int:
+        """One run of the retention task on this replica's log, leader or follower alike (Kafka's
+        LogManager.cleanupLogs -> UnifiedLog.deleteOldSegments): the topic's retention.ms and
+        retention.bytes (None: the broker's), and only when its cleanup.policy has "delete"
+        (else only segments below the log start go). The log start moves to a segment's base
+        at or below the hw; a follower's also follows its leader's (append_as_follower)."""
+        return self.log.delete_old_segments(self.config.retention_ms, self.config.retention_bytes,
+                                            delete=self.config.deletes_records)
+
     # -- follower side ----------------------------------------------------------------------
     def append_as_follower(self, data, leader_hw: int, leader_log_start: int = -1) -> None:
         """Append batches copied from the leader (offsets and epochs already stamped): their
