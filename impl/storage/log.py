@@ -262,7 +262,8 @@ class Log:
         size = length + LOG_OVERHEAD
         last_offset = leo + header[6]
         segment = self.segments[-1]
-        if segment.needs_roll_at(last_offset, size, self.clock_ms()):
+        if segment.needs_roll_at(last_offset, size, self.clock_ms(),
+                                 header[8] if append_time is None else append_time):
             segment = self._roll(leo)
         epochs = self.epochs.entries
         # assign() is a no-op only for the latest epoch again (its entries start below the leo);

@@ -17,6 +17,7 @@ from kafkaref.impl.storage import Log, LogConfig
 from kafkaref.properties.clock import ManualClock
 
 NOW_MS = 1_000_000
+YEAR_2023_MS = 1_700_000_000_000
 
 
 def batch(records: int, timestamp: int) -> bytes:
@@ -166,3 +167,35 @@ def test_without_timestamps_a_segment_is_as_old_as_its_file(tmp_path):
     assert log.delete_old_segments(retention_ms=1000) == 0
     clock.now_ms = modified + 1_001
     assert log.delete_old_segments(retention_ms=1000) == 1 and log.log_start_offset == 4
+
+
+def test_a_batch_stamped_past_segment_ms_after_the_first_rolls_the_segment(tmp_path):
+    """Kafka's LogSegment.timeWaitedForRoll: the new batch's max timestamp minus the first
+    batch's, rolled past segment.ms; so records from 1970 and from now never share a segment,
+    and retention by time can delete the old ones alone (what Kafka 4.3.1 did: docs/storage.md)."""
+    clock = ManualClock(YEAR_2023_MS)
+    log = filled_log(str(tmp_path / "log"), clock, [(1, 1_000), (1, 1_000 + 60_000)], 1 << 20)
+    assert log.segment_bases == (0,)  # 60 s apart, segment.ms 7 days: one segment
+    log.append_as_leader(batch(1, YEAR_2023_MS), 0)
+    assert log.segment_bases == (0, 2)
+    log.set_high_watermark(3)
+    log.delete_old_segments(retention_ms=60_000)
+    assert log.log_start_offset == 2
+    log.truncate_to(2)  # the new segment's first batch gone: its base is read again
+    log.append_as_leader(batch(1, 5_000), 0)
+    log.append_as_leader(batch(1, 5_000 + 7 * 24 * 3_600_000), 0)  # exactly segment.ms: stays
+    assert log.segment_bases == (2,)
+    log.append_as_leader(batch(1, 5_001 + 7 * 24 * 3_600_000), 0)
+    assert log.segment_bases == (2, 4)
+
+
+def test_without_a_first_timestamp_a_segment_ages_from_its_creation(tmp_path):
+    clock = ManualClock(NOW_MS)
+    log = Log(str(tmp_path / "log"), LogConfig(segment_ms=1_000), clock_ms=clock)
+    log.append_as_leader(batch(1, -1), 0)
+    clock.now_ms += 1_000
+    log.append_as_leader(batch(1, -1), 0)
+    assert log.segment_bases == (0,)
+    clock.now_ms += 1
+    log.append_as_leader(batch(1, -1), 0)
+    assert log.segment_bases == (0, 2)
