@@ -17,7 +17,7 @@ from kafkaref.properties.servers import BrokerSetup
 from kafkaref.properties.waiting import wait_until
 
 TASK_MS = 200
-pytestmark = pytest.mark.parametrize("broker_setup", [BrokerSetup(storage="disk", broker=(
+ON_DISK = pytest.mark.parametrize("broker_setup", [BrokerSetup(storage="disk", broker=(
     BrokerConfig(log_initial_task_delay_ms=TASK_MS, log_retention_check_interval_ms=TASK_MS)))])
 EARLIEST, LATEST = -2, -1
 
@@ -69,6 +69,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+@ON_DISK
 def test_records_from_1970_go_at_the_next_run_and_new_ones_stay(connection):
     create(connection, "old", [("retention.ms", "1000")])
     produce(connection, "old", 1000, count=5)  # the differential walk's timestamps
@@ -84,6 +85,7 @@ def test_records_from_1970_go_at_the_next_run_and_new_ones_stay(connection):
     assert (error, log_start) == (ErrorCode.none, 5) and records
 
 
+@ON_DISK
 def test_retention_ms_altered_acts_at_the_next_run(connection):
     create(connection, "later")  # the broker's log.retention.ms: seven days
     produce(connection, "later", now_ms() - 60_000, count=3)  # a minute old
@@ -98,6 +100,7 @@ def test_retention_ms_altered_acts_at_the_next_run(connection):
                what="the altered retention.ms at the next run")
 
 
+@ON_DISK
 def test_retention_bytes_deletes_a_segment_only_if_the_log_stays_at_or_over_it(connection):
     """Kafka's deleteRetentionSizeBreachedSegments: a segment goes when the log without it still
     holds retention.bytes; at 0 the whole log goes (rolled first, as deleteSegments does)."""
@@ -109,3 +112,36 @@ def test_retention_bytes_deletes_a_segment_only_if_the_log_stays_at_or_over_it(c
                what="retention.bytes=0 emptying the log")
     assert offset(connection, "zero", LATEST) == 4
     assert offset(connection, "one", EARLIEST) == 0  # one segment: without it, 0 bytes < 1
+
+
+def test_the_broker_process_takes_kafkas_retention_settings(tmp_path):
+    """`kafkaref broker --config`: log.retention.ms, log.initial.task.delay.ms and
+    log.retention.check.interval.ms as Kafka's server.properties names them; bad values exit 2
+    with one line."""
+    import os
+    import subprocess
+    import sys
+
+    from kafkaref.impl.server.local_cluster import signal_and_wait
+
+    exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
+    config = tmp_path / "server.properties"
+    config.write_text(f"port=0\nlog.dirs={tmp_path / 'd'}\nlog.retention.ms=1000\n"
+                      "log.initial.task.delay.ms=0\nlog.retention.check.interval.ms=200\n")
+    proc = subprocess.Popen([exe, "broker", "--config", str(config)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        port = int(proc.stdout.readline().split(":")[-1])
+        with KafkaConnection("127.0.0.1", port) as conn:
+            create(conn, "t")  # no override: the broker's log.retention.ms, 1 s
+            produce(conn, "t", 1000, count=3)
+            wait_until(lambda: offset(conn, "t", EARLIEST) == 3, timeout_s=10,
+                       what="the broker's log.retention.ms at work")
+    finally:
+        signal_and_wait(proc)
+    for line in ("log.retention.ms=-2", "log.retention.check.interval.ms=0",
+                 "log.retention.hours=x"):
+        config.write_text(f"port=0\nlog.dirs={tmp_path / 'd'}\n{line}\n")
+        result = subprocess.run([exe, "broker", "--config", str(config)], capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, (line, result.stderr)
