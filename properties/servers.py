@@ -91,6 +91,7 @@ class ClusterSetup:
     mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
     offsets_topic_partitions: int = 5  # __consumer_offsets, small in tests (Kafka: 50)
     log_initial_task_delay_ms: int = NO_RETENTION_TASK_MS  # the retention task's first run
+    log_retention_check_interval_ms: int | None = None  # then every (None: Kafka's 5 min)
 
     @property
     def id(self) -> str:
@@ -106,7 +107,8 @@ def running_cluster(setup: ClusterSetup, directory: str):
     local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
                          unclean_election=setup.unclean_election, mutants=setup.mutants,
                          offsets_topic_partitions=setup.offsets_topic_partitions,
-                         log_initial_task_delay_ms=setup.log_initial_task_delay_ms)
+                         log_initial_task_delay_ms=setup.log_initial_task_delay_ms,
+                         log_retention_check_interval_ms=setup.log_retention_check_interval_ms)
     local.start()
     try:
         yield local
