@@ -346,6 +346,21 @@ def test_increment_log_start_offset_hides_what_is_below_and_never_goes_back(kind
 
 
 @KINDS
+def test_retention_never_deletes_at_or_above_the_hw(kind, tmp_path):
+    """delete_old_segments: whole segments only, wholly below the hw; a MemoryLog has no
+    segments, and the storage log's one segment holds the hw: both keep everything, though the
+    records (stamped at 1000) are long expired and over 0 bytes."""
+    log = _log_with(kind, tmp_path, 3)
+    log.set_high_watermark(4)
+    leo, before = log.log_end_offset, [h.base_offset for h, _ in log.iter_batches()]
+    deleted = log.delete_old_segments(retention_ms=0, retention_bytes=0)
+    assert log.log_start_offset <= 4 and log.log_end_offset == leo
+    assert [h.base_offset for h, _ in log.iter_batches()] == [
+        b for b in before if b >= log.log_start_offset]
+    assert deleted == 0 and log.log_start_offset == 0
+
+
+@KINDS
 def test_truncate_fully_and_start_at_empties_the_log_there(kind, tmp_path):
     log = _log_with(kind, tmp_path, 2)
     log.truncate_fully_and_start_at(10)
