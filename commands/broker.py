@@ -54,10 +54,11 @@ HOUR_MS = 3_600_000
 
 
 def log_retention_from(properties: dict[str, str]) -> dict[str, int]:
-    """The broker's log.retention.ms (else log.retention.hours, Kafka's precedence) and
+    """The broker's log.retention.ms (else .minutes, else .hours: Kafka's precedence) and
     log.retention.bytes as LogConfig fields; absent ones keep Kafka's defaults (168 hours, -1)."""
     found = {}
     for key, field, scale in (("log.retention.hours", "retention_ms", HOUR_MS),
+                              ("log.retention.minutes", "retention_ms", 60_000),
                               ("log.retention.ms", "retention_ms", 1),
                               ("log.retention.bytes", "retention_bytes", 1)):
         if key in properties:
