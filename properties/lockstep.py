@@ -279,6 +279,18 @@ class CoreLockstep:
         self._immediate(e.request_id, e.broker, lambda: self.brokers[
             e.broker].replica_manager.delete_records(e.timeout_ms, {key: e.offset}, done))
 
+    def _retention(self, e: ev.Retention) -> None:
+        """A retention run that moved the replica's log start to e.offset: what
+        Log.delete_old_segments does to a segmented log (MemoryLogs have no segments, so the
+        offset is the machine's), then the replica manager's after-run checks."""
+        self._check_broker(e.broker)
+        partition = self.partition(e.broker, e.partition)
+        if partition is None or not partition.log.log_start_offset < e.offset <= (
+                partition.high_watermark):
+            return
+        partition.log.increment_log_start_offset(e.offset)
+        self.brokers[e.broker].replica_manager.log_start_moved((TOPIC, e.partition))
+
     # -- replication ----------------------------------------------------------------------------
     def _replica_fetch(self, e: ev.ReplicaFetch) -> None:
         self._check_broker(e.leader)
@@ -432,6 +444,7 @@ _HANDLERS = {
     ev.Fetch: CoreLockstep._fetch,
     ev.ListOffsets: CoreLockstep._list_offsets,
     ev.DeleteRecords: CoreLockstep._delete_records,
+    ev.Retention: CoreLockstep._retention,
     ev.ReplicaFetch: CoreLockstep._replica_fetch,
     ev.Tick: CoreLockstep._tick,
     ev.CrashBroker: CoreLockstep._crash,

@@ -105,6 +105,12 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
             leader = before.partitions[event.partition].replicas[event.leader] if known else None
             short = leader is not None and 0 < result.appended < leader.leo - event.fetch_offset
             labels.append(f"ReplicaFetch: {result.error.name}" + (", cut by max_bytes" if short else ""))
+    elif isinstance(event, ev.Retention):
+        def start(state):
+            replica = state.partitions[event.partition].replicas[event.broker]
+            return None if replica is None else replica.log_start
+        moved = start(before) != start(after)
+        labels.append(f"Retention: {'log start moved' if moved else 'nothing deleted'}")
     elif isinstance(event, ev.Tick):
         proposed = any(_pending(before, p) is None and _pending(after, p) is not None
                        for p in range(before.config.partitions))
@@ -267,6 +273,16 @@ class ModelMachine(RuleBasedStateMachine):
         broker = self.leader_or_any(p, to_leader, broker)
         offset = delete_records_offset(self.model.state.partitions[p].replicas[broker], back)
         self.feed(ev.DeleteRecords(self.request_id(), broker, p, offset, timeout_ms))
+
+    @rule(p=PARTITIONS, broker=BROKERS, where=st.integers(0, 1 << 16))
+    def retention(self, p, broker, where):
+        """A retention run on any replica (a dead one's does nothing) moving its log start up
+        to an offset in (log start, hw] picked by `where` (any offset: a superset of the batch
+        boundaries a segmented log picks); nothing when the hw is at the log start."""
+        replica = self.model.state.partitions[p].replicas[broker]
+        start, hw = (0, 0) if replica is None else (replica.log_start, replica.hw)
+        offset = start + 1 + where % (hw - start) if hw > start else hw
+        self.feed(ev.Retention(broker, p, offset))
 
     @rule(kind=st.sampled_from(["produce", "fetch", "list", "empty", "acks", "replica", "elect",
                                 "stranger", "time", "commit"]),

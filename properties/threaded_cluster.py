@@ -294,7 +294,7 @@ class CuttableFetcherManager(FetcherManager):
 def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalClock,
                  links: Links, config: ClusterConfig, mutants=frozenset()) -> KafkaServer:
     """impl/server/clustered.py's broker on the adapter's clock (both readings), without the
-    retention task (the model has no retention: docs/lockstep.md), with cuttable fetchers that poll (max
+    retention task (its offsets are the storage's, not the walk's: docs/lockstep.md), with cuttable fetchers that poll (max
     wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
     comes). The ISR lag check keeps the broker's own fixed rate (every replica.lag.time.max.ms /
     2, at the multiples of that interval on the logical clock, as the model: docs/lockstep.md,

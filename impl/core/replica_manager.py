@@ -419,10 +419,13 @@ class ReplicaManager:
         self._next_retention_check_ms += (missed + 1) * interval
         for key, partition in list(self.partitions.items()):
             if partition.delete_old_segments():
-                # the log start moved: a DeleteRecords waiting for it, or a fetch now below
-                # it, may be answerable
-                self.delete_records_purgatory.check_and_complete(key)
-                self.fetch_purgatory.check_and_complete(key)
+                self.log_start_moved(key)
+
+    def log_start_moved(self, key: Key) -> None:
+        """A retention run moved this replica's log start: a DeleteRecords waiting for the low
+        watermark, or a fetch now below the log start, may be answerable."""
+        self.delete_records_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
 
     def next_deadline_ms(self) -> int | None:
         """Nothing advance_clock does is due before this time (None: nothing is scheduled): the
