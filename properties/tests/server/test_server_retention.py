@@ -3,7 +3,7 @@ runs every 200 ms (log.initial.task.delay.ms, log.retention.check.interval.ms), 
 small retention.ms / retention.bytes. Records stamped in 1970 go at the next run: ListOffsets
 EARLIEST moves to the log end, a Fetch below it is OFFSET_OUT_OF_RANGE, nothing at or above the
 hw is lost, and new records stay. An IncrementalAlterConfigs of retention.ms acts at the next
-run. (In lockstep with the model: properties/tests/core/test_core_lockstep_retention.py.)"""
+run. (In lockstep with the model: properties/tests/core/test_core_lockstep_delete_records.py.)"""
 
 import time
 
