@@ -563,13 +563,13 @@ def same_effects_any_order(expected, actual) -> bool:
     return sorted(map(repr, expected)) == sorted(map(repr, actual))
 
 
-def lockstep_machine(config: ClusterConfig, **cluster_options):
+def lockstep_machine(config: ClusterConfig, retention: bool = False, **cluster_options):
     """The model's machine with the core in lockstep (cluster_options: mutants), as a class
-    Hypothesis runs (properties/stateful.py, bind)."""
-    from kafkaref.properties.model_machine import ModelMachine, StateCheck
+    Hypothesis runs (properties/stateful.py, bind); retention: with the retention rule."""
+    from kafkaref.properties.model_machine import ModelMachine, RetentionMachine, StateCheck
     from kafkaref.properties.stateful import bind
 
     return bind(
-        ModelMachine, config=config, sut_factory=lambda c: CoreLockstep(c, **cluster_options),
-        compare=same_effects_any_order,
+        RetentionMachine if retention else ModelMachine, config=config,
+        sut_factory=lambda c: CoreLockstep(c, **cluster_options), compare=same_effects_any_order,
         state_check=StateCheck(core_image, observable_state, describe_difference))
