@@ -287,6 +287,21 @@ def test_isr_shrinks_after_the_lag_time_and_expands_once_caught_up():
     assert model.state.partitions[0].control.isr == {0, 1, 2}
 
 
+def test_a_follower_caught_up_within_the_lag_time_stays_in_the_isr_late_in_a_run():
+    """The lag is measured from the follower's last caught-up time (Kafka's
+    lastCaughtUpTimeMs): long after the start, a follower that was caught up a moment ago and
+    is one batch behind now stays in the ISR."""
+    model = started()
+    for tick in range(6):  # 90 s of a cluster whose followers keep up
+        produce(model, 10 + tick, [b"a"], acks=1)
+        sync(model, 1, 2)
+        model.feed(ev.Tick(15_000))
+    produce(model, 20, [b"b"], acks=1)  # both followers one batch behind
+    model.feed(ev.Tick(15_000))  # the next ISR check: caught up 15 s ago, within 30 s
+    assert leader(model).pending_isr is None
+    assert leader(model).isr == {0, 1, 2}
+
+
 def test_isr_expansion_needs_the_start_of_the_leaders_epoch():
     # b2 leads epoch 1 with an hw lagging behind (0) while b1's log holds A from epoch 0.
     model = started(min_insync_replicas=1)
