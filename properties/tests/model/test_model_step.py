@@ -187,6 +187,18 @@ def test_fetch_checks_the_current_leader_epoch():
     assert model.feed(ev.Fetch(4, 0, 0, 0))[0].error == ErrorCode.not_leader_or_follower
 
 
+def test_a_parked_fetch_is_fenced_when_its_leader_epoch_passes():
+    """A fetch parked with the leader epoch it knew completes FENCED_LEADER_EPOCH once a new
+    election moves the broker's epoch past it (Kafka's DelayedFetch checks the epoch again
+    before anything else); one that named no epoch learns the broker no longer leads."""
+    model = started()
+    model.feed(ev.Fetch(1, 0, 0, 0, max_wait_ms=1000, current_leader_epoch=0))
+    model.feed(ev.Fetch(2, 0, 0, 0, max_wait_ms=1000))
+    effects = model.feed(ev.Elect(0, 1))  # epoch 1: b2 leads, b1 follows
+    assert {(e.request_id, e.error) for e in responses(effects, eff.FetchResponse)} == {
+        (1, ErrorCode.fenced_leader_epoch), (2, ErrorCode.not_leader_or_follower)}
+
+
 def test_fetch_purgatory_completes_when_min_bytes_become_readable():
     model = started()
     assert model.feed(ev.Fetch(1, 0, 0, 0, min_bytes=1, max_wait_ms=500)) == ()
