@@ -319,7 +319,7 @@ class CoreLockstep:
         diverging = answer.diverging_epoch
         if not (current and handled):
             return result(answer.error, diverging=diverging, applied=False)
-        leo, hw = follower.log_end_offset, follower.high_watermark
+        leo = follower.log_end_offset
         outcome = apply_fetch_response(follower, answer.error, diverging, bytes(answer.records),
                                        answer.high_watermark, answer.log_start_offset)
         if answer.error == ErrorCode.offset_out_of_range and self._start_at_leader_log_start(
@@ -330,8 +330,6 @@ class CoreLockstep:
             truncated = after if after < leo or outcome == "truncated" else None
             result(answer.error, appended=max(0, after - leo), diverging=diverging,
                    truncated_to=truncated)
-        if follower.high_watermark > hw:  # as the fetcher thread does
-            self.brokers[e.follower].replica_manager.follower_hw_raised(key)
 
     def _start_at_leader_log_start(self, e: ev.ReplicaFetch, follower) -> bool:
         leader = self.brokers[e.leader].replica_manager

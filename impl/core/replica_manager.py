@@ -102,7 +102,7 @@ class ReplicaManager:
         if partition is None:
             partition = Partition(key[0], key[1], self.broker_id,
                                   log if log is not None else self.log_factory(key),
-                                  self.clock, config, self.alter_isr)
+                                  self.clock, config, self.alter_isr, self._follower_hw_raised)
             self.partitions[key] = partition
         else:
             partition.reconfigure(config)
@@ -176,10 +176,10 @@ class ReplicaManager:
         self.delete_records_purgatory.check_and_complete(key)
         partition.log.delete()
 
-    def follower_hw_raised(self, key: Key) -> None:
+    def _follower_hw_raised(self, partition: Partition) -> None:
         """A fetch answer raised this follower's hw: consumer fetches parked here (KIP-392)
         may have enough to read (Kafka's fetcher: completeDelayedFetchRequests)."""
-        self.fetch_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(partition.key)
 
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:

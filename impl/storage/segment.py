@@ -45,7 +45,7 @@ class LogSegment:
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
             base_offset,
-            config.index_entries_max * 8 // 12 or 1,
+            config.time_index_entries_max,
         )
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size

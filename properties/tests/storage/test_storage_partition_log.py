@@ -155,7 +155,8 @@ def test_unchecked_producer_bytes_are_checked_and_nothing_is_written_on_error(ki
         "no batch at all": (b"", ErrorCode.invalid_record),
         "a good batch, then a bad one": (good + bytes(flipped), ErrorCode.corrupt_message)}
     for what, (data, error) in refused.items():
-        assert log.append_as_leader(data, 0).error == error, what
+        info = log.append_as_leader(data, 0)
+        assert (info.error, info.batches, info.bytes) == (error, 0, 0), what  # nothing written
     assert log.log_end_offset == 0 and list(log.iter_batches()) == []
 
 
