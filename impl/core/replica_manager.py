@@ -69,6 +69,8 @@ class ReplicaManager:
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
         # the retention task (run_retention_checks); None: no task
+        if retention_check_interval_ms is not None and retention_check_interval_ms <= 0:
+            raise ValueError("log.retention.check.interval.ms must be positive (None: no task)")
         self.retention_check_interval_ms = retention_check_interval_ms
         self._next_retention_check_ms = clock() + retention_initial_delay_ms
         # The rules of impl/core/rules.py this manager applies (acks=all waiting, produce

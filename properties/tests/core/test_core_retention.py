@@ -5,6 +5,7 @@ retention.ms / retention.bytes (CreateTopics, IncrementalAlterConfigs: at the ne
 log start moves, ListOffsets EARLIEST and Fetch see it. Core brokers over impl/storage logs on
 one manual clock (both readings), through the wire codec, no sockets."""
 
+import pytest
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.clock import Clock
@@ -151,7 +152,7 @@ def test_topic_configs_take_effect_at_the_next_run(tmp_path):
     assert [earliest(b, n) for n in ("kept", "compacted")] == [0, 0]
 
 
-def test_no_task_when_the_interval_is_none(tmp_path):
+def test_no_task_when_the_interval_is_none_and_a_zero_interval_is_refused(tmp_path):
     controller, clock = LocalController(), ManualClock(T0)
     logs = storage_log_factory(str(tmp_path), LogConfig(segment_bytes=600),
                                clock=Clock(monotonic_ms=clock, wall_ms=clock))
@@ -161,3 +162,5 @@ def test_no_task_when_the_interval_is_none(tmp_path):
     produce(b, "t", T0 - HOUR_MS, count=5)
     run_until(clock, [b], T0 + 30 * 24 * HOUR_MS)
     assert earliest(b, "t") == 0
+    with pytest.raises(ValueError, match="must be positive"):
+        Broker(BrokerConfig(log_retention_check_interval_ms=0), clock, logs)
