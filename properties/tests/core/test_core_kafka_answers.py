@@ -215,6 +215,20 @@ def test_create_topics_checks_in_kafkas_order(core_broker):
         ("e", ErrorCode.none), ("f", ErrorCode.invalid_request)]
 
 
+def test_validate_only_refuses_a_replication_factor_above_the_live_brokers(core_broker):
+    """validate_only answers what creating would (CreateTopicsRequest v1+): more replicas than
+    live brokers is INVALID_REPLICATION_FACTOR, unless the replicas are assigned by hand (then
+    the assignment is checked instead). Found by mutation testing (docs/mutation.md): the
+    `not` before `topic.assignments` dropped, and no validate_only request had either shape."""
+    assert create_many(core_broker, [("v", 1, 5)], validate_only=True) == [
+        ("v", ErrorCode.invalid_replication_factor)]
+    body = call(core_broker, 19, 4, {"topics": [{
+        "name": "w", "num_partitions": -1, "replication_factor": -1,
+        "assignments": [{"partition_index": 0, "broker_ids": [0]}], "configs": []}],
+        "timeout": SECONDS, "validate_only": True})
+    assert [(t.name, t.error_code) for t in body.topics] == [("w", ErrorCode.none)]
+
+
 def admin_errors(broker, api_key, values, field="responses") -> list:
     body = call(broker, api_key, 0 if api_key == 44 else 1, values)
     return sorted((r.resource_name if hasattr(r, "resource_name") else r.name, r.error_code)
