@@ -214,6 +214,27 @@ def covered_lines(session: Session, folder: str) -> dict[str, set[int]] | None:
     return {path: set(data.lines(path) or ()) for path in data.measured_files()}
 
 
+def runs(lines: dict[str, set[int]], spec: MutationSpec) -> bool:
+    """Whether the layer runs the statement holding the mutant. coverage.py records a statement
+    by its first line, so a mutant on a continuation line (the `-6` of a tuple written over two
+    lines) is looked up by its statement's first line, never judged uncovered by its own."""
+    path = str(spec.module_path)
+    return statement_start(path, spec.start_pos[0]) in lines.get(path, ())
+
+
+@functools.cache
+def _parsed(path: str):
+    from coverage.parser import PythonParser
+
+    parser = PythonParser(filename=path)
+    parser.parse_source()
+    return parser
+
+
+def statement_start(path: str, line: int) -> int:
+    return _parsed(path).first_line(line)
+
+
 def not_covered(spec: MutationSpec) -> WorkResult:
     """A survivor judged without a run: no test of its layer executes the mutated line."""
     original = Path(spec.module_path).read_text()
@@ -271,7 +292,7 @@ def run(args) -> None:
             if in_annotation(spec):
                 result = WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
                                     output=ANNOTATION, diff=not_covered(spec).diff)
-            elif lines is not None and spec.start_pos[0] not in lines.get(str(spec.module_path), ()):
+            elif lines is not None and not runs(lines, spec):
                 result = not_covered(spec)
             else:
                 result = mutate_and_test(item.mutations, test_command(folder), timeout)
