@@ -78,15 +78,6 @@ def _check_broker(state: ModelState, broker: int) -> None:
         raise ValueError(f"no broker {broker}")
 
 
-def _replica_of(state: ModelState, p: int, broker: int) -> Replica | None:
-    config = state.config
-    if not 0 <= p < config.partitions:
-        raise ValueError(f"no partition {p}")
-    if not 0 <= broker < config.brokers:
-        raise ValueError(f"no broker {broker}")
-    return state.partitions[p].replicas[broker]
-
-
 _KEEP: object = object()
 
 
@@ -903,7 +894,7 @@ def _elect(state: ModelState, event: ev.Elect) -> tuple[ModelState, Effects]:
         return refuse(ErrorCode.unknown_topic_or_partition)
     # the candidate is a value in the request, not an address: an id outside the cluster is
     # just another non-replica (the controller answers so)
-    if not 0 <= candidate < config.brokers or _replica_of(state, p, candidate) is None:
+    if not 0 <= candidate < config.brokers or state.partitions[p].replicas[candidate] is None:
         return refuse(ErrorCode.ineligible_replica)
     part = state.partitions[p]
     control = part.control

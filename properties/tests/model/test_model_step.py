@@ -424,8 +424,9 @@ def test_impossible_events_raise():
     with pytest.raises(ValueError):
         step(state, ev.Produce(1, 7, 0, (b"a",)))  # no broker 7: not addressable
     # an unknown partition is a request Kafka answers (properties/lockstep.py: the same code)
-    (answer,) = step(state, ev.Fetch(1, 0, 3, 0))[1]
-    assert answer.error == ErrorCode.unknown_topic_or_partition
+    for partition in (3, -1):  # past the last and below the first
+        (answer,) = step(state, ev.Fetch(1, 0, partition, 0))[1]
+        assert answer.error == ErrorCode.unknown_topic_or_partition
     with pytest.raises(ValueError):
         step(state, ev.Tick(-1))
     with pytest.raises(TypeError):
