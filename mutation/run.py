@@ -218,6 +218,28 @@ def parse_mutant(tree: Path, text: str) -> MutationSpec:
                         start_pos=start, end_pos=end)
 
 
+def mutant_name(tree: Path, spec: MutationSpec) -> str:
+    """MODULE:LINE:OPERATOR[:K], the name parse_mutant reads back."""
+    positions = mutation_positions(list(ast_nodes(get_ast_from_path(Path(spec.module_path)))),
+                                   get_operator(spec.operator_name)())
+    line = spec.start_pos[0]
+    choice = sum(1 for start, _ in positions[:spec.occurrence] if start[0] == line)
+    module = Path(spec.module_path).relative_to(tree).as_posix()
+    name = f"{module}:{line}:{spec.operator_name.removeprefix('core/')}"
+    return f"{name}:{choice}" if choice else name
+
+
+def pick(args) -> None:
+    """A seeded random handful of HEAD's mutants of the given folders, one name a line (for
+    `test` and `conform`), annotations left out."""
+    session = Session(tree_commit())
+    session.extract()
+    population = [spec for spec in enumerate_mutants(session.tree)
+                  if folder_of(session.tree, spec.module_path) in args.folder and not in_annotation(spec)]
+    for spec in random.Random(args.seed).sample(population, min(args.count, len(population))):
+        print(mutant_name(session.tree, spec))
+
+
 def apply_mutant(spec: MutationSpec) -> str:
     """Write the mutant into its file (in a scratch copy); returns its diff."""
     path = Path(spec.module_path)
@@ -586,8 +608,12 @@ def main() -> None:
     conform_parser.add_argument("--skip", action="append", help="conform's --skip (repeatable)")
     conform_parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
     conform_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    pick_parser = commands.add_parser("pick", help="a seeded random handful of mutants, by name")
+    pick_parser.add_argument("--folder", action="append", required=True, choices=list(FOLDERS))
+    pick_parser.add_argument("--count", type=int, default=10)
+    pick_parser.add_argument("--seed", type=int, default=26)
     args = parser.parse_args()
-    commands = {"run": run, "report": report, "recheck": recheck, "test": test, "conform": conform}
+    commands = {"pick": pick, "run": run, "report": report, "recheck": recheck, "test": test, "conform": conform}
     commands[args.command](args)
 
 
