@@ -119,7 +119,8 @@ class Session:
 
     def scratch(self, name: str) -> Path:
         """A fresh copy of the committed tree of its own (home/scratch/NAME), for one mutant
-        applied by hand (`test`, `conform`): never the work tree, never the sample's copy."""
+        applied by hand (`test`, `conform`; each names its own, so the two can run at once):
+        never the work tree, never the sample's copy."""
         tree = self.home / "scratch" / name
         if tree.exists():
             shutil.rmtree(tree)
@@ -392,7 +393,7 @@ def test(args) -> None:
     session.home.mkdir(parents=True, exist_ok=True)
     session.archive_tree()
     for text in args.mutant:
-        tree = session.scratch(slug(text))
+        tree = session.scratch("test-" + slug(text))
         spec = parse_mutant(tree, text)
         prepare_environment(session, tree)
         folder = folder_of(tree, spec.module_path)
@@ -417,7 +418,7 @@ def conform(args) -> None:
     results = session.home / "conform"
     results.mkdir(exist_ok=True)
     for text in args.mutant:
-        tree = session.scratch(slug(text))
+        tree = session.scratch("conform-" + slug(text))
         diff = "" if text == "none" else apply_mutant(parse_mutant(tree, text))
         start = time.monotonic()
         verdicts, code = conform_verdicts(tree, args)
