@@ -135,7 +135,9 @@ class Session:
     def archive_tree(self) -> None:
         if not self.archive.exists():
             data = subprocess.check_output(["git", "-C", str(ROOT), "archive", "--format=tar", self.commit])
-            self.archive.write_bytes(data)
+            partial = self.archive.with_suffix(f".{os.getpid()}")
+            partial.write_bytes(data)
+            partial.replace(self.archive)  # whole or absent: a run beside this one may read it
 
     def create(self, sample: int, seed: int) -> None:
         self.extract()
