@@ -83,7 +83,7 @@ def test_a_read_does_not_trust_an_index_entry_naming_a_later_batch(batches, data
             file.write(b"".join(ENTRY.pack(*entry) for entry in entries))
         reopened = Log(directory, CONFIG, clock_ms=lambda: 0)
         try:
-            target = reopened.log_start_offset + entries[-1][0]
+            target = reopened.log_start_offset + entries[j][0]  # one segment, based at 0
             _, data_read = split_batches(reopened.read(target, 1 << 20))
             first = parse_header(data_read[0])
             assert first.base_offset <= target <= first.last_offset
