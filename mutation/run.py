@@ -412,14 +412,17 @@ def conform(args) -> None:
     """`kafkaref conform --peer kafkaref` against a cluster built from a mutated copy of HEAD's
     tree (--mutant; `none` for the unmutated baseline): its brokers, and the controller in the
     conform process, import the copy. Each run's verdicts go to home/conform/<mutant>-<N>n.json;
-    the mutant is killed when a check that passes on the baseline does not pass on it."""
+    the mutant is killed when a check that passes on the baseline does not pass on it (the
+    baseline is run first when this commit's session has none for N nodes)."""
     os.nice(args.nice)
     session = Session(tree_commit())
     session.home.mkdir(parents=True, exist_ok=True)
     session.archive_tree()
     results = session.home / "conform"
     results.mkdir(exist_ok=True)
-    for text in args.mutant:
+    baseline_path = results / f"none-{args.nodes}n.json"
+    mutants = args.mutant if baseline_path.exists() or "none" in args.mutant else ["none", *args.mutant]
+    for text in mutants:
         tree = session.scratch("conform-" + slug(text))
         diff = "" if text == "none" else apply_mutant(parse_mutant(tree, text))
         start = time.monotonic()
@@ -427,7 +430,6 @@ def conform(args) -> None:
         record = {"mutant": text, "diff": diff, "nodes": args.nodes, "exit_code": code,
                   "seconds": round(time.monotonic() - start), "verdicts": verdicts}
         (results / f"{slug(text)}-{args.nodes}n.json").write_text(json.dumps(record, indent=2))
-        baseline_path = results / f"none-{args.nodes}n.json"
         baseline = json.loads(baseline_path.read_text())["verdicts"] if baseline_path.exists() else {}
         print(conform_line(text, record, baseline), flush=True)
         shutil.rmtree(tree)

@@ -7,6 +7,8 @@ import shutil
 import tempfile
 import time
 
+from kio.schema.errors import ErrorCode
+
 from kafkaref.chaos.conform.catalogue import (
     HIGHEST,
     LOWEST,
@@ -15,12 +17,14 @@ from kafkaref.chaos.conform.catalogue import (
     Skip,
     check,
 )
+from kafkaref.chaos.conform.checks_log import values_batch
 from kafkaref.chaos.conform.faults import (
     KILL,
     RESTART,
     Target,
     faults_of,
     inflict,
+    needed_faults,
     replica_faults,
     target_of,
     wait_serving,
@@ -70,6 +74,47 @@ def leader_failover(probe: Probe):
         moved = (f"leader {before.leader_id} (epoch {epochs[0]}) -> {after.leader_id} "
                  f"(epoch {epochs[1]})")
     return f"{moved}; 50 acked records kept"
+
+
+@check("idempotent_dedupe_after_restart", "faults", "KIP-98 (idempotent producer); Kafka "
+       "ProducerStateManager: a restarted broker rebuilds its producers' state from its "
+       "snapshots and the log (LogLoader), so a retry is still deduplicated", deadline_s=150.0)
+def idempotent_dedupe_after_restart(probe: Probe):
+    """An idempotent producer's retry of a batch written before its leader restarted is still
+    a duplicate: after --kill-cmd and --restart-cmd on the leader of a one-replica partition,
+    the retry (same producer id, epoch and sequence) is acknowledged again without a second
+    copy in the log (NONE with the first base offset, or DUPLICATE_SEQUENCE_NUMBER), and the
+    producer's next sequence is taken."""
+    needed_faults(probe, {KILL, RESTART}, "to restart the leader between a write and its retry")
+    topic = probe.create_topic("idemrestart", replication_factor=1)
+    init = probe.init_producer_id()
+    probe.expect_error(init.error_code, ErrorCode.none, "InitProducerId", init)
+
+    def batch(prefix, sequence):
+        return values_batch(prefix, 2, producer_id=init.producer_id,
+                            producer_epoch=init.producer_epoch, base_sequence=sequence)
+
+    first = probe.produce_ok(topic, batch(b"r0", 0))
+    target = target_of(probe, probe.wait_for_leaders(topic, 1).partitions[0].leader_id)
+    try:
+        inflict(probe, KILL, target)
+    finally:
+        inflict(probe, RESTART, target)
+        wait_serving(probe, target)
+    again = probe.produce_answer_retrying(topic, batch(b"r0", 0), timeout_s=60)
+    probe.expect_error(again.error_code, (ErrorCode.none, ErrorCode.duplicate_sequence_number),
+                       "the retry after the restart (sequence 0 again)", again)
+    if again.error_code == ErrorCode.none:
+        probe.expect(again.base_offset == first, f"the retry after the restart was appended "
+                     f"again at {again.base_offset}", response=again,
+                     expected=f"base offset {first}, the original's")
+    probe.produce_retrying(topic, batch(b"r2", 2))
+    values = [r.value for r in probe.read_all(topic, end=first + 4)]
+    want = [b"r0-0", b"r0-1", b"r2-0", b"r2-1"]
+    probe.expect(values == want, "the log does not hold each batch exactly once",
+                 response=str(values), expected=str(want))
+    return (f"the retry after the restart answered {ErrorCode(int(again.error_code)).name}; "
+            "each batch once in the log")
 
 
 def _leader_epoch(partition) -> int | None:
