@@ -411,15 +411,16 @@ def test(args) -> None:
 def conform(args) -> None:
     """`kafkaref conform --peer kafkaref` against a cluster built from a mutated copy of HEAD's
     tree (--mutant; `none` for the unmutated baseline): its brokers, and the controller in the
-    conform process, import the copy. Each run's verdicts go to home/conform/<mutant>-<N>n.json;
+    conform process, import the copy. Each run's verdicts go to home/conform/<checks>/<mutant>-<N>n.json;
     the mutant is killed when a check that passes on the baseline does not pass on it (the
     baseline is run first when this commit's session has none for N nodes)."""
     os.nice(args.nice)
     session = Session(tree_commit())
     session.home.mkdir(parents=True, exist_ok=True)
     session.archive_tree()
-    results = session.home / "conform"
-    results.mkdir(exist_ok=True)
+    selection = "-".join([*(f"only-{n}" for n in args.only or ()), *(f"skip-{n}" for n in args.skip or ())])
+    results = session.home / "conform" / (selection or "all")  # a baseline per selection
+    results.mkdir(parents=True, exist_ok=True)
     baseline_path = results / f"none-{args.nodes}n.json"
     mutants = args.mutant if baseline_path.exists() or "none" in args.mutant else ["none", *args.mutant]
     for text in mutants:
