@@ -7,8 +7,6 @@ import shutil
 import tempfile
 import time
 
-from kio.schema.errors import ErrorCode
-
 from kafkaref.chaos.conform.catalogue import (
     HIGHEST,
     LOWEST,
@@ -17,14 +15,12 @@ from kafkaref.chaos.conform.catalogue import (
     Skip,
     check,
 )
-from kafkaref.chaos.conform.checks_log import values_batch
 from kafkaref.chaos.conform.faults import (
     KILL,
     RESTART,
     Target,
     faults_of,
     inflict,
-    needed_faults,
     replica_faults,
     target_of,
     wait_serving,
@@ -74,53 +70,6 @@ def leader_failover(probe: Probe):
         moved = (f"leader {before.leader_id} (epoch {epochs[0]}) -> {after.leader_id} "
                  f"(epoch {epochs[1]})")
     return f"{moved}; 50 acked records kept"
-
-
-@check("idempotent_dedupe_after_restart", "faults", "KIP-98 (idempotent producer); Kafka "
-       "ProducerStateManager: a restarted broker rebuilds its producers' state from its "
-       "snapshots and the log (LogLoader), so a retry is still deduplicated", deadline_s=150.0)
-def idempotent_dedupe_after_restart(probe: Probe):
-    """Idempotent producers' retries of batches written before their leader restarted are still
-    duplicates: after --kill-cmd and --restart-cmd on the leader of a one-replica partition,
-    each of two producers' retry (same producer id, epoch and sequence) is acknowledged again
-    without a second copy in the log (NONE with the first base offset, or
-    DUPLICATE_SEQUENCE_NUMBER), and each producer's next sequence is taken."""
-    needed_faults(probe, {KILL, RESTART}, "to restart the leader between a write and its retry")
-    topic = probe.create_topic("idemrestart", replication_factor=1)
-    producers = [probe.init_producer_id() for _ in range(2)]  # two ids: the first may be 0
-    for init in producers:
-        probe.expect_error(init.error_code, ErrorCode.none, "InitProducerId", init)
-
-    def batch(index, sequence):
-        init = producers[index]
-        return values_batch(b"p%d-s%d" % (index, sequence), 2, producer_id=init.producer_id,
-                            producer_epoch=init.producer_epoch, base_sequence=sequence)
-
-    firsts = [probe.produce_ok(topic, batch(index, 0)) for index in range(2)]
-    target = target_of(probe, probe.wait_for_leaders(topic, 1).partitions[0].leader_id)
-    try:
-        inflict(probe, KILL, target)
-    finally:
-        inflict(probe, RESTART, target)
-        wait_serving(probe, target)
-    answered = []
-    for index, first in enumerate(firsts):
-        again = probe.produce_answer_retrying(topic, batch(index, 0), timeout_s=60)
-        what = f"producer {producers[index].producer_id}'s retry after the restart"
-        probe.expect_error(again.error_code, (ErrorCode.none, ErrorCode.duplicate_sequence_number),
-                           what, again)
-        probe.expect(again.error_code != ErrorCode.none or again.base_offset == first,
-                     f"{what} was appended again at {again.base_offset}", response=again,
-                     expected=f"base offset {first}, the original's")
-        answered.append(ErrorCode(int(again.error_code)).name)
-    for index in range(2):
-        probe.produce_retrying(topic, batch(index, 2))
-    values = [r.value for r in probe.read_all(topic, end=8)]
-    want = [b"p%d-s%d-%d" % (index, sequence, r) for sequence in (0, 2) for index in range(2)
-            for r in range(2)]
-    probe.expect(values == want, "the log does not hold each batch exactly once",
-                 response=str(values), expected=str(want))
-    return f"the retries after the restart answered {', '.join(answered)}; each batch once in the log"
 
 
 def _leader_epoch(partition) -> int | None:

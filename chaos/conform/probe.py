@@ -439,14 +439,6 @@ class Probe:
         by one answer may be gone by the next): an answered NOT_LEADER_OR_FOLLOWER,
         LEADER_NOT_AVAILABLE or UNKNOWN_TOPIC_OR_PARTITION means the batch was not appended, so
         the leader is looked up again and the batch sent again, until timeout_s."""
-        answer = self.produce_answer_retrying(topic, batch, partition, acks, timeout_s)
-        self.expect_error(answer.error_code, ErrorCode.none, f"Produce to {topic}", answer)
-        return answer.base_offset
-
-    def produce_answer_retrying(self, topic: str, batch: bytes, partition: int = 0,
-                                acks: int = -1, timeout_s: float = 30.0):
-        """produce_retrying's loop; the first answer that is not one of those retriable errors
-        (or the last, at timeout_s), whatever its error."""
         deadline = time.monotonic() + timeout_s
         while True:
             meta = self.wait_for_leaders(topic, None, timeout_s=max(1.0, deadline - time.monotonic()))
@@ -459,7 +451,8 @@ class Probe:
             if answer.error_code in RETRIABLE_PRODUCE and time.monotonic() < deadline:
                 time.sleep(0.1)
                 continue
-            return answer
+            self.expect_error(answer.error_code, ErrorCode.none, f"Produce to {topic}", answer)
+            return answer.base_offset
 
     def fetch_values(self, topic: str, partition: int, offset: int, max_wait_ms: int = 50,
                      min_bytes: int = 1, max_bytes: int = 1 << 20) -> dict:
