@@ -2,7 +2,8 @@
 
 offset_for_timestamp skips a segment whose largest timestamp is below the target, and a clean
 open takes that timestamp from the time index: a missing time index loaded as valid and empty
-hid every timestamp of its segment (ListOffsets by time answered a later segment's batch). The
+hid the timestamps of its segment (the lookup answered a later segment's batch; time retention
+judged the segment by the same wrong timestamp). The
 offset index already treats a missing file in front of batches as damage; the time index now does
 too, and the recovery scan rebuilds both (Kafka keeps the empty index and falls back to the
 file's mtime as the segment's largest timestamp). Found by mutation testing (docs/mutation.md,
