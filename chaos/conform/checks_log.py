@@ -414,24 +414,49 @@ def headers_and_timestamps(probe: Probe):
                  response=str(got), expected=str(want))
 
 
+# Topic configs at the edge of the range Kafka's LogConfig validates (ConfigDef atLeast /
+# between): (name, a value at the bound, accepted; a value just past it, INVALID_CONFIG).
+CONFIG_EDGES = (
+    ("segment.ms", "1", "0"), ("segment.jitter.ms", "0", "-1"),
+    ("segment.index.bytes", "4", "3"), ("flush.messages", "1", "0"), ("flush.ms", "0", "-1"),
+    ("retention.ms", "-1", "-2"), ("max.message.bytes", "0", "-1"),
+    ("index.interval.bytes", "0", "-1"), ("delete.retention.ms", "0", "-1"),
+    ("min.compaction.lag.ms", "0", "-1"), ("max.compaction.lag.ms", "1", "0"),
+    ("file.delete.delay.ms", "0", "-1"), ("min.insync.replicas", "1", "0"),
+    ("message.timestamp.before.max.ms", "0", "-1"), ("message.timestamp.after.max.ms", "0", "-1"),
+    ("min.cleanable.dirty.ratio", "1", "1.5"), ("compression.gzip.level", "9", "10"),
+    ("compression.lz4.level", "17", "18"), ("compression.zstd.level", "22", "23"),
+)
+
+
 @check("create_topics_validation", "log",
        "protocol: CreateTopics errors INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT, "
-       "TOPIC_ALREADY_EXISTS; KIP-4")
+       "TOPIC_ALREADY_EXISTS; KIP-4; Kafka LogConfig's validators (the configs' ranges)")
 def create_topics_validation(probe: Probe):
     """CreateTopics refuses an unknown config with INVALID_CONFIG and an existing name with
-    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given."""
+    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given. Topic configs
+    are held to Kafka's ranges: a value at a bound passes validation (validate_only), one just
+    past it is INVALID_CONFIG."""
     conn = probe.connect()
 
-    def create(label, **topic):
+    def create(label, validate_only=False, **topic):
         request = {"topics": [{"name": probe.name(label), "num_partitions": -1,
                                "replication_factor": -1, "assignments": [], "configs": [],
-                               **topic}], "timeout": 10_000, "validate_only": False}
+                               **topic}], "timeout": 10_000, "validate_only": validate_only}
         return request, conn.call(19, request).topics[0]
 
     request, answer = create("badcfg", num_partitions=1, replication_factor=1,
                              configs=[{"name": "no.such.config", "value": "1"}])
     probe.expect_error(answer.error_code, ErrorCode.invalid_config,
                        "CreateTopics with config no.such.config", answer, soft=True)
+    for config, at_bound, past in CONFIG_EDGES:
+        for value, expected in ((at_bound, ErrorCode.none), (past, ErrorCode.invalid_config)):
+            request, answer = create("range", validate_only=True, num_partitions=1,
+                                     replication_factor=1,
+                                     configs=[{"name": config, "value": value}])
+            probe.expect_error(answer.error_code, expected,
+                               f"CreateTopics (validate_only) with {config}={value}", answer,
+                               soft=True)
     name = probe.create_topic("twice")
     request, answer = create("twice", num_partitions=1, replication_factor=1)
     probe.expect_error(answer.error_code, ErrorCode.topic_already_exists,
