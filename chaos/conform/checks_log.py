@@ -154,7 +154,8 @@ def acks_all_visible(probe: Probe):
        levels=FAULTED)
 def min_insync_replicas(probe: Probe):
     """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
-    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
+    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted; once the replica is
+    restarted and back in the ISR, acks=all is accepted again (needs --kill-cmd and
     --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
     so a client alone cannot get the ISR below it)."""
     replica_faults(probe, "min.insync.replicas needs a broker that replicates",
@@ -166,12 +167,15 @@ def min_insync_replicas(probe: Probe):
     target = follower(probe, topic)
     inflict(probe, KILL, target)
     try:
-        answers = refused_after_shrink(probe, topic)
+        answers = acks_all_until(probe, topic, ErrorCode.not_enough_replicas, "after the kill")
         probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
     finally:
         inflict(probe, RESTART, target)
         wait_serving(probe, target)
-    return f"acks=all answers after killing broker {target.broker_id}: {answers}"
+    # min.insync.replicas is the replication factor: an acks=all NONE means a full ISR again
+    back = acks_all_until(probe, topic, ErrorCode.none, "after the restart", timeout_s=60.0)
+    return (f"acks=all answers after killing broker {target.broker_id}: {answers}; after its "
+            f"restart: {back}")
 
 
 def follower(probe: Probe, topic: str) -> Target:
@@ -214,12 +218,15 @@ def hw_waits_for_isr(probe: Probe):
     return f"hw held at {base + 1} while broker {target.broker_id} was stopped and in the ISR"
 
 
-def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
-    """Produce acks=all until the broker answers NOT_ENOUGH_REPLICAS; the answers seen."""
+def acks_all_until(probe: Probe, topic: str, wanted: ErrorCode, after: str,
+                   timeout_s: float = 90.0) -> list[str]:
+    """Produce acks=all until the broker answers `wanted`; the answers seen (the others must be
+    retriable on the way: a leader moving, the ISR changing)."""
     deadline, answers = time.monotonic() + timeout_s, []
     retriable = {ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition,
                  ErrorCode.leader_not_available, ErrorCode.request_timed_out,
-                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none}
+                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none,
+                 ErrorCode.not_enough_replicas} - {wanted}
     while time.monotonic() < deadline:
         try:
             conn = probe.leader(topic)
@@ -232,15 +239,15 @@ def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> l
         error = ErrorCode(int(answer.responses[0].partition_responses[0].error_code))
         if not answers or answers[-1] != error.name:
             answers.append(error.name)
-        if error == ErrorCode.not_enough_replicas:
+        if error == wanted:
             return answers
-        probe.expect(error in retriable, f"acks=all after the kill answered {error.name}",
-                     response=answer, expected="NOT_ENOUGH_REPLICAS once the ISR shrank")
+        probe.expect(error in retriable, f"acks=all {after} answered {error.name}",
+                     response=answer, expected=f"{wanted.name} once the ISR changed")
         if error != ErrorCode.none:
             probe.forget_leaders()
         time.sleep(0.2)
-    raise probe.fail(f"no NOT_ENOUGH_REPLICAS within {timeout_s:.0f} s of the kill",
-                     response=f"answers {answers}", expected="NOT_ENOUGH_REPLICAS")
+    raise probe.fail(f"no {wanted.name} within {timeout_s:.0f} s {after}",
+                     response=f"answers {answers}", expected=wanted.name)
 
 
 @check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
