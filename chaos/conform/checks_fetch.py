@@ -17,6 +17,7 @@ FETCH_CLIENT_METADATA = 11  # KIP-392: from this Fetch version a follower serves
 RACES = 30  # acks=1 produces, each followed at once by a fetch from a follower
 EARLY_S = 0.05  # a broker may answer this much before max_wait (clock granularity)
 LATE_S = 1.5  # generous: the machine running the suite may be loaded
+MISSING_PARTITION = 7  # a partition index the one-partition topics of these checks lack
 
 
 @check("fetch_max_wait", "fetch", "protocol: Fetch max_wait_ms ('the maximum time in "
@@ -145,3 +146,29 @@ def _expect_within_hw(probe: Probe, answer, offset: int) -> None:
                  f"{answer.high_watermark}", response=answer, expected="records below its hw")
     probe.soft(getattr(answer, "preferred_read_replica", -1) == -1, "a preferred read replica "
                "is named", response=answer, expected="-1 (no replica.selector.class)")
+
+
+@check("fetch_missing_partition_apart", "fetch", "protocol: Fetch answers each partition with "
+       "its own error code; KIP-227: a sessionless fetch answers every partition asked for")
+def fetch_missing_partition_apart(probe: Probe):
+    """A Fetch naming a partition the topic does not have before one that holds records answers
+    the first with an error (UNKNOWN_TOPIC_OR_PARTITION, or NOT_LEADER_OR_FOLLOWER) and the
+    second with its records: one partition's error does not cut the others from the answer."""
+    topic = probe.create_topic("fetchapart")
+    probe.produce_ok(topic, values_batch(b"m", 3))
+    request = probe.fetch_values(topic, 0, 0)
+    present = request["topics"][0]["partitions"][0]
+    request["topics"][0]["partitions"] = [{**present, "partition": MISSING_PARTITION}, present]
+    response = probe.leader(topic).call(1, request)
+    found = {p.partition_index: p for t in response.responses for p in t.partitions}
+    probe.expect(set(found) == {0, MISSING_PARTITION}, f"the Fetch answer holds partitions "
+                 f"{sorted(found)}", request=request, response=response,
+                 expected=f"[0, {MISSING_PARTITION}] (sessionless fetch: every one asked for)")
+    probe.expect_error(found[MISSING_PARTITION].error_code,
+                       (ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower),
+                       f"Fetch of partition {MISSING_PARTITION}, which the topic does not have",
+                       response)
+    probe.expect_error(found[0].error_code, ErrorCode.none, "Fetch of partition 0", response)
+    values = [r.value for r in probe.records(found[0])]
+    probe.expect(values == [b"m-0", b"m-1", b"m-2"], "partition 0's records missing from the "
+                 "answer", response=str(values), expected="[b'm-0', b'm-1', b'm-2']")
