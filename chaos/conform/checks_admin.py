@@ -115,6 +115,37 @@ def records_outlive_other_topics(probe: Probe):
     return f"{len(acked)} records read back after another topic was created and deleted"
 
 
+@check("describe_topic_partitions_cursor", "admin", "KIP-966 (DescribeTopicPartitions): "
+       "pages of at most response_partition_limit partitions, the next page from the cursor")
+def describe_topic_partitions_cursor(probe: Probe):
+    """DescribeTopicPartitions of a named 3-partition topic pages it: with a limit of 1
+    partition the answer holds partition 0 and a cursor naming the topic and partition 1; asked
+    again from a cursor at partition 1 (the topic still named), it answers partitions 1 and 2
+    without an error."""
+    probe.version(75)
+    topic = probe.create_topic("paged", partitions=3)
+    conn = probe.connect()
+
+    def describe(limit, cursor=None):
+        request = {"topics": [{"name": topic}], "response_partition_limit": limit,
+                   "cursor": cursor}
+        answer = conn.call(75, request)
+        [described] = [t for t in answer.topics if t.name == topic]
+        probe.expect_error(described.error_code, ErrorCode.none,
+                           f"DescribeTopicPartitions of {topic} (cursor {cursor})", answer)
+        return answer, sorted(p.partition_index for p in described.partitions)
+
+    answer, first = describe(1)
+    cursor = answer.next_cursor
+    probe.expect(first == [0] and cursor is not None and (cursor.topic_name, cursor.partition_index)
+                 == (topic, 1), f"a page of 1 answered partitions {first}, cursor {cursor}",
+                 response=answer, expected=f"[0], cursor ({topic}, 1)")
+    answer, rest = describe(10, {"topic_name": topic, "partition_index": 1})
+    probe.expect(rest == [1, 2], f"from the cursor at partition 1: partitions {rest}",
+                 response=answer, expected="[1, 2]")
+    return "pages [0], then [1, 2] from the cursor"
+
+
 @check("create_partitions", "admin", "protocol: CreatePartitions (KIP-195): partitions can only "
        "be added")
 def create_partitions(probe: Probe):
