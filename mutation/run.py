@@ -396,16 +396,17 @@ def test(args) -> None:
     session.archive_tree()
     for text in args.mutant:
         tree = session.scratch("test-" + slug(text))
-        spec = parse_mutant(tree, text)
-        prepare_environment(session, tree)
-        folder = folder_of(tree, spec.module_path)
-        command = test_command(folder, args.tests)
-        result = mutate_and_test([spec], command, args.timeout)
+        try:
+            spec = parse_mutant(tree, text)
+            prepare_environment(session, tree)
+            command = test_command(folder_of(tree, spec.module_path), args.tests)
+            result = mutate_and_test([spec], command, args.timeout)
+        finally:
+            os.chdir(ROOT)
+            shutil.rmtree(tree)
         failed = next((line for line in (result.output or "").splitlines()
                        if line.startswith(("FAILED", "ERROR"))), "")
         print(f"{outcome(result):10} {text}  {failed}".rstrip(), flush=True)
-        os.chdir(ROOT)
-        shutil.rmtree(tree)
 
 
 def conform(args) -> None:
@@ -425,15 +426,17 @@ def conform(args) -> None:
     mutants = args.mutant if baseline_path.exists() or "none" in args.mutant else ["none", *args.mutant]
     for text in mutants:
         tree = session.scratch("conform-" + slug(text))
-        diff = "" if text == "none" else apply_mutant(parse_mutant(tree, text))
-        start = time.monotonic()
-        verdicts, code = conform_verdicts(tree, args)
+        try:
+            diff = "" if text == "none" else apply_mutant(parse_mutant(tree, text))
+            start = time.monotonic()
+            verdicts, code = conform_verdicts(tree, args)
+        finally:
+            shutil.rmtree(tree)
         record = {"mutant": text, "diff": diff, "nodes": args.nodes, "exit_code": code,
                   "seconds": round(time.monotonic() - start), "verdicts": verdicts}
         (results / f"{slug(text)}-{args.nodes}n.json").write_text(json.dumps(record, indent=2))
         baseline = json.loads(baseline_path.read_text())["verdicts"] if baseline_path.exists() else {}
         print(conform_line(text, record, baseline), flush=True)
-        shutil.rmtree(tree)
 
 
 def conform_verdicts(tree: Path, args) -> tuple[dict[str, str], int]:
