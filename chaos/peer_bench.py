@@ -17,6 +17,9 @@ are measured in interleaved rounds, each figure the median of ROUNDS (see _setup
 
 Each figure of kafkaref is then divided by the same figure of each peer: kafkaref / peer, above
 1 is kafkaref faster (for latency the ratio is peer / kafkaref, so above 1 is still better).
+Beside each ratio of medians are the lowest and highest ratio of one round (kafkaref's figure
+over the peer's in the same round): on a shared machine a ratio whose rounds range across 1 is
+within the run's noise, not a gap (docs/chaos-kafka.md).
 Nothing is compared across runs: all brokers are measured in the same run on the same machine.
 The client is the same process for every broker, so the client's own cost is the same in every
 row; what differs is the broker.
@@ -84,6 +87,7 @@ def _setup_rows(brokers, nodes: int, acks: str, parent: str) -> list[dict]:
                     samples[broker].setdefault(name, []).append(value)
         for broker, figures in samples.items():
             rows[broker].update({k: statistics.median(v) for k, v in figures.items()})
+            rows[broker]["rounds"] = figures
     finally:
         for peer in running.values():
             peer.stop()
@@ -228,7 +232,13 @@ def _ratios(rows: list[dict]) -> dict:
                 continue
             key = (f"rf{row['rf']}_{name.split()[0]}_{'latency' if 'ms' in name else 'mb_s'}"
                    f"_kafkaref_over_{row['broker'].replace('-', '_')}")
-            figures[key] = theirs / mine if name.endswith("ms") else mine / theirs
+            figures[key] = _ratio(name, mine, theirs)
+            per_round = [_ratio(name, m, t) for m, t in zip(
+                ours[row["rf"]].get("rounds", {}).get(name, []),
+                row.get("rounds", {}).get(name, []), strict=False) if m and t]
+            if per_round:
+                figures[f"{key}_lowest_round"] = min(per_round)
+                figures[f"{key}_highest_round"] = max(per_round)
     for row in rows:
         for name in FIGURES:
             if row.get(name):
@@ -236,6 +246,11 @@ def _ratios(rows: list[dict]) -> dict:
                 figures[f"{row['broker'].replace('-', '_')}_rf{row['rf']}_"
                         f"{name.split()[0]}_{unit}"] = row[name]
     return figures
+
+
+def _ratio(name: str, mine: float, theirs: float) -> float:
+    """kafkaref / peer, or peer / kafkaref for a latency: above 1, kafkaref is better."""
+    return theirs / mine if name.endswith("ms") else mine / theirs
 
 
 def _row(row: dict) -> dict:

@@ -46,8 +46,29 @@ _BROKER_KEYS = {
     "group.min.session.timeout.ms": "group_min_session_timeout_ms",
     "group.max.session.timeout.ms": "group_max_session_timeout_ms",
     "group.initial.rebalance.delay.ms": "group_initial_rebalance_delay_ms",
+    "log.initial.task.delay.ms": "log_initial_task_delay_ms",
+    "log.retention.check.interval.ms": "log_retention_check_interval_ms",
 }
-_MAY_BE_ZERO = {"group.initial.rebalance.delay.ms"}
+_MAY_BE_ZERO = {"group.initial.rebalance.delay.ms", "log.initial.task.delay.ms"}
+HOUR_MS = 3_600_000
+
+
+def log_retention_from(properties: dict[str, str]) -> dict[str, int]:
+    """The broker's log.retention.ms (else .minutes, else .hours: Kafka's precedence) and
+    log.retention.bytes as LogConfig fields; absent ones keep Kafka's defaults (168 hours, -1)."""
+    found = {}
+    for key, field, scale in (("log.retention.hours", "retention_ms", HOUR_MS),
+                              ("log.retention.minutes", "retention_ms", 60_000),
+                              ("log.retention.ms", "retention_ms", 1),
+                              ("log.retention.bytes", "retention_bytes", 1)):
+        if key in properties:
+            try:
+                found[field] = int(properties[key]) * scale
+            except ValueError:
+                raise click.BadParameter(f"{key}={properties[key]!r} is not an integer") from None
+            if found[field] < -1:
+                raise click.BadParameter(f"{key} must be -1 (no limit) or more")
+    return found
 
 
 def broker_config_from(properties: dict[str, str], **fields) -> BrokerConfig:
@@ -198,6 +219,13 @@ def wait_for(stop: threading.Event, tick=None) -> None:
               help="group.initial.rebalance.delay.ms: how long the first rebalance of an empty "
                    "group waits for more members (default 0, as Kafka's shipped "
                    "server.properties; Kafka's built-in default is 3000).")
+@click.option("--log-initial-task-delay-ms", type=click.IntRange(0, 2**63 - 1), default=None,
+              help="log.initial.task.delay.ms: the retention task's first run this long after "
+                   "start (default 30000, as Kafka's).")
+@click.option("--log-retention-check-interval-ms", type=click.IntRange(1, 2**63 - 1),
+              default=None,
+              help="log.retention.check.interval.ms: then it runs this often (default 300000, "
+                   "as Kafka's).")
 @click.option("--auto-create-topics/--no-auto-create-topics", default=None,
               help="auto.create.topics.enable: Metadata creates unknown topics (default on, "
                    "as Kafka's).")
@@ -206,7 +234,8 @@ def wait_for(stop: threading.Event, tick=None) -> None:
 def broker(data_dir, host, port, broker_id, config_file, network_threads, io_threads,
            controller_address, advertised_port, peers, clock_skew_file, segment_bytes,
            lose_unflushed_on_crash, offsets_topic_partitions, num_partitions,
-           group_initial_rebalance_delay_ms, auto_create_topics, mutants,
+           group_initial_rebalance_delay_ms, log_initial_task_delay_ms,
+           log_retention_check_interval_ms, auto_create_topics, mutants,
            allow_deliberate_bugs, verbose):
     """Run one kafkaref broker until SIGTERM (alone, or in a cluster with --controller)."""
     from kafkaref.impl.server.clustered import clustered_broker
@@ -234,6 +263,8 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
         offsets_topic_num_partitions=offsets_topic_partitions,
         default_partitions=num_partitions_from(properties, num_partitions),
         group_initial_rebalance_delay_ms=group_initial_rebalance_delay_ms,
+        log_initial_task_delay_ms=log_initial_task_delay_ms,
+        log_retention_check_interval_ms=log_retention_check_interval_ms,
         auto_create_topics=auto_create_topics)
     if mutants:
         logging.getLogger(__name__).warning(
@@ -242,7 +273,7 @@ def broker(data_dir, host, port, broker_id, config_file, network_threads, io_thr
     try:
         clock = skewed_clock(clock_skew_file) if clock_skew_file else SYSTEM_CLOCK
         storage = {"lose_unflushed_on_crash": lose_unflushed_on_crash or None,
-                   "segment_bytes": segment_bytes}
+                   "segment_bytes": segment_bytes, **log_retention_from(properties)}
         storage = {k: v for k, v in storage.items() if v is not None}
         logs = storage_log_factory(data_dir, LogConfig(mutants=mutants, **storage),
                                    clock=clock, mutants=mutants) if storage else None

@@ -68,6 +68,21 @@ class DeleteRecords:
 
 
 @attrs.frozen(slots=True)
+class Retention:
+    """A run of the broker's retention task on its replica of the partition, leader or
+    follower, that moved the log start up to `offset` (Kafka's UnifiedLog.deleteOldSegments:
+    whole segments, so a batch boundary, at or below the replica's hw). The model knows no
+    segments, sizes or times: which offset the rule picks is the storage's (impl/storage/log.py,
+    tested beside Apache Kafka); to the model a run is its log start moving, as DeleteRecords
+    moves a leader's, but on any replica and with no request. An offset at or below the log
+    start, or above the hw, is a run that deleted nothing."""
+
+    broker: int
+    partition: int
+    offset: int
+
+
+@attrs.frozen(slots=True)
 class ReplicaFetch:
     """A follower's fetch from the broker it believes leads, and the follower handling the
     response, as one step. Build it from the follower's state with api.replica_fetch_for()."""
@@ -130,6 +145,6 @@ class Flush:
 
 
 Event = (
-    Produce | Fetch | ListOffsets | DeleteRecords | ReplicaFetch | Tick | CrashBroker
+    Produce | Fetch | ListOffsets | DeleteRecords | Retention | ReplicaFetch | Tick | CrashBroker
     | RestartBroker | Elect | CommitIsrChange | Flush
 )

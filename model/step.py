@@ -523,6 +523,22 @@ def _delete_records(state: ModelState, event: ev.DeleteRecords) -> tuple[ModelSt
                       state.purgatory + (op,)), ()
 
 
+def _retention(state: ModelState, event: ev.Retention) -> tuple[ModelState, Effects]:
+    """A retention run moved this replica's log start (events.Retention): up to the offset when
+    it lies above the log start and at or below the hw, else nothing. On a leader the low
+    watermark may then reach waiting deletions (as after a follower's fetch)."""
+    _check_broker(state, event.broker)
+    p, broker = event.partition, event.broker
+    replica = state.partitions[p].replicas[broker] if state.alive[broker] else None
+    if replica is None or not replica.log_start < event.offset <= replica.hw:
+        return state, ()
+    replica = _move_log_start(replica, event.offset)
+    state = _with_partition(state, p, _with_replica(state.partitions[p], broker, replica))
+    effects: list[eff.Effect] = []
+    state = _complete_deletions(state, p, broker, effects)
+    return state, tuple(effects)
+
+
 # ---------------------------------------------------------------------------------------------
 # Replication.
 
@@ -1042,6 +1058,7 @@ _HANDLERS = {
     ev.Fetch: _fetch,
     ev.ListOffsets: _list_offsets,
     ev.DeleteRecords: _delete_records,
+    ev.Retention: _retention,
     ev.ReplicaFetch: _replica_fetch,
     ev.Tick: _tick,
     ev.CrashBroker: _crash,

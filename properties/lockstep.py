@@ -279,6 +279,18 @@ class CoreLockstep:
         self._immediate(e.request_id, e.broker, lambda: self.brokers[
             e.broker].replica_manager.delete_records(e.timeout_ms, {key: e.offset}, done))
 
+    def _retention(self, e: ev.Retention) -> None:
+        """A retention run that moved the replica's log start to e.offset: what
+        Log.delete_old_segments does to a segmented log (MemoryLogs have no segments, so the
+        offset is the machine's), then the replica manager's after-run checks."""
+        self._check_broker(e.broker)
+        partition = self.partition(e.broker, e.partition)
+        if partition is None or not partition.log.log_start_offset < e.offset <= (
+                partition.high_watermark):
+            return
+        partition.log.increment_log_start_offset(e.offset)
+        self.brokers[e.broker].replica_manager.log_start_moved((TOPIC, e.partition))
+
     # -- replication ----------------------------------------------------------------------------
     def _replica_fetch(self, e: ev.ReplicaFetch) -> None:
         self._check_broker(e.leader)
@@ -307,7 +319,7 @@ class CoreLockstep:
         diverging = answer.diverging_epoch
         if not (current and handled):
             return result(answer.error, diverging=diverging, applied=False)
-        leo, hw = follower.log_end_offset, follower.high_watermark
+        leo = follower.log_end_offset
         outcome = apply_fetch_response(follower, answer.error, diverging, bytes(answer.records),
                                        answer.high_watermark, answer.log_start_offset)
         if answer.error == ErrorCode.offset_out_of_range and self._start_at_leader_log_start(
@@ -318,8 +330,6 @@ class CoreLockstep:
             truncated = after if after < leo or outcome == "truncated" else None
             result(answer.error, appended=max(0, after - leo), diverging=diverging,
                    truncated_to=truncated)
-        if follower.high_watermark > hw:  # as the fetcher thread does
-            self.brokers[e.follower].replica_manager.follower_hw_raised(key)
 
     def _start_at_leader_log_start(self, e: ev.ReplicaFetch, follower) -> bool:
         leader = self.brokers[e.leader].replica_manager
@@ -432,6 +442,7 @@ _HANDLERS = {
     ev.Fetch: CoreLockstep._fetch,
     ev.ListOffsets: CoreLockstep._list_offsets,
     ev.DeleteRecords: CoreLockstep._delete_records,
+    ev.Retention: CoreLockstep._retention,
     ev.ReplicaFetch: CoreLockstep._replica_fetch,
     ev.Tick: CoreLockstep._tick,
     ev.CrashBroker: CoreLockstep._crash,
@@ -550,13 +561,13 @@ def same_effects_any_order(expected, actual) -> bool:
     return sorted(map(repr, expected)) == sorted(map(repr, actual))
 
 
-def lockstep_machine(config: ClusterConfig, **cluster_options):
+def lockstep_machine(config: ClusterConfig, retention: bool = False, **cluster_options):
     """The model's machine with the core in lockstep (cluster_options: mutants), as a class
-    Hypothesis runs (properties/stateful.py, bind)."""
-    from kafkaref.properties.model_machine import ModelMachine, StateCheck
+    Hypothesis runs (properties/stateful.py, bind); retention: with the retention rule."""
+    from kafkaref.properties.model_machine import ModelMachine, RetentionMachine, StateCheck
     from kafkaref.properties.stateful import bind
 
     return bind(
-        ModelMachine, config=config, sut_factory=lambda c: CoreLockstep(c, **cluster_options),
-        compare=same_effects_any_order,
+        RetentionMachine if retention else ModelMachine, config=config,
+        sut_factory=lambda c: CoreLockstep(c, **cluster_options), compare=same_effects_any_order,
         state_check=StateCheck(core_image, observable_state, describe_difference))

@@ -105,6 +105,12 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
             leader = before.partitions[event.partition].replicas[event.leader] if known else None
             short = leader is not None and 0 < result.appended < leader.leo - event.fetch_offset
             labels.append(f"ReplicaFetch: {result.error.name}" + (", cut by max_bytes" if short else ""))
+    elif isinstance(event, ev.Retention):
+        def start(state):
+            replica = state.partitions[event.partition].replicas[event.broker]
+            return None if replica is None else replica.log_start
+        moved = start(before) != start(after)
+        labels.append(f"Retention: {'log start moved' if moved else 'nothing deleted'}")
     elif isinstance(event, ev.Tick):
         proposed = any(_pending(before, p) is None and _pending(after, p) is not None
                        for p in range(before.config.partitions))
@@ -497,4 +503,21 @@ def run_walk(config: ClusterConfig, events: Sequence[ev.Event]) -> ReferenceMode
     return model
 
 
-__all__ = ["ModelMachine", "StateCheck", "run_walk", "SystemUnderTest", "Compare"]
+class RetentionMachine(ModelMachine):
+    """ModelMachine with one rule more: retention runs (model/MODEL.md "Retention"). A class of
+    its own because a rule more changes every seeded walk of a machine, and the smoke-size
+    mutant matrix (properties/mutant_matrix.py) relies on the walks ModelMachine has."""
+
+    @rule(p=PARTITIONS, broker=BROKERS, where=st.integers(0, 1 << 16))
+    def retention_run(self, p, broker, where):
+        """A retention run on any replica (a dead one's does nothing) moving its log start up
+        to an offset in (log start, hw] picked by `where` (any offset: a superset of the batch
+        boundaries a segmented log picks); nothing when the hw is at the log start."""
+        replica = self.model.state.partitions[p].replicas[broker]
+        start, hw = (0, 0) if replica is None else (replica.log_start, replica.hw)
+        offset = start + 1 + where % (hw - start) if hw > start else hw
+        self.feed(ev.Retention(broker, p, offset))
+
+
+__all__ = ["ModelMachine", "RetentionMachine", "StateCheck", "run_walk", "SystemUnderTest",
+           "Compare"]

@@ -30,6 +30,17 @@ def _small_server() -> ServerConfig:
     return ServerConfig(num_network_threads=1, num_io_threads=2)
 
 
+# Every kafkaref broker a fixture starts runs its retention task a day late, as the walk starts
+# Apache Kafka's (properties/differential/run.py NO_RETENTION_TASK): test records carry 1970
+# timestamps (build_batch's default 0), and Kafka's 30 s would empty a module's topics in the
+# middle of whichever test runs then. A test of retention asks for its own timing.
+NO_RETENTION_TASK_MS = 24 * 3600 * 1000
+
+
+def _test_broker() -> BrokerConfig:
+    return BrokerConfig(log_initial_task_delay_ms=NO_RETENTION_TASK_MS)
+
+
 @dataclasses.dataclass(frozen=True)
 class BrokerSetup:
     """One in-process kafkaref broker: where its logs live and how it is configured.
@@ -40,7 +51,7 @@ class BrokerSetup:
 
     storage: str = "memory"
     server: ServerConfig = dataclasses.field(default_factory=_small_server)
-    broker: BrokerConfig = dataclasses.field(default_factory=BrokerConfig)
+    broker: BrokerConfig = dataclasses.field(default_factory=_test_broker)
 
     def __post_init__(self):
         if self.storage not in ("memory", "disk"):
@@ -50,7 +61,7 @@ class BrokerSetup:
     def id(self) -> str:
         """A short test id: the storage and what differs from the defaults."""
         parts = [self.storage]
-        for config, default in ((self.server, _small_server()), (self.broker, BrokerConfig())):
+        for config, default in ((self.server, _small_server()), (self.broker, _test_broker())):
             parts += [f"{f.name}={getattr(config, f.name)}" for f in attrs.fields(type(config))
                       if getattr(config, f.name) != getattr(default, f.name)]
         return ",".join(parts)
@@ -79,6 +90,8 @@ class ClusterSetup:
     unclean_election: bool = False
     mutants: frozenset = frozenset()  # deliberate faults for every broker (impl/mutants.py)
     offsets_topic_partitions: int = 5  # __consumer_offsets, small in tests (Kafka: 50)
+    log_initial_task_delay_ms: int = NO_RETENTION_TASK_MS  # the retention task's first run
+    log_retention_check_interval_ms: int | None = None  # then every (None: Kafka's 5 min)
 
     @property
     def id(self) -> str:
@@ -93,7 +106,9 @@ def running_cluster(setup: ClusterSetup, directory: str):
 
     local = LocalCluster(setup.brokers, directory, session_timeout_ms=setup.session_timeout_ms,
                          unclean_election=setup.unclean_election, mutants=setup.mutants,
-                         offsets_topic_partitions=setup.offsets_topic_partitions)
+                         offsets_topic_partitions=setup.offsets_topic_partitions,
+                         log_initial_task_delay_ms=setup.log_initial_task_delay_ms,
+                         log_retention_check_interval_ms=setup.log_retention_check_interval_ms)
     local.start()
     try:
         yield local
@@ -113,14 +128,21 @@ class PeerSetup:
     def id(self) -> str:
         return f"{self.name}-{self.nodes}"
 
+    @property
+    def options(self) -> dict:
+        """start_peer's options: Kafka's overrides; kafkaref's retention task a day late, as
+        every fixture's kafkaref (NO_RETENTION_TASK_MS)."""
+        if self.name == "kafkaref":
+            return {"log_initial_task_delay_ms": NO_RETENTION_TASK_MS}
+        return {"overrides": dict(self.overrides)} if self.overrides else {}
+
 
 @contextlib.contextmanager
 def running_peer(setup: PeerSetup, directory: str):
     """Start the peer `setup` describes under `directory`; stop it (every process) after."""
     from kafkaref.chaos.peers import start_peer
 
-    options = {"overrides": dict(setup.overrides)} if setup.overrides else {}
-    with start_peer(setup.name, setup.nodes, directory, **options) as peer:
+    with start_peer(setup.name, setup.nodes, directory, **setup.options) as peer:
         yield peer
 
 

@@ -293,8 +293,8 @@ class CuttableFetcherManager(FetcherManager):
 
 def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalClock,
                  links: Links, config: ClusterConfig, mutants=frozenset()) -> KafkaServer:
-    """impl/server/clustered.py's broker on the adapter's clock (both readings: record
-    timestamps are 0, so retention never sees them old), with cuttable fetchers that poll (max
+    """impl/server/clustered.py's broker on the adapter's clock (both readings), without the
+    retention task (its offsets are the storage's, not the walk's: docs/lockstep.md), with cuttable fetchers that poll (max
     wait 0: a follower learns a new hw on its next fetch, not after a logical timeout that never
     comes). The ISR lag check keeps the broker's own fixed rate (every replica.lag.time.max.ms /
     2, at the multiples of that interval on the logical clock, as the model: docs/lockstep.md,
@@ -303,7 +303,8 @@ def start_broker(broker_id: int, data_dir: str, controller: str, clock: LogicalC
         data_dir, controller, ServerConfig(num_network_threads=1, num_io_threads=2,
                                            mutants=mutants),
         BrokerConfig(broker_id=broker_id, auto_create_topics=False,
-                     replica_lag_time_max_ms=config.replica_lag_time_max_ms, mutants=mutants),
+                     replica_lag_time_max_ms=config.replica_lag_time_max_ms, mutants=mutants,
+                     log_retention_check_interval_ms=None),
         clock=Clock(monotonic_ms=clock, wall_ms=clock))
     server.links = links
     server.extra_threads.remove(server.fetchers)

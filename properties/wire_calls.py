@@ -72,13 +72,10 @@ def replicate_once(leader: Broker, follower: Broker, key) -> object:
     answers = []
     leader.replica_manager.fetch(follower.broker_id, 0, 1, 1 << 20, {key: request}, answers.append)
     r = answers[0][key]
-    hw = partition.high_watermark
     if r.error == ErrorCode.offset_out_of_range:
         start = leader.replica_manager.list_offset(key, -2, replica_id=follower.broker_id).offset
         outcome = start_at_leader_log_start(partition, start)
     else:
         outcome = apply_fetch_response(partition, r.error, r.diverging_epoch, r.records,
                                        r.high_watermark, r.log_start_offset)
-    if partition.high_watermark > hw:  # as the fetcher thread does
-        follower.replica_manager.follower_hw_raised(key)
     return outcome

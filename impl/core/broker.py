@@ -86,6 +86,8 @@ class Broker:
             isr_check_interval_ms=max(1, config.replica_lag_time_max_ms // 2),
             known_partition=self._known_partition,
             live_broker=lambda broker_id: self.metadata.broker(broker_id) is not None,
+            retention_check_interval_ms=config.log_retention_check_interval_ms,
+            retention_initial_delay_ms=config.log_initial_task_delay_ms,
         )
         self.metadata = ClusterMetadata()
         self.create_topic: TopicCreator | None = None  # set by whoever owns the control plane
@@ -356,9 +358,12 @@ class Broker:
 
         rf = min(self.config.offsets_topic_replication_factor, live)
         # an answered commit is on two brokers whenever there are two: one SIGKILL never
-        # loses it, even after the ISR shrank (Kafka leaves this to the cluster-wide default)
+        # loses it, even after the ISR shrank (Kafka leaves this to the cluster-wide default).
+        # Compacted, as Kafka's (GroupCoordinator's offsets topic configs): the retention task
+        # leaves its commits alone (kafkaref never compacts it: it only grows).
         self.create_topic(offsets_topic.NAME, self.config.offsets_topic_num_partitions, rf,
-                          {"min.insync.replicas": str(min(2, rf))}, done)
+                          {"min.insync.replicas": str(min(2, rf)), "cleanup.policy": "compact"},
+                          done)
 
     def _offsets_partition(self, group_id: str) -> int | None:
         topic = self.metadata.topic(offsets_topic.NAME)

@@ -71,6 +71,11 @@ class BrokerConfig:
     group_min_session_timeout_ms: int = SESSION_TIMEOUT_MIN_MS
     group_max_session_timeout_ms: int = SESSION_TIMEOUT_MAX_MS
     group_initial_rebalance_delay_ms: int = 0  # KAFKA_INITIAL_REBALANCE_DELAY_MS says why 0
+    # The retention task (ReplicaManager.run_retention_checks): its first run this long after
+    # the broker starts, then every log.retention.check.interval.ms (Kafka's LogManager
+    # schedules cleanupLogs so; Kafka's defaults). None: no task (a test that wants none).
+    log_initial_task_delay_ms: int = 30_000
+    log_retention_check_interval_ms: int | None = 300_000
     # Deliberate faults (impl/mutants.py), set only by tests or `kafkaref broker --mutant`;
     # every partition of this broker gets them (core and replication ones act there).
     mutants: frozenset[Mutant] = attrs.field(default=NONE, converter=parse_mutants)
@@ -99,6 +104,10 @@ class PartitionConfig:
     # The topic's segment.bytes, None without an override (the broker's log.segment.bytes):
     # handed to the log (set_segment_bytes), which rolls at it from its next append on.
     segment_bytes: int | None = None
+    # The topic's retention.ms and retention.bytes, None without an override (the broker's
+    # log.retention.*, the log's LogConfig): the retention task hands them to the log.
+    retention_ms: int | None = None
+    retention_bytes: int | None = None
     # KIP-966: the hw does not advance while the ISR is below the minimum. Off = older Kafka,
     # where only acks=all was gated (and NOT_ENOUGH_REPLICAS_AFTER_APPEND is reachable).
     hw_requires_min_isr: bool = True

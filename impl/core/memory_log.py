@@ -5,8 +5,8 @@ the core's tests and the lockstep checks run on it; the real broker runs on the 
 Both implement the whole PartitionLog interface (impl/storage/partition_log.py), the one the
 core uses, and properties/tests/storage/test_storage_partition_log.py holds them to the same
 contract. What a MemoryLog does not have: files (a flush only moves flushed_offset; crash()
-loses what was not flushed), segments (set_segment_bytes changes nothing) and corruption (read
-returns what was appended).
+loses what was not flushed), segments (set_segment_bytes changes nothing, retention deletes
+nothing) and corruption (read returns what was appended).
 """
 
 from __future__ import annotations
@@ -225,6 +225,12 @@ class MemoryLog:
         self.log_start_offset = offset
         self.flushed_offset = max(self.flushed_offset, offset)  # as Log's recovery point
         self.epochs.truncate_from_start(offset)
+
+    def delete_old_segments(self, retention_ms: int | None = None,
+                            retention_bytes: int | None = None, delete: bool = True) -> int:
+        """Retention deletes whole segments, and a MemoryLog has none (as set_segment_bytes
+        changes nothing): nothing goes. DeleteRecords still moves its log start."""
+        return 0
 
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything and start again, empty, at offset (Log's)."""

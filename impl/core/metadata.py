@@ -15,6 +15,7 @@ from kafkaref.impl.core.topic_rules import (
     deletes_records,
     is_compacted,
     is_log_append_time,
+    retention_override,
     segment_bytes,
     timestamp_max_ms,
 )
@@ -56,6 +57,8 @@ class TopicMeta:
             compacted=is_compacted(values),
             deletes_records=deletes_records(values),
             segment_bytes=segment_bytes(values),
+            retention_ms=retention_override(values, "retention.ms"),
+            retention_bytes=retention_override(values, "retention.bytes"),
             log_append_time=is_log_append_time(values),
             timestamp_max_ms=(timestamp_max_ms(values, "message.timestamp.before.max.ms"),
                               timestamp_max_ms(values, "message.timestamp.after.max.ms")),

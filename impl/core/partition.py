@@ -91,12 +91,16 @@ class Partition:
         clock: Callable[[], int],
         config: PartitionConfig = PartitionConfig(),  # noqa: B008 (frozen value)
         alter_isr: Callable[[Partition, frozenset[int]], None] | None = None,
+        follower_hw_raised: Callable[[Partition], None] | None = None,
     ):
         self.topic, self.index, self.broker_id = topic, index, broker_id
         self.log, self.clock, self.config = log, clock, config
         if config.segment_bytes is not None:  # the topic's override of log.segment.bytes
             log.set_segment_bytes(config.segment_bytes)
         self.alter_isr = alter_isr
+        # told when a leader's answer raised this follower's hw, once its log start has followed
+        # the leader's: consumer fetches parked here (KIP-392) may now have enough to read
+        self.follower_hw_raised = follower_hw_raised
         self.replicas: tuple[int, ...] = (broker_id,)
         self.leader_id: int | None = None
         self.leader_epoch = UNDEFINED
@@ -292,15 +296,30 @@ class Partition:
                 low = state.log_start_offset
         return low
 
+    # -- retention --------------------------------------------------------------------------
+    def delete_old_segments(self) -> int:
+        """One run of the retention task on this replica's log, leader or follower alike (Kafka's
+        LogManager.cleanupLogs -> UnifiedLog.deleteOldSegments): the topic's retention.ms and
+        retention.bytes (None: the broker's), and only when its cleanup.policy has "delete"
+        (else only segments below the log start go). The log start moves to a segment's base
+        at or below the hw; a follower's also follows its leader's (append_as_follower)."""
+        return self.log.delete_old_segments(self.config.retention_ms, self.config.retention_bytes,
+                                            delete=self.config.deletes_records)
+
     # -- follower side ----------------------------------------------------------------------
     def append_as_follower(self, data, leader_hw: int, leader_log_start: int = -1) -> None:
         """Append batches copied from the leader (offsets and epochs already stamped): their
         frames (sizes, magic, CRC) checked here once, then written by the log unchecked. The
         log start follows the leader's once the hw has passed it (Kafka's fetcher, after
         updating the hw: maybeIncrementLogStartOffset)."""
+        hw = self.high_watermark
+        self._append_copied(data)
+        self._set_hw(self._follower_hw(leader_hw))
+        self._follow_log_start(leader_log_start)
+        self._tell_if_hw_raised(hw)
+
+    def _append_copied(self, data) -> None:
         if not data:  # an idle partition in a follower fetch: only the hw may move
-            self._set_hw(self._follower_hw(leader_hw))
-            self._follow_log_start(leader_log_start)
             return
         error, views = records.split_batches(data)
         headers = []
@@ -322,8 +341,6 @@ class Partition:
                         CachedBatch(h.base_sequence, last_sequence(h), h.base_offset, h.last_offset,
                                     h.max_timestamp),
                     )
-        self._set_hw(self._follower_hw(leader_hw))
-        self._follow_log_start(leader_log_start)
 
     def _follow_log_start(self, leader_log_start: int) -> None:
         if self.log.log_start_offset < leader_log_start <= self.high_watermark:
@@ -332,9 +349,15 @@ class Partition:
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """A follower whose log ends below its leader's log start drops it all and starts
         again there (Kafka's fetcher on OFFSET_OUT_OF_RANGE: truncateFullyAndStartAt)."""
+        hw = self.high_watermark
         self.log.truncate_fully_and_start_at(offset)
         self.producers.truncate_to(0)
         self._set_hw(offset)
+        self._tell_if_hw_raised(hw)
+
+    def _tell_if_hw_raised(self, before: int) -> None:
+        if self.high_watermark > before and self.follower_hw_raised is not None:
+            self.follower_hw_raised(self)
 
     def truncate_to(self, offset: int) -> None:
         self.log.truncate_to(offset)

@@ -52,7 +52,9 @@ class ReplicaManager:
     def __init__(self, broker_id: int, clock: Callable[[], int], log_factory: Callable,
                  alter_isr: Callable | None = None, isr_check_interval_ms: int | None = None,
                  known_partition: Callable[[Key], bool] | None = None,
-                 live_broker: Callable[[int], bool] | None = None):
+                 live_broker: Callable[[int], bool] | None = None,
+                 retention_check_interval_ms: int | None = None,
+                 retention_initial_delay_ms: int = 0):
         self.broker_id, self.clock, self.log_factory = broker_id, clock, log_factory
         # Kafka answers NOT_LEADER_OR_FOLLOWER for a partition the metadata knows but this
         # broker does not host, UNKNOWN_TOPIC_OR_PARTITION only when nobody knows it.
@@ -66,6 +68,11 @@ class ReplicaManager:
         self.delete_records_purgatory = Purgatory("deleteRecords", clock)
         self.isr_check_interval_ms = isr_check_interval_ms
         self._next_isr_check_ms = self._first_isr_check(clock())
+        # the retention task (run_retention_checks); None: no task
+        if retention_check_interval_ms is not None and retention_check_interval_ms <= 0:
+            raise ValueError("log.retention.check.interval.ms must be positive (None: no task)")
+        self.retention_check_interval_ms = retention_check_interval_ms
+        self._next_retention_check_ms = clock() + retention_initial_delay_ms
         # The rules of impl/core/rules.py this manager applies (acks=all waiting, produce
         # expiry, fetch min_bytes), with the deliberate faults of every partition it hosts in
         # place (a broker gives all its partitions the same ones).
@@ -97,7 +104,7 @@ class ReplicaManager:
         if partition is None:
             partition = Partition(key[0], key[1], self.broker_id,
                                   log if log is not None else self.log_factory(key),
-                                  self.clock, config, self.alter_isr)
+                                  self.clock, config, self.alter_isr, self._follower_hw_raised)
             self.partitions[key] = partition
         else:
             partition.reconfigure(config)
@@ -171,10 +178,10 @@ class ReplicaManager:
         self.delete_records_purgatory.check_and_complete(key)
         partition.log.delete()
 
-    def follower_hw_raised(self, key: Key) -> None:
+    def _follower_hw_raised(self, partition: Partition) -> None:
         """A fetch answer raised this follower's hw: consumer fetches parked here (KIP-392)
         may have enough to read (Kafka's fetcher: completeDelayedFetchRequests)."""
-        self.fetch_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(partition.key)
 
     def _wake(self, key: Key, hw_changed: bool) -> None:
         if hw_changed:
@@ -388,6 +395,7 @@ class ReplicaManager:
         self.fetch_purgatory.advance_clock(now)
         self.delete_records_purgatory.advance_clock(now)
         self.run_isr_checks(now)
+        self.run_retention_checks(now)
 
     def run_isr_checks(self, now: int) -> None:
         """Kafka's isr-expiration task runs at a fixed rate (every replica.lag.time.max.ms / 2,
@@ -401,13 +409,35 @@ class ReplicaManager:
             self._next_isr_check_ms = at + interval
             self.maybe_shrink_isrs(at)
 
+    def run_retention_checks(self, now: int) -> None:
+        """Kafka's kafka-log-retention task (LogManager.cleanupLogs), first run
+        log.initial.task.delay.ms after start, then every log.retention.check.interval.ms:
+        every partition this broker hosts, leader or follower, deletes its old segments
+        (Partition.delete_old_segments). Runs missed while the broker was busy are one run."""
+        interval = self.retention_check_interval_ms
+        if interval is None or now < self._next_retention_check_ms:
+            return
+        missed = (now - self._next_retention_check_ms) // interval
+        self._next_retention_check_ms += (missed + 1) * interval
+        for key, partition in list(self.partitions.items()):
+            if partition.delete_old_segments():
+                self.log_start_moved(key)
+
+    def log_start_moved(self, key: Key) -> None:
+        """A retention run moved this replica's log start: a DeleteRecords waiting for the low
+        watermark, or a fetch now below the log start, may be answerable."""
+        self.delete_records_purgatory.check_and_complete(key)
+        self.fetch_purgatory.check_and_complete(key)
+
     def next_deadline_ms(self) -> int | None:
         """Nothing advance_clock does is due before this time (None: nothing is scheduled): the
-        earliest purgatory expiration or ISR check."""
+        earliest purgatory expiration, ISR check or retention run."""
         due = [self.produce_purgatory.next_expiration_ms(),
                self.fetch_purgatory.next_expiration_ms(),
                self.delete_records_purgatory.next_expiration_ms(),
-               self._next_isr_check_ms if self.isr_check_interval_ms is not None else None]
+               self._next_isr_check_ms if self.isr_check_interval_ms is not None else None,
+               self._next_retention_check_ms if self.retention_check_interval_ms is not None
+               else None]
         return min((d for d in due if d is not None), default=None)
 
     def maybe_shrink_isrs(self, now: int | None = None) -> None:

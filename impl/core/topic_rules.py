@@ -36,7 +36,7 @@ _LEGAL = re.compile(r"[a-zA-Z0-9._-]+")
 # metadata.TopicMeta.config() reads; segment.bytes reaches the partition's log, a
 # LogAppendTime topic's leader stamps its batches with the append time, and a CreateTime
 # topic's refuses records whose timestamps are outside message.timestamp.before/after.max.ms
-# of its clock), and of
+# of its clock; retention.ms and retention.bytes reach the broker's retention task), and of
 # cleanup.policy whether it holds "compact" (is_compacted: keyless records are refused; the log
 # is never compacted); the others are accepted, stored and described as Kafka does and take the
 # broker's settings.
@@ -111,7 +111,7 @@ BROKER_SYNONYMS = {
 }
 PARTITION_CONFIGS = ("min.insync.replicas", "max.message.bytes", "segment.bytes",
                      "message.timestamp.type", "message.timestamp.before.max.ms",
-                     "message.timestamp.after.max.ms")
+                     "message.timestamp.after.max.ms", "retention.ms", "retention.bytes")
 # The bounds of Kafka's LogConfig validators (segment.bytes: config.py says why) (atLeast / between; INVALID_CONFIG outside them);
 # compression.gzip.level also takes -1 (GZIP's default level)
 CONFIG_BOUNDS: dict[str, tuple[float, float | None]] = {
@@ -218,6 +218,15 @@ def segment_bytes(configs: dict[str, str]) -> int | None:
     holding "14") is ignored rather than handed to the logs, which would refuse it."""
     value = configs.get("segment.bytes")
     if value is None or _value_problem("segment.bytes", value) is not None:
+        return None
+    return int(value)
+
+
+def retention_override(configs: dict[str, str], name: str) -> int | None:
+    """The topic's retention.ms or retention.bytes, None without an override: the broker's
+    log.retention.* applies (an override stored unchecked is ignored, as segment_bytes does)."""
+    value = configs.get(name)
+    if value is None or _value_problem(name, value) is not None:
         return None
     return int(value)
 

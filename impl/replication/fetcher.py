@@ -159,10 +159,7 @@ class ReplicaFetcher(threading.Thread):
                     offset, epoch, _, _ = fetches[key]
                     if not response_is_current(partition, self.leader_id, epoch, offset):
                         continue  # the role or the log changed while the fetch was out
-                    hw = partition.high_watermark
                     progressed |= self._apply_partition(partition, answer)
-                    if partition.high_watermark > hw:
-                        rm.follower_hw_raised(key)
         return progressed
 
     @staticmethod
@@ -192,10 +189,7 @@ class ReplicaFetcher(threading.Thread):
                 partition = self.server.broker.replica_manager.partition(key)
                 if partition is self.planned.get(key) and response_is_current(
                         partition, self.leader_id, epoch, offset):
-                    hw = partition.high_watermark
                     started |= start_at_leader_log_start(partition, answer.offset)
-                    if partition.high_watermark > hw:  # as after applying an answer
-                        self.server.broker.replica_manager.follower_hw_raised(key)
         return started
 
 

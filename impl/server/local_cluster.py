@@ -80,7 +80,9 @@ def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
                    mutants=frozenset(), offsets_topic_partitions: int | None = None,
                    num_partitions: int | None = None,
                    auto_create_topics: bool = True,
-                   initial_rebalance_delay_ms: int | None = None) -> list[str]:
+                   initial_rebalance_delay_ms: int | None = None,
+                   log_initial_task_delay_ms: int | None = None,
+                   log_retention_check_interval_ms: int | None = None) -> list[str]:
     """The broker's command line; deliberate faults go on it with their acknowledgement."""
     exe = os.path.join(os.path.dirname(sys.executable), "kafkaref")
     command = [exe, "broker", "--broker-id", str(broker_id), "--port", str(port),
@@ -93,6 +95,10 @@ def broker_command(broker_id: int, port: int, data_dir: str, controller: str,
         command.append("--no-auto-create-topics")
     if initial_rebalance_delay_ms is not None:
         command += ["--group-initial-rebalance-delay-ms", str(initial_rebalance_delay_ms)]
+    if log_initial_task_delay_ms is not None:
+        command += ["--log-initial-task-delay-ms", str(log_initial_task_delay_ms)]
+    if log_retention_check_interval_ms is not None:
+        command += ["--log-retention-check-interval-ms", str(log_retention_check_interval_ms)]
     for mutant in sorted(mutants, key=lambda m: int(m.code[1:])):
         command += ["--mutant", mutant.code]
     return command + (["--allow-deliberate-bugs"] if mutants else [])
@@ -111,13 +117,17 @@ class LocalCluster:
                  unclean_election: bool = False, mutants=frozenset(),
                  offsets_topic_partitions: int | None = None,
                  num_partitions: int | None = None, auto_create_topics: bool = True,
-                 initial_rebalance_delay_ms: int | None = None):
+                 initial_rebalance_delay_ms: int | None = None,
+                 log_initial_task_delay_ms: int | None = None,
+                 log_retention_check_interval_ms: int | None = None):
         """mutants: deliberate faults (impl/mutants.py) for the controller (M14) and every
         broker process (the rest), which gets them as --mutant ... --allow-deliberate-bugs.
         offsets_topic_partitions: __consumer_offsets' partitions (None: the brokers' default,
         Kafka's 50). num_partitions: every broker's num.partitions (auto-created topics);
         None = default. auto_create_topics: every broker's auto.create.topics.enable.
-        initial_rebalance_delay_ms: group.initial.rebalance.delay.ms (None: the default, 0)."""
+        initial_rebalance_delay_ms: group.initial.rebalance.delay.ms (None: the default, 0).
+        log_initial_task_delay_ms, log_retention_check_interval_ms: when the retention task
+        first runs and how often after (None: Kafka's 30 s and 5 min)."""
         from kafkaref.impl.controller.server import ControllerServer
         from kafkaref.impl.mutants import parse_mutants
 
@@ -126,6 +136,8 @@ class LocalCluster:
         self.num_partitions = num_partitions
         self.auto_create_topics = auto_create_topics
         self.initial_rebalance_delay_ms = initial_rebalance_delay_ms
+        self.log_initial_task_delay_ms = log_initial_task_delay_ms
+        self.log_retention_check_interval_ms = log_retention_check_interval_ms
 
         self.directory = os.path.abspath(directory)
         os.makedirs(self.directory, exist_ok=True)
@@ -145,7 +157,8 @@ class LocalCluster:
             i: broker_command(i, port, os.path.join(self.directory, f"broker-{i}"),
                               self.controller.address, self.mutants, offsets_topic_partitions,
                               self.num_partitions, self.auto_create_topics,
-                              self.initial_rebalance_delay_ms)
+                              self.initial_rebalance_delay_ms, self.log_initial_task_delay_ms,
+                              self.log_retention_check_interval_ms)
             for i, port in self.ports.items()}
 
     def _previous_ports(self) -> dict[int, int]:
@@ -186,7 +199,8 @@ class LocalCluster:
                     broker_id, endpoint.port, os.path.join(self.directory, f"broker-{broker_id}"),
                     self.controller.address, self.mutants, self.offsets_topic_partitions,
                     self.num_partitions, self.auto_create_topics,
-                    self.initial_rebalance_delay_ms)
+                    self.initial_rebalance_delay_ms, self.log_initial_task_delay_ms,
+                              self.log_retention_check_interval_ms)
         self.write_state()
 
     def wait_registered(self, broker_ids: set[int], timeout_s: float) -> None:

@@ -67,4 +67,13 @@ class LogConfig:
 
     @property
     def index_entries_max(self) -> int:
+        """The offset index's capacity: segment.index.bytes of 8-byte entries (Kafka's
+        AbstractIndex: maxIndexSize / entrySize)."""
         return self.segment_index_bytes // 8
+
+    @property
+    def time_index_entries_max(self) -> int:
+        """The time index's: the same segment.index.bytes of 12-byte entries (Kafka gives both
+        indexes the one maxIndexSize), at least one (Kafka's 0 for fewer than 12 bytes would
+        roll the segment before every batch)."""
+        return max(1, self.segment_index_bytes // 12)

@@ -262,7 +262,8 @@ class Log:
         size = length + LOG_OVERHEAD
         last_offset = leo + header[6]
         segment = self.segments[-1]
-        if segment.needs_roll_at(last_offset, size, self.clock_ms()):
+        if segment.needs_roll_at(last_offset, size, self.clock_ms(),
+                                 header[8] if append_time is None else append_time):
             segment = self._roll(leo)
         epochs = self.epochs.entries
         # assign() is a no-op only for the latest epoch again (its entries start below the leo);
@@ -549,33 +550,78 @@ class Log:
         checkpoint.fsync_directory(self.directory)
         self.write_checkpoint()
 
-    def delete_old_segments(self) -> int:
-        """Retention: delete whole inactive segments, oldest first, that lie entirely below the
-        high watermark and are older than retention_ms (by their greatest record timestamp) or
-        push the log over retention_bytes. Returns how many were deleted."""
+    # Retention: Kafka's UnifiedLog.deleteOldSegments, run by the broker's retention task
+    # (ReplicaManager.run_retention_checks; docs/storage.md, "Retention")
+    def delete_old_segments(self, retention_ms: int | None = None,
+                            retention_bytes: int | None = None, delete: bool = True) -> int:
+        """Delete whole segments, oldest first, in Kafka's three passes: those wholly below the
+        log start (always), then, when the topic's cleanup.policy has "delete", those that take
+        the log over retention_bytes, then those whose largest timestamp is more than
+        retention_ms before now (-1: no limit; None: this log's config, the broker's
+        log.retention.*). Each pass stops at the first segment it keeps, and never deletes a
+        segment holding an offset at or above the high watermark. Deleting every segment rolls
+        a new empty one at the leo first; the log start moves to the first kept segment's base
+        offset. Returns how many segments were deleted."""
         self._check_open()
+        retention_ms = self.config.retention_ms if retention_ms is None else retention_ms
+        retention_bytes = self.config.retention_bytes if retention_bytes is None else (
+            retention_bytes)
+        deleted = self._delete_oldest(self._below_log_start())
+        if delete:
+            deleted += self._delete_oldest(self._over_size(retention_bytes))
+            deleted += self._delete_oldest(self._too_old(retention_ms))
+        return deleted
+
+    def _below_log_start(self) -> Callable[[int], bool]:
+        """deleteLogStartOffsetBreachedSegments: the next segment starts at or below it."""
+        return lambda i: i + 1 < len(self.segments) and (
+            self.segments[i + 1].base_offset <= self.log_start_offset)
+
+    def _over_size(self, retention_bytes: int) -> Callable[[int], bool]:
+        """deleteRetentionSizeBreachedSegments: oldest first while the log stays at or over
+        retention_bytes without the segment."""
+        excess = self.size_bytes - retention_bytes
+        if retention_bytes < 0 or excess < 0:
+            return lambda i: False
+
+        def over(i: int) -> bool:
+            nonlocal excess
+            if excess - self.segments[i].size < 0:
+                return False
+            excess -= self.segments[i].size
+            return True
+        return over
+
+    def _too_old(self, retention_ms: int) -> Callable[[int], bool]:
+        """deleteRetentionMsBreachedSegments: the segment's largest timestamp (its file's last
+        modification without one) is more than retention_ms before now, read once a pass."""
+        if retention_ms < 0:
+            return lambda i: False
         now = self.clock_ms()
-        size = self.size_bytes
-        deleted = 0
-        while len(self.segments) > 1 and self.segments[1].base_offset <= self.high_watermark:
-            segment = self.segments[0]
-            too_old = (
-                self.config.retention_ms >= 0
-                and segment.max_timestamp >= 0
-                and now - segment.max_timestamp > self.config.retention_ms
-            )
-            too_big = (
-                self.config.retention_bytes >= 0 and size - segment.size >= self.config.retention_bytes
-            )
-            if not (too_old or too_big):
+        return lambda i: now - self.segments[i].largest_timestamp() > retention_ms
+
+    def _delete_oldest(self, deletable: Callable[[int], bool]) -> int:
+        """Kafka's deletableSegments then deleteSegments: the oldest segments for which
+        `deletable` holds, up to the first it refuses, the one holding the hw, or an empty last
+        segment; if that is all of them, a new segment is rolled at the leo first."""
+        count = 0
+        while count < len(self.segments):
+            last = count + 1 == len(self.segments)
+            upper = self._leo if last else self.segments[count + 1].base_offset
+            if self.high_watermark < upper or (last and self.segments[count].size == 0):
                 break
-            size -= segment.size
+            if not deletable(count):
+                break
+            count += 1
+        if count == 0:
+            return 0
+        if count == len(self.segments):
+            self._roll(self._leo)  # a log always has a segment: the new one is where it starts
+        self._advance_log_start(self.segments[count].base_offset)
+        for _ in range(count):
             self.segments.pop(0).delete()
             self._bases.pop(0)
-            deleted += 1
-        if deleted:
-            self._advance_log_start(self.segments[0].base_offset)
-        return deleted
+        return count
 
     def increment_log_start_offset(self, offset: int) -> None:
         """DeleteRecords: records below offset (<= hw) become unreadable; whole segments below

@@ -139,6 +139,13 @@ class PartitionLog(Protocol):
         bug, ValueError); reads below it are out of range from now on, and it survives a
         restart (recovered to an end below it, the log starts again, empty, there)."""
 
+    def delete_old_segments(self, retention_ms: int | None = None,
+                            retention_bytes: int | None = None, delete: bool = True) -> int:
+        """Retention (Kafka's UnifiedLog.deleteOldSegments): delete whole segments below the
+        log start, then (delete: cleanup.policy has "delete") those over retention_bytes or
+        older than retention_ms (-1: no limit; None: the broker's), oldest first and never at
+        or above the hw; the log start moves to the first kept one. How many went."""
+
     def truncate_fully_and_start_at(self, offset: int) -> None:
         """Drop everything; the log starts again, empty, at offset (log start = leo = hw)."""
 

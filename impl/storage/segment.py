@@ -45,12 +45,14 @@ class LogSegment:
         self.timeindex = TimeIndex(
             os.path.join(directory, file_name(base_offset, ".timeindex")),
             base_offset,
-            config.index_entries_max * 8 // 12 or 1,
+            config.time_index_entries_max,
         )
         self.fd = os.open(self.log_path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
         self.size = os.fstat(self.fd).st_size
         self.flushed_size = self.size  # bytes known durable; the Log lowers this for new files
         self.created_ms = created_ms
+        # Kafka's rollingBasedTimestamp: the first batch's max timestamp, read when first needed
+        self._rolling_base_ms: int | None = None
         self.next_offset = base_offset  # exact once loaded or recovered
         self.max_timestamp = NO_TIMESTAMP
         self.offset_of_max_timestamp = base_offset
@@ -132,23 +134,46 @@ class LogSegment:
         """Roll at this size from now on (the topic's segment.bytes changed)."""
         self._segment_bytes = segment_bytes
 
+    def largest_timestamp(self) -> int:
+        """What time-based retention compares with now: the greatest record timestamp, or the
+        .log file's last modification (ms) when no batch carries one (Kafka's
+        LogSegment.largestTimestamp)."""
+        if self.max_timestamp != NO_TIMESTAMP:
+            return self.max_timestamp
+        return os.stat(self.log_path).st_mtime_ns // 1_000_000
+
     def needs_roll(self, header: BatchHeader, batch_size: int, now_ms: int) -> bool:
         """Kafka's shouldRoll: size, age, a full index, or an offset that no longer fits."""
-        return self.needs_roll_at(header[0] + header[6], batch_size, now_ms)
+        return self.needs_roll_at(header[0] + header[6], batch_size, now_ms, header[8])
 
-    def needs_roll_at(self, last_offset: int, batch_size: int, now_ms: int) -> bool:
-        """needs_roll() for a batch ending at last_offset (the hot path has no BatchHeader)."""
+    def needs_roll_at(self, last_offset: int, batch_size: int, now_ms: int,
+                      max_timestamp: int) -> bool:
+        """needs_roll() for a batch ending at last_offset with this max timestamp (the hot path
+        has no BatchHeader). Age is Kafka's timeWaitedForRoll: the batch's max timestamp minus
+        the first batch's, or, when the first batch has none, now minus the segment's creation;
+        it rolls past segment.ms (so a batch stamped a week after the segment's first rolls it)."""
         if last_offset - self.base_offset > INT32_MAX:  # the last offset must fit
             return True
         size = self.size
         if size == 0:
             return False
+        first = self._rolling_base_ms
+        if first is None:
+            first = self._load_rolling_base()
+        waited = max_timestamp - first if first >= 0 else now_ms - self.created_ms
         return (
             size + batch_size > self._segment_bytes
-            or now_ms - self.created_ms >= self._segment_ms
+            or waited > self._segment_ms
             or self.index.is_full
             or self.timeindex.is_full
         )
+
+    def _load_rolling_base(self) -> int:
+        """The first batch's max timestamp (NO_TIMESTAMP if it has none), remembered."""
+        header = self.read_header(0)
+        first = header.max_timestamp if header is not None else NO_TIMESTAMP
+        self._rolling_base_ms = first
+        return first
 
     # -- reading ------------------------------------------------------------------------------
     def read_header(self, position: int) -> BatchHeader | None:
@@ -226,6 +251,7 @@ class LogSegment:
         removed = self.size - position
         os.ftruncate(self.fd, position)
         self.size = position
+        self._rolling_base_ms = None  # the first batch may be gone
         self.flushed_size = min(self.flushed_size, position)
         self._record_durable()
         self.index.truncate_to(offset)
@@ -299,6 +325,7 @@ class LogSegment:
 
     def cut_at(self, size: int) -> None:
         """Cut the file to its first `size` bytes (recovery: after the last valid batch)."""
+        self._rolling_base_ms = None
         os.ftruncate(self.fd, size)
         self.size = size
         self.flushed_size = min(self.flushed_size, size)

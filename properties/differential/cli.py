@@ -148,7 +148,7 @@ def _candidate(address: str | None, nodes: int):
     from kafkaref.chaos.peers import PeerError, start_peer
 
     try:
-        with start_peer(run.CANDIDATE, nodes) as peer:
+        with start_peer(run.CANDIDATE, nodes, **run.OURS_WITHOUT_RETENTION) as peer:
             endpoint = Endpoint(run.CANDIDATE, peer.bootstrap, peer.version)
             run.warm_up(endpoint)
             yield endpoint

@@ -32,6 +32,7 @@ from kafkaref.properties.differential.transcript import (
     replay_recorded,
     write,
 )
+from kafkaref.properties.servers import NO_RETENTION_TASK_MS
 
 SAME, DIVERGED, BAD_INPUT, COULD_NOT_COMPARE = 0, 1, 2, 3
 TRANSCRIPT_DIR = os.path.join("runs", "differential")
@@ -48,10 +49,12 @@ def endpoints_of(reference_bootstrap: str, candidate_bootstrap: str,
     return pair
 
 
-# kafkaref runs no retention task (docs/divergences.md, `retention-timing`): Kafka's first
-# one, 30 s after start, would delete the walk's records, stamped in 1970, and every answer
-# after it would differ for that reason alone. Kafka's log tasks start after this delay.
-NO_RETENTION_TASK = {"log.initial.task.delay.ms": str(24 * 3600 * 1000)}
+# Both brokers run a retention task (docs/divergences.md, `retention-timing`): the first one,
+# 30 s after start, would delete the walk's records, stamped in 1970, on whichever broker ran
+# it first, and every answer after it would differ for that reason alone. Both start theirs a
+# day late: Kafka's log tasks (server.properties), kafkaref's (its peer's option).
+NO_RETENTION_TASK = {"log.initial.task.delay.ms": str(NO_RETENTION_TASK_MS)}
+OURS_WITHOUT_RETENTION = {"log_initial_task_delay_ms": NO_RETENTION_TASK_MS}
 
 
 @contextlib.contextmanager
@@ -67,7 +70,8 @@ def started_pair(nodes: int = 1, directory: str | None = None):
                                                    os.path.join(directory, "kafka"),
                                                    overrides=NO_RETENTION_TASK))
             ours = stack.enter_context(start_peer(CANDIDATE, nodes,
-                                                  os.path.join(directory, "kafkaref")))
+                                                  os.path.join(directory, "kafkaref"),
+                                                  **OURS_WITHOUT_RETENTION))
         except PeerError as error:
             raise CouldNotCompare(f"a broker could not be started: {error}") from None
         pair = endpoints_of(kafka.bootstrap, ours.bootstrap, kafka.version, ours.version)

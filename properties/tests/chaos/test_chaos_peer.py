@@ -321,3 +321,17 @@ def test_bench_ratios_are_kafkaref_over_each_peer():
     assert figures["rf1_p99_latency_kafkaref_over_apache_kafka"] == 2.0  # higher: better
     assert figures["rf1_p99_latency_kafkaref_over_tansu"] == 0.5
     assert not any(key.startswith("rf3_") for key in figures)
+
+
+def test_bench_ratios_give_the_spread_of_the_paired_rounds():
+    """Each ratio comes with its lowest and highest round (same round of both brokers): a
+    ratio whose rounds range across 1 is noise, not a gap."""
+    from kafkaref.chaos.peer_bench import _ratios
+
+    rows = [{"broker": "kafkaref", "rf": 3, "consume MB/s": 300.0,
+             "rounds": {"consume MB/s": [150.0, 300.0, 540.0]}},
+            {"broker": "apache-kafka", "rf": 3, "consume MB/s": 360.0,
+             "rounds": {"consume MB/s": [300.0, 360.0, 270.0]}}]
+    figures = _ratios(rows)
+    key = "rf3_consume_mb_s_kafkaref_over_apache_kafka"
+    assert (figures[f"{key}_lowest_round"], figures[f"{key}_highest_round"]) == (0.5, 2.0)

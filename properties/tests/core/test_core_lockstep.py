@@ -11,3 +11,6 @@ from kafkaref.properties.walk_configs import FLUSHING, LOOSE, SAFE
 TestCoreLockstepSafe = fit_deep_budget(lockstep_machine(SAFE).TestCase, 0.165)
 TestCoreLockstepLoose = fit_deep_budget(lockstep_machine(LOOSE).TestCase, 0.15)
 TestCoreLockstepFlushing = fit_deep_budget(lockstep_machine(FLUSHING).TestCase, 0.145)
+# the same machine with retention runs on any replica (RetentionMachine); SAFE's budget
+TestCoreLockstepRetention = fit_deep_budget(lockstep_machine(SAFE, retention=True).TestCase,
+                                            0.165)

@@ -187,6 +187,18 @@ def test_fetch_checks_the_current_leader_epoch():
     assert model.feed(ev.Fetch(4, 0, 0, 0))[0].error == ErrorCode.not_leader_or_follower
 
 
+def test_a_parked_fetch_is_fenced_when_its_leader_epoch_passes():
+    """A fetch parked with the leader epoch it knew completes FENCED_LEADER_EPOCH once a new
+    election moves the broker's epoch past it (Kafka's DelayedFetch checks the epoch again
+    before anything else); one that named no epoch learns the broker no longer leads."""
+    model = started()
+    model.feed(ev.Fetch(1, 0, 0, 0, max_wait_ms=1000, current_leader_epoch=0))
+    model.feed(ev.Fetch(2, 0, 0, 0, max_wait_ms=1000))
+    effects = model.feed(ev.Elect(0, 1))  # epoch 1: b2 leads, b1 follows
+    assert {(e.request_id, e.error) for e in responses(effects, eff.FetchResponse)} == {
+        (1, ErrorCode.fenced_leader_epoch), (2, ErrorCode.not_leader_or_follower)}
+
+
 def test_fetch_purgatory_completes_when_min_bytes_become_readable():
     model = started()
     assert model.feed(ev.Fetch(1, 0, 0, 0, min_bytes=1, max_wait_ms=500)) == ()
@@ -285,6 +297,21 @@ def test_isr_shrinks_after_the_lag_time_and_expands_once_caught_up():
     assert leader(model).pending_isr == {0, 1, 2}
     model.feed(ev.CommitIsrChange(0))
     assert model.state.partitions[0].control.isr == {0, 1, 2}
+
+
+def test_a_follower_caught_up_within_the_lag_time_stays_in_the_isr_late_in_a_run():
+    """The lag is measured from the follower's last caught-up time (Kafka's
+    lastCaughtUpTimeMs): long after the start, a follower that was caught up a moment ago and
+    is one batch behind now stays in the ISR."""
+    model = started()
+    for tick in range(6):  # 90 s of a cluster whose followers keep up
+        produce(model, 10 + tick, [b"a"], acks=1)
+        sync(model, 1, 2)
+        model.feed(ev.Tick(15_000))
+    produce(model, 20, [b"b"], acks=1)  # both followers one batch behind
+    model.feed(ev.Tick(15_000))  # the next ISR check: caught up 15 s ago, within 30 s
+    assert leader(model).pending_isr is None
+    assert leader(model).isr == {0, 1, 2}
 
 
 def test_isr_expansion_needs_the_start_of_the_leaders_epoch():

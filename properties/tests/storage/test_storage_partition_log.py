@@ -155,7 +155,8 @@ def test_unchecked_producer_bytes_are_checked_and_nothing_is_written_on_error(ki
         "no batch at all": (b"", ErrorCode.invalid_record),
         "a good batch, then a bad one": (good + bytes(flipped), ErrorCode.corrupt_message)}
     for what, (data, error) in refused.items():
-        assert log.append_as_leader(data, 0).error == error, what
+        info = log.append_as_leader(data, 0)
+        assert (info.error, info.batches, info.bytes) == (error, 0, 0), what  # nothing written
     assert log.log_end_offset == 0 and list(log.iter_batches()) == []
 
 
@@ -343,6 +344,21 @@ def test_increment_log_start_offset_hides_what_is_below_and_never_goes_back(kind
     assert log.log_start_offset == 3
     with pytest.raises(ValueError):
         log.increment_log_start_offset(7)  # above the hw
+
+
+@KINDS
+def test_retention_never_deletes_at_or_above_the_hw(kind, tmp_path):
+    """delete_old_segments: whole segments only, wholly below the hw; a MemoryLog has no
+    segments, and the storage log's one segment holds the hw: both keep everything, though the
+    records (stamped at 1000) are long expired and over 0 bytes."""
+    log = _log_with(kind, tmp_path, 3)
+    log.set_high_watermark(4)
+    leo, before = log.log_end_offset, [h.base_offset for h, _ in log.iter_batches()]
+    deleted = log.delete_old_segments(retention_ms=0, retention_bytes=0)
+    assert log.log_start_offset <= 4 and log.log_end_offset == leo
+    assert [h.base_offset for h, _ in log.iter_batches()] == [
+        b for b in before if b >= log.log_start_offset]
+    assert deleted == 0 and log.log_start_offset == 0
 
 
 @KINDS

@@ -40,3 +40,25 @@ def test_recovery_cuts_a_batch_with_a_negative_count_or_delta(tmp_path, field):
     reopened = Log(str(tmp_path), LogConfig(retention_ms=-1), clock_ms=lambda: 0)
     assert reopened.log_end_offset == 1
     reopened.close()
+
+
+def test_recovery_keeps_a_batch_without_records(tmp_path):
+    """A batch of header only (61 bytes, no records), as Kafka's log cleaner leaves to keep a
+    producer's last sequence, is a whole batch: recovery keeps it and what follows. Found by
+    mutation testing: `size < HEADER_SIZE` read as `<=` cut the log there."""
+    log = Log(str(tmp_path), LogConfig(retention_ms=-1), clock_ms=lambda: 0)
+    assert log.append_as_leader(build_batch([(None, b"good", (), 1)]), 0).error == ErrorCode.none
+    log.flush()
+    log.crash()
+    empty = bytearray(build_batch([(None, b"gone", (), 2)])[:HEADER_SIZE])
+    struct.pack_into(">q", empty, 0, 1)  # BaseOffset: right after the good batch
+    struct.pack_into(">i", empty, 8, HEADER_SIZE - 12)  # BatchLength: the header alone
+    struct.pack_into(">i", empty, RECORDS_COUNT_POS, 0)
+    after = bytearray(build_batch([(None, b"after", (), 3)]))
+    struct.pack_into(">q", after, 0, 2)
+    [segment] = [name for name in os.listdir(tmp_path) if name.endswith(".log")]
+    with open(tmp_path / segment, "ab") as file:
+        file.write(with_valid_crc(empty) + bytes(after))
+    reopened = Log(str(tmp_path), LogConfig(retention_ms=-1), clock_ms=lambda: 0)
+    assert reopened.log_end_offset == 3
+    reopened.close()
