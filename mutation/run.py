@@ -2,6 +2,8 @@
 
     python mutation/run.py run [--sample 400] [--seed 26] [--minutes M] [--folder impl/core]
     python mutation/run.py report [--markdown] [--survivors]
+    python mutation/run.py test --mutant MODULE:LINE:OPERATOR       # one mutant against its tests
+    python mutation/run.py conform --mutant MODULE:LINE:OPERATOR    # kafkaref conform on it
 
 Cosmic Ray (8.x) is the engine: its operators make the mutants, its `mutate_and_test` applies one
 to the file, runs the test command under a timeout and puts the file back, and its session
@@ -32,6 +34,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -112,22 +115,29 @@ class Session:
 
     def restore_tree(self) -> None:
         """Extract the committed tree over the copy: undoes a mutant left by a killed run."""
-        with tarfile.open(self.archive) as tar:
-            tar.extractall(self.tree, filter="data")
-        package = self.tree / ".pkgroot" / "kafkaref"
-        package.mkdir(parents=True, exist_ok=True)
-        (package / "__init__.py").write_text("")
-        for layer in LAYERS:
-            link = package / layer
-            if not link.is_symlink():
-                link.symlink_to(self.tree / layer)
+        extract_tree(self.archive, self.tree)
+
+    def scratch(self, name: str) -> Path:
+        """A fresh copy of the committed tree of its own (home/scratch/NAME), for one mutant
+        applied by hand (`test`, `conform`; each names its own, so the two can run at once):
+        never the work tree, never the sample's copy."""
+        tree = self.home / "scratch" / name
+        if tree.exists():
+            shutil.rmtree(tree)
+        extract_tree(self.archive, tree)
+        return tree
 
     def extract(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
+        self.archive_tree()
+        self.restore_tree()
+
+    def archive_tree(self) -> None:
         if not self.archive.exists():
             data = subprocess.check_output(["git", "-C", str(ROOT), "archive", "--format=tar", self.commit])
-            self.archive.write_bytes(data)
-        self.restore_tree()
+            partial = self.archive.with_suffix(f".{os.getpid()}")
+            partial.write_bytes(data)
+            partial.replace(self.archive)  # whole or absent: a run beside this one may read it
 
     def create(self, sample: int, seed: int) -> None:
         self.extract()
@@ -143,6 +153,19 @@ class Session:
         self.meta_path.write_text(json.dumps(
             {"commit": self.commit, "seed": seed, "sample": len(chosen), "population": counts,
              "baseline_seconds": {}}, indent=2))
+
+
+def extract_tree(archive: Path, tree: Path) -> None:
+    """The archived tree into TREE, importable as `kafkaref` from TREE/.pkgroot (PYTHONPATH)."""
+    with tarfile.open(archive) as tar:
+        tar.extractall(tree, filter="data")
+    package = tree / ".pkgroot" / "kafkaref"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text("")
+    for layer in LAYERS:
+        link = package / layer
+        if not link.is_symlink():
+            link.symlink_to(tree / layer)
 
 
 def folder_of(tree: Path, module_path) -> str:
@@ -162,7 +185,7 @@ def enumerate_mutants(tree: Path) -> list[MutationSpec]:
             module = get_ast_from_path(path)
             nodes = list(ast_nodes(module))
             for name, operator in operators:
-                positions = [pos for node in nodes for pos in operator.mutation_positions(node)]
+                positions = mutation_positions(nodes, operator)
                 mutants += [
                     MutationSpec(module_path=str(path), operator_name=name, occurrence=occurrence,
                                  start_pos=start, end_pos=end)
@@ -171,14 +194,77 @@ def enumerate_mutants(tree: Path) -> list[MutationSpec]:
     return mutants
 
 
-def test_command(folder: str) -> str:
-    return f"{sys.executable} -m pytest -x -q -p no:cacheprovider --no-header {FOLDERS[folder]}"
+def mutation_positions(nodes, operator) -> list:
+    return [pos for node in nodes for pos in operator.mutation_positions(node)]
 
 
-def prepare_environment(session: Session) -> None:
+def parse_mutant(tree: Path, text: str) -> MutationSpec:
+    """MODULE:LINE:OPERATOR[:K], e.g. impl/core/broker.py:153:ReplaceComparisonOperator_NotEq_Eq:
+    the K-th (default the first) mutant OPERATOR makes on LINE of MODULE, in TREE."""
+    parts = text.split(":")
+    if len(parts) not in (3, 4) or not all(p.isdigit() for p in parts[1::2]):
+        sys.exit(f"mutation: a mutant is MODULE:LINE:OPERATOR[:K], not {text!r}")
+    path, line, name = tree / parts[0], int(parts[1]), "core/" + parts[2].removeprefix("core/")
+    if not path.is_file():
+        sys.exit(f"mutation: no module {parts[0]} in the committed tree")
+    try:
+        operator = get_operator(name)()
+    except KeyError:
+        sys.exit(f"mutation: no Cosmic Ray operator {parts[2]}")
+    positions = mutation_positions(list(ast_nodes(get_ast_from_path(path))), operator)
+    on_line = [(occurrence, pos) for occurrence, pos in enumerate(positions) if pos[0][0] == line]
+    choice = int(parts[3]) if len(parts) == 4 else 0
+    if choice >= len(on_line):
+        sys.exit(f"mutation: {parts[2]} makes {len(on_line)} mutant(s) on {parts[0]}:{line}")
+    occurrence, (start, end) = on_line[choice]
+    return MutationSpec(module_path=str(path), operator_name=name, occurrence=occurrence,
+                        start_pos=start, end_pos=end)
+
+
+def mutant_name(tree: Path, spec: MutationSpec) -> str:
+    """MODULE:LINE:OPERATOR[:K], the name parse_mutant reads back."""
+    positions = mutation_positions(list(ast_nodes(get_ast_from_path(Path(spec.module_path)))),
+                                   get_operator(spec.operator_name)())
+    line = spec.start_pos[0]
+    choice = sum(1 for start, _ in positions[:spec.occurrence] if start[0] == line)
+    module = Path(spec.module_path).relative_to(tree).as_posix()
+    name = f"{module}:{line}:{spec.operator_name.removeprefix('core/')}"
+    return f"{name}:{choice}" if choice else name
+
+
+def pick(args) -> None:
+    """A seeded random handful of HEAD's mutants of the given folders, one name a line (for
+    `test` and `conform`), annotations left out."""
+    session = Session(tree_commit())
+    session.extract()
+    population = [spec for spec in enumerate_mutants(session.tree)
+                  if folder_of(session.tree, spec.module_path) in args.folder and not in_annotation(spec)]
+    for spec in random.Random(args.seed).sample(population, min(args.count, len(population))):
+        print(mutant_name(session.tree, spec))
+
+
+def apply_mutant(spec: MutationSpec) -> str:
+    """Write the mutant into its file (in a scratch copy); returns its diff."""
+    path = Path(spec.module_path)
+    original = path.read_text()
+    mutated = mutate_code(original, get_operator(spec.operator_name)(), spec.occurrence)
+    path.write_text(mutated)
+    return "\n".join(difflib.unified_diff(original.split("\n"), mutated.split("\n"), lineterm="", n=0))
+
+
+def slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "-" for c in text)
+
+
+def test_command(folder: str, tests: str | None = None) -> str:
+    return f"{sys.executable} -m pytest -x -q -p no:cacheprovider --no-header {tests or FOLDERS[folder]}"
+
+
+def prepare_environment(session: Session, tree: Path | None = None) -> None:
     """The tests run in the copy, import kafkaref from it, with the deterministic profile."""
-    os.chdir(session.tree)
-    os.environ["PYTHONPATH"] = str(session.tree / ".pkgroot")
+    tree = tree or session.tree
+    os.chdir(tree)
+    os.environ["PYTHONPATH"] = str(tree / ".pkgroot")
     os.environ["HYPOTHESIS_PROFILE"] = "ci"
 
 
@@ -322,6 +408,94 @@ def recheck(args) -> None:
         print(f"{item.job_id} {outcome(rerun) if same else 'moved':10} {describe(old, item)}", flush=True)
 
 
+def test(args) -> None:
+    """Mutants named by hand (--mutant), each in a scratch copy of HEAD's tree, against its
+    folder's test layer (or --tests): killed or survived, with the first failing test."""
+    os.nice(args.nice)
+    session = Session(tree_commit())
+    session.home.mkdir(parents=True, exist_ok=True)
+    session.archive_tree()
+    for text in args.mutant:
+        tree = session.scratch("test-" + slug(text))
+        try:
+            spec = parse_mutant(tree, text)
+            prepare_environment(session, tree)
+            command = test_command(folder_of(tree, spec.module_path), args.tests)
+            result = mutate_and_test([spec], command, args.timeout)
+        finally:
+            os.chdir(ROOT)
+            shutil.rmtree(tree)
+        failed = next((line for line in (result.output or "").splitlines()
+                       if line.startswith(("FAILED", "ERROR"))), "")
+        print(f"{outcome(result):10} {text}  {failed}".rstrip(), flush=True)
+
+
+def conform(args) -> None:
+    """`kafkaref conform --peer kafkaref` against a cluster built from a mutated copy of HEAD's
+    tree (--mutant; `none` for the unmutated baseline): its brokers, and the controller in the
+    conform process, import the copy. Each run's verdicts go to home/conform/<checks>/<mutant>-<N>n.json;
+    the mutant is killed when a check that passes on the baseline does not pass on it (the
+    baseline is run first when this commit's session has none for N nodes)."""
+    os.nice(args.nice)
+    session = Session(tree_commit())
+    session.home.mkdir(parents=True, exist_ok=True)
+    session.archive_tree()
+    selection = "-".join([*(f"only-{n}" for n in args.only or ()), *(f"skip-{n}" for n in args.skip or ())])
+    results = session.home / "conform" / (selection or "all")  # a baseline per selection
+    results.mkdir(parents=True, exist_ok=True)
+    baseline_path = results / f"none-{args.nodes}n.json"
+    mutants = args.mutant if baseline_path.exists() or "none" in args.mutant else ["none", *args.mutant]
+    for text in mutants:
+        tree = session.scratch("conform-" + slug(text))
+        try:
+            diff = "" if text == "none" else apply_mutant(parse_mutant(tree, text))
+            start = time.monotonic()
+            verdicts, code = conform_verdicts(tree, args)
+        finally:
+            shutil.rmtree(tree)
+        record = {"mutant": text, "diff": diff, "nodes": args.nodes, "exit_code": code,
+                  "seconds": round(time.monotonic() - start), "verdicts": verdicts}
+        (results / f"{slug(text)}-{args.nodes}n.json").write_text(json.dumps(record, indent=2))
+        baseline = json.loads(baseline_path.read_text())["verdicts"] if baseline_path.exists() else {}
+        print(conform_line(text, record, baseline), flush=True)
+
+
+def conform_verdicts(tree: Path, args) -> tuple[dict[str, str], int]:
+    """check -> pass / fail / skip / error of one conform run on a cluster from TREE."""
+    command = [str(Path(sys.executable).parent / "kafkaref"), "conform", "--peer", "kafkaref",
+               "--nodes", str(args.nodes), "--json"]
+    command += [f"--only={name}" for name in args.only or ()]
+    command += [f"--skip={name}" for name in args.skip or ()]
+    env = {**os.environ, "PYTHONPATH": str(tree / ".pkgroot"), "HYPOTHESIS_PROFILE": "ci"}
+    process = subprocess.Popen(command, cwd=tree, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)
+    try:
+        out, _ = process.communicate(timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, 9)  # the run and its brokers (they die with it too)
+        process.wait()
+        return {}, -1
+    try:
+        outcomes = json.loads(out)["outcomes"]
+    except (json.JSONDecodeError, KeyError):
+        return {}, process.returncode
+    return {o["name"]: o["status"] for o in outcomes}, process.returncode
+
+
+def conform_line(text: str, record: dict, baseline: dict[str, str]) -> str:
+    verdicts = record["verdicts"]
+    if not verdicts:
+        caught = ["(no verdicts: the run did not finish)"]
+    else:
+        caught = [f"{name}={status}" for name, status in verdicts.items()
+                  if status != "pass" and baseline.get(name, "pass") == "pass"]
+    verdict = "killed" if caught else "passed"
+    if text == "none":
+        verdict, caught = "baseline", [f"{n}={s}" for n, s in verdicts.items() if s != "pass"]
+    return (f"{verdict:8} {text} ({record['nodes']} node(s), {record['seconds']} s, "
+            f"exit {record['exit_code']}) {' '.join(caught)}").rstrip()
+
+
 def outcome(result) -> str:
     if result.worker_outcome in (WorkerOutcome.NO_TEST, WorkerOutcome.SKIPPED):
         return "no-mutant"
@@ -450,8 +624,27 @@ def main() -> None:
     recheck_parser.add_argument("--commit", required=True, help="the older session's commit")
     recheck_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
     recheck_parser.add_argument("--job", action="append", help="only these survivors (job ids)")
+    test_parser = commands.add_parser("test", help="mutants named by hand against their tests")
+    test_parser.add_argument("--mutant", action="append", required=True,
+                             help="MODULE:LINE:OPERATOR[:K] (repeatable)")
+    test_parser.add_argument("--tests", help="pytest arguments instead of the folder's layer")
+    test_parser.add_argument("--timeout", type=float, default=900, help="seconds per mutant")
+    test_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    conform_parser = commands.add_parser("conform", help="kafkaref conform on mutated clusters")
+    conform_parser.add_argument("--mutant", action="append", required=True,
+                                help="MODULE:LINE:OPERATOR[:K], or none (the baseline; repeatable)")
+    conform_parser.add_argument("--nodes", type=int, default=1, help="brokers of the cluster")
+    conform_parser.add_argument("--only", action="append", help="conform's --only (repeatable)")
+    conform_parser.add_argument("--skip", action="append", help="conform's --skip (repeatable)")
+    conform_parser.add_argument("--timeout", type=float, default=900, help="seconds per run")
+    conform_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
+    pick_parser = commands.add_parser("pick", help="a seeded random handful of mutants, by name")
+    pick_parser.add_argument("--folder", action="append", required=True, choices=list(FOLDERS))
+    pick_parser.add_argument("--count", type=int, default=10)
+    pick_parser.add_argument("--seed", type=int, default=26)
     args = parser.parse_args()
-    {"run": run, "report": report, "recheck": recheck}[args.command](args)
+    commands = {"pick": pick, "run": run, "report": report, "recheck": recheck, "test": test, "conform": conform}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,19 @@ def _create_again(probe: Probe, label: str) -> str:
             time.sleep(0.2)
 
 
+def _delete(probe: Probe, topic: str) -> dict:
+    """DeleteTopics of topic, answered NONE, and waited for until every broker's Metadata
+    leaves it out; returns the request."""
+    request = {"topic_names": [topic], "topics": [{"name": topic, "topic_id": None}],  # v6
+               "timeout": int(probe.timeout_s * 1000)}
+    answer = probe.connect().call(20, request)
+    probe.expect_error(answer.responses[0].error_code, ErrorCode.none, f"DeleteTopics of {topic}",
+                       answer)
+    _until(probe, lambda: _gone_everywhere(probe, topic),
+           "the deleted topic is still in some broker's Metadata")
+    return request
+
+
 @check("delete_topic", "admin", "protocol: DeleteTopics; KIP-516 (a topic created again under "
        "the same name is a new topic)")
 def delete_topic(probe: Probe):
@@ -66,12 +79,7 @@ def delete_topic(probe: Probe):
     probe.version(20)
     topic = probe.create_topic("delete")
     probe.produce_ok(topic, build_batch([(None, b"old", (), None)]))
-    request = {"topic_names": [topic], "topics": [{"name": topic, "topic_id": None}],  # v6
-               "timeout": int(probe.timeout_s * 1000)}
-    answer = probe.connect().call(20, request)
-    probe.expect_error(answer.responses[0].error_code, ErrorCode.none, "DeleteTopics", answer)
-    _until(probe, lambda: _gone_everywhere(probe, topic),
-           "the deleted topic is still in some broker's Metadata")
+    request = _delete(probe, topic)
     again = probe.connect().call(20, request)
     probe.expect_error(again.responses[0].error_code, ErrorCode.unknown_topic_or_partition,
                        "DeleteTopics of a topic that no longer exists", again, soft=True)
@@ -80,6 +88,62 @@ def delete_topic(probe: Probe):
     end = probe.offset_of(topic, LATEST)
     probe.expect(end == 0, f"the recreated topic starts at offset {end}",
                  expected="0: a new topic, none of the deleted one's records")
+
+
+@check("records_outlive_other_topics", "admin", "Kafka: a topic's log goes only with that "
+       "topic's removal (DeleteTopics; the broker acts on the topic's removal record), never "
+       "with another topic's creation or deletion")
+def records_outlive_other_topics(probe: Probe):
+    """Records acknowledged in a topic are all read back, at the offsets they were acknowledged
+    at, after another topic was created, written and deleted: metadata changes about other
+    topics leave its log as it was (and its log end where it was)."""
+    probe.version(20)
+    topic = probe.create_topic("outlive")
+    acked = [b"o%d" % i for i in range(6)]
+    for i in range(0, len(acked), 2):
+        probe.produce_ok(topic, build_batch([(None, v, (), None) for v in acked[i:i + 2]]))
+    other = probe.create_topic("other")
+    probe.produce_ok(other, build_batch([(None, b"x", (), None)]))
+    _delete(probe, other)
+    probe.forget_leaders()
+    end = probe.offset_of(topic, LATEST)
+    probe.expect(end == len(acked), f"after another topic came and went, the log ends at {end}",
+                 expected=f"{len(acked)}, every acknowledged record still there")
+    values = [r.value for r in probe.read_all(topic, end=len(acked))]
+    probe.expect(values == acked, "acknowledged records lost or changed after another topic "
+                 "came and went", response=str(values), expected=str(acked))
+    return f"{len(acked)} records read back after another topic was created and deleted"
+
+
+@check("describe_topic_partitions_cursor", "admin", "KIP-966 (DescribeTopicPartitions): "
+       "pages of at most response_partition_limit partitions, the next page from the cursor")
+def describe_topic_partitions_cursor(probe: Probe):
+    """DescribeTopicPartitions of a named 3-partition topic pages it: with a limit of 1
+    partition the answer holds partition 0 and a cursor naming the topic and partition 1; asked
+    again from a cursor at partition 1 (the topic still named), it answers partitions 1 and 2
+    without an error."""
+    probe.version(75)
+    topic = probe.create_topic("paged", partitions=3)
+    conn = probe.connect()
+
+    def describe(limit, cursor=None):
+        request = {"topics": [{"name": topic}], "response_partition_limit": limit,
+                   "cursor": cursor}
+        answer = conn.call(75, request)
+        [described] = [t for t in answer.topics if t.name == topic]
+        probe.expect_error(described.error_code, ErrorCode.none,
+                           f"DescribeTopicPartitions of {topic} (cursor {cursor})", answer)
+        return answer, sorted(p.partition_index for p in described.partitions)
+
+    answer, first = describe(1)
+    cursor = answer.next_cursor
+    probe.expect(first == [0] and cursor is not None and (cursor.topic_name, cursor.partition_index)
+                 == (topic, 1), f"a page of 1 answered partitions {first}, cursor {cursor}",
+                 response=answer, expected=f"[0], cursor ({topic}, 1)")
+    answer, rest = describe(10, {"topic_name": topic, "partition_index": 1})
+    probe.expect(rest == [1, 2], f"from the cursor at partition 1: partitions {rest}",
+                 response=answer, expected="[1, 2]")
+    return "pages [0], then [1, 2] from the cursor"
 
 
 @check("create_partitions", "admin", "protocol: CreatePartitions (KIP-195): partitions can only "

@@ -17,6 +17,7 @@ FETCH_CLIENT_METADATA = 11  # KIP-392: from this Fetch version a follower serves
 RACES = 30  # acks=1 produces, each followed at once by a fetch from a follower
 EARLY_S = 0.05  # a broker may answer this much before max_wait (clock granularity)
 LATE_S = 1.5  # generous: the machine running the suite may be loaded
+MISSING_PARTITION = 7  # a partition index the one-partition topics of these checks lack
 
 
 @check("fetch_max_wait", "fetch", "protocol: Fetch max_wait_ms ('the maximum time in "
@@ -145,3 +146,44 @@ def _expect_within_hw(probe: Probe, answer, offset: int) -> None:
                  f"{answer.high_watermark}", response=answer, expected="records below its hw")
     probe.soft(getattr(answer, "preferred_read_replica", -1) == -1, "a preferred read replica "
                "is named", response=answer, expected="-1 (no replica.selector.class)")
+
+
+@check("fetch_missing_partition_apart", "fetch", "protocol: Fetch answers each partition with "
+       "its own error code; KIP-227: a sessionless fetch answers every partition asked for")
+def fetch_missing_partition_apart(probe: Probe):
+    """A Fetch naming, before a partition that holds records, a partition its topic does not
+    have and (with several brokers) a partition another broker leads answers each of those with
+    an error (UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER) and the partition with its
+    records: one partition's error does not cut the others from the answer."""
+    topic = probe.create_topic("fetchapart", replication_factor=1)
+    probe.produce_ok(topic, values_batch(b"m", 3))
+    leader = probe.wait_for_leaders(topic, 1).partitions[0].leader_id
+    request = probe.fetch_values(topic, 0, 0)
+    present = request["topics"][0]["partitions"][0]
+    request["topics"][0]["partitions"] = [{**present, "partition": MISSING_PARTITION}, present]
+    failing = {(topic, MISSING_PARTITION)}
+    if probe.broker_count() > 1:  # a partition this broker knows but does not host
+        other = probe.create_topic("fetchaway", partitions=probe.broker_count(),
+                                   replication_factor=1)
+        away = [p.partition_index for p in probe.wait_for_leaders(other, None).partitions
+                if p.leader_id != leader]
+        if away:
+            request["topics"].insert(0, probe.fetch_values(other, away[0], 0)["topics"][0])
+            failing.add((other, away[0]))
+    response = probe.leader(topic).call(1, request)
+    names = {probe.topic_id(name): name for name, _ in failing | {(topic, 0)}}
+    found = {(getattr(t, "topic", None) or names.get(getattr(t, "topic_id", None)), p.partition_index): p
+             for t in response.responses for p in t.partitions}
+    probe.expect(set(found) == failing | {(topic, 0)}, f"the Fetch answer holds {sorted(found)}",
+                 request=request, response=response,
+                 expected=f"{sorted(failing | {(topic, 0)})} (sessionless: every one asked for)")
+    for key in sorted(failing):
+        probe.expect_error(found[key].error_code,
+                           (ErrorCode.unknown_topic_or_partition, ErrorCode.not_leader_or_follower),
+                           f"Fetch of {key}, which this broker does not serve", response)
+    probe.expect_error(found[(topic, 0)].error_code, ErrorCode.none, "Fetch of partition 0",
+                       response)
+    values = [r.value for r in probe.records(found[(topic, 0)])]
+    probe.expect(values == [b"m-0", b"m-1", b"m-2"], "partition 0's records missing from the "
+                 "answer", response=str(values), expected="[b'm-0', b'm-1', b'm-2']")
+    return f"{len(failing)} partition(s) answered with an error, partition 0 with its records"

@@ -154,7 +154,8 @@ def acks_all_visible(probe: Probe):
        levels=FAULTED)
 def min_insync_replicas(probe: Probe):
     """Once a replica has left the ISR so that it is smaller than min.insync.replicas, acks=all
-    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted (needs --kill-cmd and
+    is refused with NOT_ENOUGH_REPLICAS while acks=1 is still accepted; once the replica is
+    restarted and back in the ISR, acks=all is accepted again (needs --kill-cmd and
     --restart-cmd: Kafka's effective minimum is min(min.insync.replicas, replication factor),
     so a client alone cannot get the ISR below it)."""
     replica_faults(probe, "min.insync.replicas needs a broker that replicates",
@@ -166,12 +167,15 @@ def min_insync_replicas(probe: Probe):
     target = follower(probe, topic)
     inflict(probe, KILL, target)
     try:
-        answers = refused_after_shrink(probe, topic)
+        answers = acks_all_until(probe, topic, ErrorCode.not_enough_replicas, "after the kill")
         probe.produce_ok(topic, values_batch(b"one", 1), acks=1, conn=probe.leader(topic))
     finally:
         inflict(probe, RESTART, target)
         wait_serving(probe, target)
-    return f"acks=all answers after killing broker {target.broker_id}: {answers}"
+    # min.insync.replicas is the replication factor: an acks=all NONE means a full ISR again
+    back = acks_all_until(probe, topic, ErrorCode.none, "after the restart", timeout_s=60.0)
+    return (f"acks=all answers after killing broker {target.broker_id}: {answers}; after its "
+            f"restart: {back}")
 
 
 def follower(probe: Probe, topic: str) -> Target:
@@ -214,12 +218,15 @@ def hw_waits_for_isr(probe: Probe):
     return f"hw held at {base + 1} while broker {target.broker_id} was stopped and in the ISR"
 
 
-def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> list[str]:
-    """Produce acks=all until the broker answers NOT_ENOUGH_REPLICAS; the answers seen."""
+def acks_all_until(probe: Probe, topic: str, wanted: ErrorCode, after: str,
+                   timeout_s: float = 90.0) -> list[str]:
+    """Produce acks=all until the broker answers `wanted`; the answers seen (the others must be
+    retriable on the way: a leader moving, the ISR changing)."""
     deadline, answers = time.monotonic() + timeout_s, []
     retriable = {ErrorCode.not_leader_or_follower, ErrorCode.unknown_topic_or_partition,
                  ErrorCode.leader_not_available, ErrorCode.request_timed_out,
-                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none}
+                 ErrorCode.not_enough_replicas_after_append, ErrorCode.none,
+                 ErrorCode.not_enough_replicas} - {wanted}
     while time.monotonic() < deadline:
         try:
             conn = probe.leader(topic)
@@ -232,15 +239,15 @@ def refused_after_shrink(probe: Probe, topic: str, timeout_s: float = 90.0) -> l
         error = ErrorCode(int(answer.responses[0].partition_responses[0].error_code))
         if not answers or answers[-1] != error.name:
             answers.append(error.name)
-        if error == ErrorCode.not_enough_replicas:
+        if error == wanted:
             return answers
-        probe.expect(error in retriable, f"acks=all after the kill answered {error.name}",
-                     response=answer, expected="NOT_ENOUGH_REPLICAS once the ISR shrank")
+        probe.expect(error in retriable, f"acks=all {after} answered {error.name}",
+                     response=answer, expected=f"{wanted.name} once the ISR changed")
         if error != ErrorCode.none:
             probe.forget_leaders()
         time.sleep(0.2)
-    raise probe.fail(f"no NOT_ENOUGH_REPLICAS within {timeout_s:.0f} s of the kill",
-                     response=f"answers {answers}", expected="NOT_ENOUGH_REPLICAS")
+    raise probe.fail(f"no {wanted.name} within {timeout_s:.0f} s {after}",
+                     response=f"answers {answers}", expected=wanted.name)
 
 
 @check("acks_all_timeout", "log", "protocol: Produce timeout_ms ('the time to await a "
@@ -414,24 +421,49 @@ def headers_and_timestamps(probe: Probe):
                  response=str(got), expected=str(want))
 
 
+# Topic configs at the edge of the range Kafka's LogConfig validates (ConfigDef atLeast /
+# between): (name, a value at the bound, accepted; a value just past it, INVALID_CONFIG).
+CONFIG_EDGES = (
+    ("segment.ms", "1", "0"), ("segment.jitter.ms", "0", "-1"),
+    ("segment.index.bytes", "4", "3"), ("flush.messages", "1", "0"), ("flush.ms", "0", "-1"),
+    ("retention.ms", "-1", "-2"), ("max.message.bytes", "0", "-1"),
+    ("index.interval.bytes", "0", "-1"), ("delete.retention.ms", "0", "-1"),
+    ("min.compaction.lag.ms", "0", "-1"), ("max.compaction.lag.ms", "1", "0"),
+    ("file.delete.delay.ms", "0", "-1"), ("min.insync.replicas", "1", "0"),
+    ("message.timestamp.before.max.ms", "0", "-1"), ("message.timestamp.after.max.ms", "0", "-1"),
+    ("min.cleanable.dirty.ratio", "1", "1.5"), ("compression.gzip.level", "9", "10"),
+    ("compression.lz4.level", "17", "18"), ("compression.zstd.level", "22", "23"),
+)
+
+
 @check("create_topics_validation", "log",
        "protocol: CreateTopics errors INVALID_CONFIG, INVALID_REPLICA_ASSIGNMENT, "
-       "TOPIC_ALREADY_EXISTS; KIP-4")
+       "TOPIC_ALREADY_EXISTS; KIP-4; Kafka LogConfig's validators (the configs' ranges)")
 def create_topics_validation(probe: Probe):
     """CreateTopics refuses an unknown config with INVALID_CONFIG and an existing name with
-    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given."""
+    TOPIC_ALREADY_EXISTS, and an explicit replica assignment is honoured as given. Topic configs
+    are held to Kafka's ranges: a value at a bound passes validation (validate_only), one just
+    past it is INVALID_CONFIG."""
     conn = probe.connect()
 
-    def create(label, **topic):
+    def create(label, validate_only=False, **topic):
         request = {"topics": [{"name": probe.name(label), "num_partitions": -1,
                                "replication_factor": -1, "assignments": [], "configs": [],
-                               **topic}], "timeout": 10_000, "validate_only": False}
+                               **topic}], "timeout": 10_000, "validate_only": validate_only}
         return request, conn.call(19, request).topics[0]
 
     request, answer = create("badcfg", num_partitions=1, replication_factor=1,
                              configs=[{"name": "no.such.config", "value": "1"}])
     probe.expect_error(answer.error_code, ErrorCode.invalid_config,
                        "CreateTopics with config no.such.config", answer, soft=True)
+    for config, at_bound, past in CONFIG_EDGES:
+        for value, expected in ((at_bound, ErrorCode.none), (past, ErrorCode.invalid_config)):
+            request, answer = create("range", validate_only=True, num_partitions=1,
+                                     replication_factor=1,
+                                     configs=[{"name": config, "value": value}])
+            probe.expect_error(answer.error_code, expected,
+                               f"CreateTopics (validate_only) with {config}={value}", answer,
+                               soft=True)
     name = probe.create_topic("twice")
     request, answer = create("twice", num_partitions=1, replication_factor=1)
     probe.expect_error(answer.error_code, ErrorCode.topic_already_exists,

@@ -49,6 +49,7 @@ PREFERRED: dict[int, tuple[str, int]] = {
     22: ("InitProducerId", 4), 20: ("DeleteTopics", 3), 21: ("DeleteRecords", 1),
     32: ("DescribeConfigs", 3), 33: ("AlterConfigs", 1), 37: ("CreatePartitions", 1),
     42: ("DeleteGroups", 1), 44: ("IncrementalAlterConfigs", 0),
+    75: ("DescribeTopicPartitions", 0),
 }
 VERSION_CAP = {1: 12}  # PREFERRED_LEVEL only
 # The lowest version the probe sends where the broker advertises lower: Produce from v3 (kio

@@ -294,7 +294,7 @@ class LogSegment:
         ):
             return False
         next_relative = (self.index.relative_offsets[-1] + 1) if len(self.index) else 0
-        if not self.timeindex.load(max(next_relative, INT32_MAX)):
+        if not self.timeindex.load(max(next_relative, INT32_MAX), self.size):
             return False
         self._reload_tail_state()
         start = self.index.positions[-1] if len(self.index) else 0
