@@ -201,9 +201,7 @@ class SortedListTimer:
         now = self.clock() if now_ms is None else now_ms
         fired = [t for e, _, t in self._tasks if e <= now and not t.cancelled]
         self._tasks = [(e, s, t) for e, s, t in self._tasks if e > now and not t.cancelled]
-        for task in fired:
-            task.cancelled = True
-        return [t.payload for t in fired]
+        return [t.payload for t in fired]  # gone from the list: a later cancel() changes nothing
 
     def cancel(self, task: TimerTask) -> None:
         task.cancelled = True
