@@ -520,6 +520,8 @@ def _retention(state: ModelState, event: ev.Retention) -> tuple[ModelState, Effe
     watermark may then reach waiting deletions (as after a follower's fetch)."""
     _check_broker(state, event.broker)
     p, broker = event.partition, event.broker
+    if not 0 <= p < state.config.partitions:  # a broker's own task names only its partitions
+        raise ValueError(f"no partition {p}")
     replica = state.partitions[p].replicas[broker] if state.alive[broker] else None
     if replica is None or not replica.log_start < event.offset <= replica.hw:
         return state, ()

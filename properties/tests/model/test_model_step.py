@@ -429,6 +429,8 @@ def test_impossible_events_raise():
         assert answer.error == ErrorCode.unknown_topic_or_partition
     with pytest.raises(ValueError):
         step(state, ev.Tick(-1))
+    with pytest.raises(ValueError):  # a retention run is the broker's own: never of a partition
+        step(state, ev.Retention(0, -1, 0))  # it does not have (no silent wrap to the last)
     with pytest.raises(TypeError):
         step(state, "produce")
     with pytest.raises(ValueError):
