@@ -266,15 +266,33 @@ def rejoined(probe: Probe, target: Target) -> bool:
     Asked of the broker itself: another broker's metadata may still list it from before its
     kill (its session not yet expired, or that broker's cache not yet told of the fencing), while
     the new incarnation has not registered yet -- and a topic created then with replication
-    factor 3 is INVALID_REPLICATION_FACTOR."""
+    factor 3 is INVALID_REPLICATION_FACTOR. And asked of the broker the probe talks to first
+    (probe.connect()): its cache learns of the new registration later than the broker itself, and
+    a check that sizes or places anything from it would see one broker fewer."""
+    return all(_lists(probe, address, target.broker_id)
+               for address in dict.fromkeys((target.address, _first_serving(probe))))
+
+
+def _lists(probe: Probe, address: tuple[str, int] | None, broker_id: int) -> bool:
+    """The metadata of the broker at address lists broker_id."""
     try:
-        conn = probe.connect(target.address)
+        conn = probe.connect(address)
         try:
-            return target.broker_id in {b.node_id for b in probe.metadata([], conn).brokers}
+            return broker_id in {b.node_id for b in probe.metadata([], conn).brokers}
         finally:
             conn.close()
     except (OSError, ValueError):
         return False
+
+
+def _first_serving(probe: Probe) -> tuple[str, int] | None:
+    """The address probe.connect() reaches first (None: none answers)."""
+    try:
+        conn = probe.connect()
+    except OSError:
+        return None
+    conn.close()
+    return conn.address
 
 
 def wait_serving(probe: Probe, target: Target | None = None, timeout_s: float = 60.0) -> None:

@@ -197,6 +197,8 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
         outcomes = tuple(Outcome(c.name, c.group, ERROR, f"could not run: {reason}", 0.0,
                                  c.reference, c.behaviour) for c in checks)
         return RunResult(label, bootstrap, started, outcomes, reason)
+    replication_factor = replication_factor or _cluster_replication_factor(
+        bootstrap, versions, timeout_s)
     outcomes = []
     created = Leftovers()
     for index, check in enumerate(checks):
@@ -215,6 +217,21 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
     else:
         cleaned = _clean_up(bootstrap, versions, timeout_s, created)
     return RunResult(label, bootstrap, started, tuple(outcomes), cleanup=cleaned)
+
+
+def _cluster_replication_factor(bootstrap: str, versions, timeout_s: float) -> int | None:
+    """The replication factor every check's topics get: the cluster's size (at most 3) as the
+    run starts, before any fault. Asked again by each check, it would count the brokers one
+    broker's metadata lists, and right after a restart that broker may not list the restarted
+    one yet: a topic of 2 replicas on 3 brokers, and min.insync.replicas 2 unreachable once one
+    of them is killed. None (each probe asks) if the bootstrap does not answer Metadata."""
+    probe = Probe(bootstrap, versions, timeout_s)
+    try:
+        return probe.replication_factor()
+    except (OSError, ValueError):
+        return None
+    finally:
+        probe.close()
 
 
 def _clean_up(bootstrap: str, versions, timeout_s: float, created: Leftovers) -> str:
