@@ -31,6 +31,7 @@ from kafkaref.impl.protocol.records import (
     split_batches,
     stamped,
 )
+from kafkaref.impl.protocol.records.timestamps import NO_TIMESTAMP
 
 
 class NaiveLog:
@@ -366,3 +367,24 @@ class StorageMachine(RuleBasedStateMachine):
     @invariant()
     def durable_within_log(self):
         assert 0 <= self.log.flushed_offset <= self.log.log_end_offset
+
+    @invariant()
+    def segment_times_match(self):
+        """Each segment's largest timestamp (what time retention and time-based rolls judge it
+        by) is the largest of its batches', whichever path set it: appends, or the tail state
+        rebuilt from the time index and the batches after its last entry (a clean restart, a
+        truncation). Only segments wholly above the log start: the twin may have forgotten
+        batches below it that the files still hold."""
+        segments = getattr(self.log, "segments", None)
+        if segments is None:
+            return
+        bases = [s.base_offset for s in segments] + [1 << 62]
+        for segment, end in zip(segments, bases[1:], strict=False):
+            if segment.base_offset < self.twin.log_start:
+                continue
+            stamps = [parse_header(b).max_timestamp for b in self.twin.batches
+                      if segment.base_offset <= parse_header(b).base_offset < end]
+            expected = max(stamps, default=NO_TIMESTAMP)
+            assert segment.max_timestamp == expected, (
+                f"segment {segment.base_offset}: largest timestamp {segment.max_timestamp}, "
+                f"its batches' {expected}")

@@ -272,10 +272,10 @@ class Log:
             self.epochs.assign(leader_epoch, leo)
         if append_time is None:
             parts = (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:])
-            segment.append_parts(parts, size, leo, last_offset, header[8])
+            segment.append_parts(parts, size, last_offset, header[8])
         else:
             head = log_append_time_header(data, leo, leader_epoch, append_time)
-            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, leo, last_offset,
+            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, last_offset,
                                  append_time)
         self._leo = last_offset + 1
         self._unflushed_messages += header[12]
