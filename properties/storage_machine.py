@@ -33,6 +33,8 @@ from kafkaref.impl.protocol.records import (
 )
 from kafkaref.impl.protocol.records.timestamps import NO_TIMESTAMP
 
+SKEWS = st.sampled_from([0, 0, 0, 25, -10])  # a batch's timestamp against the machine's clock
+
 
 class NaiveLog:
     """The twin: whole stamped batches in a Python list."""
@@ -142,9 +144,11 @@ class StorageMachine(RuleBasedStateMachine):
     def _sync_durable(self):
         self.twin.durable_offset = max(self.twin.durable_offset, self.log.flushed_offset)
 
-    def _build(self, counts: int, value_bytes: int, codec) -> bytes:
+    def _build(self, counts: int, value_bytes: int, codec, skew_ms: int = 0) -> bytes:
+        """A batch stamped now, skewed by skew_ms (producers' clocks differ: a segment's largest
+        timestamp need not be its last batch's)."""
         records = [(None if i % 3 == 2 else b"k%d" % i, b"v" * value_bytes, (("h", b"x"),),
-                    1_000 + self.now_ms) for i in range(counts)]
+                    1_000 + self.now_ms + skew_ms) for i in range(counts)]
         return build_batch(records, compression=codec)
 
     # -- appends ------------------------------------------------------------------------
@@ -153,10 +157,11 @@ class StorageMachine(RuleBasedStateMachine):
         value_bytes=st.integers(0, 120),
         codec=st.sampled_from([Compression.none, Compression.none, Compression.lz4]),
         bump=st.booleans(),
+        skew_ms=SKEWS,
     )
-    def append_as_leader(self, counts, value_bytes, codec, bump):
+    def append_as_leader(self, counts, value_bytes, codec, bump, skew_ms=0):
         self.epoch += bump
-        data = b"".join(self._build(n, value_bytes, codec) for n in counts)
+        data = b"".join(self._build(n, value_bytes, codec, skew_ms) for n in counts)
         leo = self.twin.leo
         info = self.log.append_as_leader(data, self.epoch)
         note(f"append_as_leader {counts} x {value_bytes}B epoch {self.epoch}: {info}")
@@ -171,11 +176,12 @@ class StorageMachine(RuleBasedStateMachine):
         self._sync_durable()
 
     @rule(counts=st.integers(1, 3), value_bytes=st.integers(0, 120), gap=st.sampled_from([0, 0, 3]),
-          bump=st.booleans())
-    def append_as_follower(self, counts, value_bytes, gap, bump):
+          bump=st.booleans(), skew_ms=SKEWS)
+    def append_as_follower(self, counts, value_bytes, gap, bump, skew_ms=0):
         self.epoch += bump
         base = self.twin.leo + gap
-        batch = stamped(self._build(counts, value_bytes, Compression.none), base, self.epoch)
+        batch = stamped(self._build(counts, value_bytes, Compression.none, skew_ms), base,
+                        self.epoch)
         info = self.log.append(bytes(batch))
         note(f"append (follower) at {base} epoch {self.epoch}: {info}")
         assert info.error == ErrorCode.none and info.first_offset == base, info
