@@ -797,9 +797,9 @@ class Log:
         self.recovery_point = self._leo
         self.epochs.truncate_from_end(self._leo)
         self.epochs.truncate_from_start(self.log_start_offset)
-        for segment in self.segments:
-            segment.flushed_size = segment.size
-        # Everything is durable now: the recovery scan fsynced what it kept.
+        # Everything is durable now, and each segment was opened counting its whole file as
+        # durable (LogSegment.flushed_size): what lies below the recovery point was flushed
+        # before the stop, and the recovery scan fsynced every segment it kept past it.
         self.write_checkpoint()
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk
