@@ -72,6 +72,14 @@ CLOSE_CONNECTION = "close the connection"
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # a fetch's isolation_level
 
+
+def unknown_isolation_level(level: int) -> bool:
+    """Kafka's IsolationLevel.forId knows 0 and 1 only; another value throws where the request
+    reads it, and KafkaApis answers the whole request with its error response: every partition
+    UNKNOWN_SERVER_ERROR (observed on Apache Kafka 4.3.1 for ListOffsets and a consumer's
+    Fetch; a follower's Fetch never reads the field)."""
+    return level not in (READ_UNCOMMITTED, READ_COMMITTED)
+
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
 
@@ -627,6 +635,10 @@ class Broker:
                         getattr(p, "log_start_offset", -1),  # a follower's (DeleteRecords)
                         topic_id=None if topic_id is None else str(topic_id))
 
+        if fetches and replica_id < 0 and unknown_isolation_level(body.isolation_level):
+            respond(_fetch_failed(request, ErrorCode.unknown_server_error))
+            return
+
         def done(results):
             respond(self._fetch_response(request, order, results, erroneous))
 
@@ -676,6 +688,12 @@ class Broker:
         a time no record reaches, offset -1 with no leader epoch."""
         body = request.body
         replica_id = body.replica_id
+        if unknown_isolation_level(getattr(body, "isolation_level", READ_UNCOMMITTED)):  # v2+
+            respond(self._response(request, {"topics": [{"name": t.name, "partitions": [
+                {"partition_index": p.partition_index, "error_code": ErrorCode.unknown_server_error,
+                 "timestamp": -1, "offset": -1, "leader_epoch": -1} for p in t.partitions]}
+                for t in body.topics]}))
+            return
         named = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
         duplicated = {key for key in named if named.count(key) > 1}
         topics: dict[str, dict] = {}
@@ -1002,6 +1020,17 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def _fetch_failed(request, error: ErrorCode) -> FetchAnswer:
+    """Kafka's FetchRequest.getErrorResponse: the request's topics and partitions as it named
+    them, each answered `error` with -1 offsets, and the error at the top (v7+)."""
+    by_id = request.api_version >= TOPIC_IDS_FROM
+    topics = [(topic.topic_id if by_id else topic.topic,
+               [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
+                for p in topic.partitions]) for topic in request.body.topics]
+    return FetchAnswer(request.api_version, topics, error_code=error,
+                       session_id=getattr(request.body, "session_id", 0))
 
 
 def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:
