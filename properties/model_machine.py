@@ -26,7 +26,14 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
+from kafkaref.model.effects import (
+    COMPLETED,
+    EXPIRED,
+    IMMEDIATE,
+    Disconnected,
+    Effect,
+    ReplicaFetchResult,
+)
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.step import step
@@ -127,6 +134,21 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
     return labels
 
 
+def assert_lost_answer_ignored(event: ev.Event, before: ModelState, after: ModelState,
+                               effects: Sequence[Effect]) -> None:
+    """A replica fetch whose answer was lost (the leader handled it; the follower never saw the
+    answer) leaves the follower as it was and is reported not applied, whatever the follower's
+    state: the leader's side may move (its view of the follower, the hw), the follower's not."""
+    if not isinstance(event, ev.ReplicaFetch) or not event.response_lost or not (
+            0 <= event.partition < before.config.partitions):
+        return
+    replicas = (before.partitions[event.partition].replicas[event.follower],
+                after.partitions[event.partition].replicas[event.follower])
+    assert replicas[0] == replicas[1], f"{event!r}: the lost answer changed the follower"
+    assert not any(e.applied for e in effects if isinstance(e, ReplicaFetchResult)), (
+        f"{event!r}: a lost answer reported applied: {list(effects)!r}")
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -170,6 +192,7 @@ class ModelMachine(RuleBasedStateMachine):
         for label in fired_labels(event, expected, before, self.model.state):
             FIRED[label] += 1
         note(f"{event!r} -> {list(expected)!r}")
+        assert_lost_answer_ignored(event, before, self.model.state, expected)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (
