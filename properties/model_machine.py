@@ -542,5 +542,42 @@ class RetentionMachine(ModelMachine):
         self.feed(ev.Retention(broker, p, offset))
 
 
-__all__ = ["ModelMachine", "RetentionMachine", "StateCheck", "run_walk", "SystemUnderTest",
+class HandoverMachine(ModelMachine):
+    """ModelMachine with one rule more: leadership handed over between caught-up ISR members, so
+    that leader epochs change between records a lagging follower has not fetched yet and one
+    follower fetch carries several epochs (the follower must then start each epoch in its cache
+    where the leader did: the invariants' epoch-cache clause). A class of its own for the reason
+    RetentionMachine is one."""
+
+    def handovers(self) -> list[tuple[int, int]]:
+        """(partition, replica): a live ISR member following the live leader, not the leader."""
+        state = self.model.state
+        out = []
+        for p, part in enumerate(state.partitions):
+            leader = part.control.leader
+            if leader is None or not state.alive[leader]:
+                continue
+            out += [(p, b) for b in part.control.isr if b != leader and state.alive[b]
+                    and part.replicas[b].leader == leader]
+        return out
+
+    @precondition(lambda self: self.handovers())
+    @rule(pick=st.integers(0, 8), count=st.integers(1, 3))
+    def hand_over(self, pick, count):
+        """The leader writes `count` records (acks=1), an ISR member fetches until it holds
+        them all, and is elected (a preferred-leader election, a controlled shutdown)."""
+        pairs = self.handovers()
+        p, candidate = pairs[pick % len(pairs)]
+        leader = self.model.state.partitions[p].control.leader
+        self.feed(ev.Produce(self.request_id(), leader, p, (b"h",) * count, ev.ACKS_LEADER))
+        for _ in range(3):
+            replicas = self.model.state.partitions[p].replicas
+            event = replica_fetch_for(self.model.state, candidate, p)
+            if event is None or replicas[candidate].leo >= replicas[leader].leo:
+                break
+            self.feed(event)
+        self.feed(ev.Elect(p, candidate))
+
+
+__all__ = ["HandoverMachine", "ModelMachine", "RetentionMachine", "StateCheck", "run_walk", "SystemUnderTest",
            "Compare"]
