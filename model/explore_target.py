@@ -37,15 +37,17 @@ FETCH_REQUEST_BASE = 1_000_000  # consumer fetch request ids, apart from produce
 
 @attrs.frozen
 class Limits:
-    records: int = 2
-    max_epoch: int = 2
-    ticks: int = 1
-    crashes: int = 1
-    reads: int = 1
-    flushes: bool = False
-    elections: bool = True  # elections while the leader is alive (leadership moves)
-    acks: tuple[int, ...] = (ev.ACKS_ALL,)  # the produce variants tried
-    refinement: bool = False  # also map every explored step onto the spec (slower)
+    """The exploration's bounds; built only by limits_from_options, which holds the defaults."""
+
+    records: int
+    max_epoch: int
+    ticks: int
+    crashes: int
+    reads: int
+    flushes: bool
+    elections: bool  # elections while the leader is alive (leadership moves)
+    acks: tuple[int, ...]  # the produce variants tried
+    refinement: bool  # also map every explored step onto the spec (slower)
 
 
 @attrs.frozen(cache_hash=True)
