@@ -29,7 +29,8 @@ from kafkaref.impl.storage.epoch_cache import LeaderEpochCache
 
 
 class AppendInfo(NamedTuple):
-    """Outcome of an append: error is ErrorCode.none when every batch was written.
+    """Outcome of an append: error is ErrorCode.none when every batch was written. An append
+    that wrote nothing (an error, or no batches) names no offsets: first and last -1.
     (An immutable NamedTuple rather than attrs: one is built per append, on the hot path.)"""
 
     error: ErrorCode

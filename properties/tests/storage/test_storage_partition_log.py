@@ -156,7 +156,9 @@ def test_unchecked_producer_bytes_are_checked_and_nothing_is_written_on_error(ki
         "a good batch, then a bad one": (good + bytes(flipped), ErrorCode.corrupt_message)}
     for what, (data, error) in refused.items():
         info = log.append_as_leader(data, 0)
-        assert (info.error, info.batches, info.bytes) == (error, 0, 0), what  # nothing written
+        # nothing written, and no offsets named (-1, as Kafka's LogAppendInfo for none)
+        assert (info.error, info.first_offset, info.last_offset, info.batches, info.bytes) == (
+            error, -1, -1, 0, 0), what
     assert log.log_end_offset == 0 and list(log.iter_batches()) == []
 
 
@@ -175,7 +177,9 @@ def test_append_writes_stamped_batches_with_gaps_but_not_below_the_leo(kind, tmp
     assert log.append(later, headers_of(later)).first_offset == 11  # checked by the caller
     corrupt = bytearray(stamped(batch(), 12, 5))
     corrupt[-1] ^= 1
-    assert log.append(bytes(corrupt)).error == ErrorCode.corrupt_message
+    for data, error in ((bytes(corrupt), ErrorCode.corrupt_message), (b"", ErrorCode.none)):
+        info = log.append(data)  # nothing written: no offsets named
+        assert (info.error, info.first_offset, info.last_offset, info.batches) == (error, -1, -1, 0)
     assert log.log_end_offset == 12 and log.epochs.entries == [(3, 0), (5, 11)]
 
 
