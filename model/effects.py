@@ -40,9 +40,13 @@ class FetchResponse:
 
 @attrs.frozen(slots=True)
 class ListOffsetsResponse:
+    """timestamp: the found record's for a lookup by time; -1 (Kafka's NO_TIMESTAMP) for
+    EARLIEST and LATEST, which name a position, not a record, and when none is found."""
+
     request_id: int
     error: ErrorCode
     offset: int = -1
+    timestamp: int = -1
 
 
 @attrs.frozen(slots=True)

@@ -479,8 +479,10 @@ def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState,
     # Kafka's fetchOffsetByTimestamp searches from the log start offset). The model's records
     # carry no timestamps: every one counts as stamped 0 (what the impl's clients here send).
     stamped = event.timestamp <= RECORD_TIMESTAMP and replica.log_start < replica.hw
-    found = replica.log_start if stamped else -1
-    return state, (eff.ListOffsetsResponse(event.request_id, NONE, found),)
+    if not stamped:
+        return state, (eff.ListOffsetsResponse(event.request_id, NONE),)
+    return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.log_start,
+                                           RECORD_TIMESTAMP),)
 
 
 def _delete_records(state: ModelState, event: ev.DeleteRecords) -> tuple[ModelState, Effects]:

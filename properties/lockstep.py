@@ -260,7 +260,8 @@ class CoreLockstep:
         if self._disconnected(e):
             return
         answer = self.brokers[e.broker].replica_manager.list_offset((TOPIC, e.partition), e.timestamp)
-        self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset))
+        self._effects.append(ListOffsetsResponse(e.request_id, answer.error, answer.offset,
+                                                 answer.timestamp))
 
     def _delete_records(self, e: ev.DeleteRecords) -> None:
         if self._disconnected(e):

@@ -729,8 +729,9 @@ def decode_answer(request_id: int, api_key: int, body) -> Effect:
     if api_key == 2:
         part = body.topics[0].partitions[0]
         error = ErrorCode(part.error_code)
-        offset = part.offset if error == ErrorCode.none else -1
-        return ListOffsetsResponse(request_id, error, offset)
+        if error != ErrorCode.none:
+            return ListOffsetsResponse(request_id, error)
+        return ListOffsetsResponse(request_id, error, part.offset, part.timestamp)
     if api_key == 21:
         part = body.topics[0].partitions[0]
         return DeleteRecordsResponse(request_id, ErrorCode(part.error_code), part.low_watermark)

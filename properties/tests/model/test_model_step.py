@@ -227,7 +227,7 @@ def test_list_offsets_earliest_and_latest_is_the_hw():
     assert model.feed(ev.ListOffsets(5, 1, 0, ev.LATEST))[0].error == ErrorCode.not_leader_or_follower
     # by time (KIP-79): model records count as stamped 0, so 0 finds the first one below the
     # hw and a later time none (offset -1, no error), as the core answers
-    assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0),)
+    assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0, 0),)
     assert model.feed(ev.ListOffsets(7, 0, 0, 12345)) == (eff.ListOffsetsResponse(7, OK, -1),)
 
 
@@ -537,12 +537,12 @@ def test_list_offsets_by_time_searches_from_the_log_start():
     model = started()
     produce(model, 1, [b"a", b"b", b"c"])
     sync(model, 1, 2)
-    for request_id, (offset, expected) in enumerate(((2, 2), (3, -1)), start=10):
+    for request_id, (offset, expected) in enumerate(((2, (2, 0)), (3, (-1, -1))), start=10):
         model.feed(ev.DeleteRecords(request_id, 0, 0, offset))
         sync(model, 1, 2)
         assert leader(model).log_start == offset
         assert model.feed(ev.ListOffsets(request_id + 100, 0, 0, 0)) == (
-            eff.ListOffsetsResponse(request_id + 100, OK, expected),)
+            eff.ListOffsetsResponse(request_id + 100, OK, *expected),)
 
 
 def test_a_follower_may_append_after_records_its_leader_deleted_the_invariants_judge_above():
