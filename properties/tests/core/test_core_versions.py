@@ -3,9 +3,12 @@ sockets): topic ids (KIP-516), leader discovery (KIP-951), the removed versions 
 Each answer was read off Apache Kafka 4.3.1 first (docs/semantics.md, "Protocol versions")."""
 
 import datetime
+import functools
 import uuid
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from kio.index import load_request_schema
 from kio.schema.errors import ErrorCode
 
@@ -276,6 +279,54 @@ def test_list_offsets_max_timestamp_looks_below_the_high_watermark_only():
     produce_at(leader, 4_000)  # acks=1: the follower has not fetched it, the hw stays at 0
     assert leader.replica_manager.partition(("t", 0)).high_watermark == 0
     assert list_offset(leader, 7, -3) == (ErrorCode.none, -1, -1, -1)
+
+
+# Kafka's rule for the special (negative) timestamps, stated apart from the broker's table
+# (ReplicaManager.isListOffsetsTimestampUnsupported): LATEST (-1) and EARLIEST (-2) at every
+# version, MAX_TIMESTAMP (-3) from v7 (KIP-734), EARLIEST_LOCAL (-4) from v8 (KIP-405),
+# LATEST_TIERED (-5) from v9 (KIP-1005), EARLIEST_PENDING_UPLOAD (-6) from v11 (KIP-1023), any
+# other negative one never; 0 or more is a lookup by time (KIP-79) at every version.
+FIRST_VERSION = {-1: 1, -2: 1, -3: 7, -4: 8, -5: 9, -6: 11}
+STAMPS = (5_000, 9_000, 7_000, 9_000, 6_000)  # offsets 0-4, in three batches
+_, LIST_OFFSETS_LOWEST, LIST_OFFSETS_HIGHEST = wire.SUPPORTED[2]
+
+
+@functools.cache
+def stamped_broker():
+    (b,) = brokers(1)
+    create(b, "t")
+    produce_at(b, *STAMPS[:2])
+    produce_at(b, STAMPS[2])
+    produce_at(b, *STAMPS[3:])
+    return b
+
+
+def kafkas_list_offset(version: int, timestamp: int) -> tuple[ErrorCode, int, int]:
+    """(error, offset, timestamp) of a one-replica log holding STAMPS, its hw at its end.
+    EARLIEST and LATEST name a position, not a record: timestamp -1 (NO_TIMESTAMP)."""
+    if timestamp < 0 and version < FIRST_VERSION.get(timestamp, LIST_OFFSETS_HIGHEST + 1):
+        return ErrorCode.unsupported_version, -1, -1
+    if timestamp in (-2, -4):  # EARLIEST, EARLIEST_LOCAL (nothing is tiered)
+        return ErrorCode.none, 0, -1
+    if timestamp == -1:
+        return ErrorCode.none, len(STAMPS), -1
+    if timestamp == -3:  # the first record with the greatest timestamp
+        return ErrorCode.none, STAMPS.index(max(STAMPS)), max(STAMPS)
+    if timestamp < 0:  # LATEST_TIERED, EARLIEST_PENDING_UPLOAD: nothing is tiered
+        return ErrorCode.none, -1, -1
+    found = [(offset, t) for offset, t in enumerate(STAMPS) if t >= timestamp]
+    return (ErrorCode.none, *found[0]) if found else (ErrorCode.none, -1, -1)
+
+
+@given(version=st.integers(LIST_OFFSETS_LOWEST, LIST_OFFSETS_HIGHEST), timestamp=st.one_of(
+    st.integers(-7, 1), st.sampled_from([4_999, 5_000, 6_500, 9_000, 9_001]),
+    st.integers(0, 2 ** 62)))
+def test_list_offsets_answers_every_timestamp_at_every_version_as_kafka(version, timestamp):
+    """Through the handler, as the server carries it (the core lockstep asks the replica
+    manager directly). Found by mutation testing: survivor 00165 of session 79fa682 read
+    `timestamp < 0` as `<= 0`, refusing a lookup by time 0 at every version."""
+    error, offset, answered, _ = list_offset(stamped_broker(), version, timestamp)
+    assert (error, offset, answered) == kafkas_list_offset(version, timestamp)
 
 
 # -- Metadata ---------------------------------------------------------------------------------
