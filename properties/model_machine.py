@@ -22,6 +22,7 @@ from typing import Protocol
 import attrs
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from kio.schema.errors import ErrorCode
 
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
@@ -32,6 +33,7 @@ from kafkaref.model.effects import (
     IMMEDIATE,
     Disconnected,
     Effect,
+    ElectionResult,
     ReplicaFetchResult,
 )
 from kafkaref.model.refinement import image_violations
@@ -149,6 +151,22 @@ def assert_lost_answer_ignored(event: ev.Event, before: ModelState, after: Model
         f"{event!r}: a lost answer reported applied: {list(effects)!r}")
 
 
+def assert_election_answered_with_its_epoch(event: ev.Event, before: ModelState,
+                                            after: ModelState, effects: Sequence[Effect]) -> None:
+    """An election's result names the leader epoch it began, the partition's new one; a refused
+    election changes nothing and names none (-1, what the core's controller answers)."""
+    if not isinstance(event, ev.Elect):
+        return
+    [result] = [e for e in effects if isinstance(e, ElectionResult)]
+    if result.error != ErrorCode.none:
+        assert after is before and result.leader_epoch == -1, f"{event!r} refused: {result!r}"
+        return
+    control = after.partitions[event.partition].control
+    assert (control.leader, control.leader_epoch) == (event.leader, result.leader_epoch), (
+        f"{event!r}: {result!r} but the partition's leader and epoch are {control}")
+    assert result.leader_epoch > before.partitions[event.partition].control.leader_epoch
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -193,6 +211,7 @@ class ModelMachine(RuleBasedStateMachine):
             FIRED[label] += 1
         note(f"{event!r} -> {list(expected)!r}")
         assert_lost_answer_ignored(event, before, self.model.state, expected)
+        assert_election_answered_with_its_epoch(event, before, self.model.state, expected)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (
