@@ -37,13 +37,13 @@ def call(broker, api_key: int, version: int, values: dict, client_id: str = "tes
     return body
 
 
-def core_brokers(count: int = 1, log_factory=None) -> list[Broker]:
+def core_brokers(count: int = 1, log_factory=None, **config) -> list[Broker]:
     """count core brokers (ids 0.., ports 9092..) sharing one LocalController and one
-    ManualClock, on MemoryLogs unless log_factory says otherwise."""
+    ManualClock, on MemoryLogs unless log_factory says otherwise; config: BrokerConfig fields."""
     controller, clock = LocalController(), ManualClock()
     found = []
     for broker_id in range(count):
-        b = Broker(BrokerConfig(broker_id=broker_id), clock,
+        b = Broker(BrokerConfig(broker_id=broker_id, **config), clock,
                    log_factory or (lambda key: MemoryLog()))
         controller.register(b, "127.0.0.1", 9092 + broker_id)
         found.append(b)

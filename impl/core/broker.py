@@ -461,12 +461,7 @@ class Broker:
         for topic in pending:
             configs = {c.name: c.value for c in topic.configs}
             assignment = _assignment(topic)
-            partitions = topic.num_partitions if topic.num_partitions > 0 else (
-                self.config.default_partitions)
-            rf = topic.replication_factor if topic.replication_factor > 0 else (
-                self.config.default_replication_factor)
-            if assignment:
-                partitions, rf = len(assignment), len(assignment[0])
+            partitions, rf = _requested_shape(topic, self.config)
 
             def done(error, message, name=topic.name):
                 results[name] = (error, message)
@@ -501,8 +496,7 @@ class Broker:
     def _validated(self, topic) -> tuple[ErrorCode, str | None]:
         """What creating this (already rule-checked) topic would answer, for validate_only:
         the replication factor is the one thing left that only the cluster can refuse."""
-        rf = topic.replication_factor if topic.replication_factor > 0 else (
-            self.config.default_replication_factor)
+        rf = _requested_shape(topic, self.config)[1]
         live = len(self.metadata.brokers)
         if not topic.assignments and rf > live:
             return (ErrorCode.invalid_replication_factor,
