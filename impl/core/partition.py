@@ -428,7 +428,7 @@ class Partition:
         end = self.log.log_end_offset if replica_id >= 0 else self.high_watermark
         return self.log.bytes_between(fetch_offset, end) if fetch_offset < end else 0
 
-    def _update_follower(self, replica_id: int, fetch_offset: int, log_start: int = -1) -> None:
+    def _update_follower(self, replica_id: int, fetch_offset: int, log_start: int) -> None:
         now, leader_leo = self.clock(), self.log.log_end_offset
         state = self.followers[replica_id]
         state.log_start_offset = log_start
