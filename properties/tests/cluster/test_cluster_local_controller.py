@@ -1,0 +1,37 @@
+"""The single-broker control plane (impl/controller/local.py: `kafkaref broker` alone, and the
+core tests' brokers) decides topic creation as the cluster's controller (ControllerState) does:
+the same error for every partition count and replication factor a broker hands on (the broker
+refuses 0 and below itself, and fills in -1), and the same shape when created.
+
+Found by mutation testing (session 79fa682's survivor 00142): LocalController refusing every
+creation whose replication factor fits (`not` added to its check) passed the controller layer,
+which never ran it."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+from kio.schema.errors import ErrorCode
+
+from kafkaref.impl.controller.state import ControllerState
+from kafkaref.properties.clock import ManualClock
+from kafkaref.properties.wire_calls import core_brokers
+
+
+def local_create(broker, name: str, partitions: int, rf: int) -> ErrorCode:
+    answers = []
+    broker.create_topic(name, partitions, rf, {}, lambda error, _: answers.append(error))
+    [error] = answers  # the local control plane answers at once
+    return error
+
+
+@given(brokers=st.integers(1, 3), partitions=st.integers(1, 3), rf=st.integers(1, 4))
+def test_the_local_and_the_cluster_controller_create_alike(brokers, partitions, rf):
+    broker = core_brokers(brokers)[0]
+    state = ControllerState(ManualClock())
+    for broker_id in range(brokers):
+        state.register(broker_id, "127.0.0.1", 9092 + broker_id)
+    error = local_create(broker, "t", partitions, rf)
+    assert error == state.create_topic("t", partitions, rf, {})[0]
+    assert error == (ErrorCode.none if rf <= brokers else ErrorCode.invalid_replication_factor)
+    shapes = [(len(t.partitions), {len(p.replicas) for p in t.partitions})
+              for t in (broker.metadata.topic("t"), state.metadata.topic("t")) if t is not None]
+    assert shapes == ([(partitions, {rf})] * 2 if error == ErrorCode.none else [])
