@@ -326,17 +326,15 @@ class ReplicaManager:
             return OffsetAnswer(error)
         log = partition.log
         if timestamp in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: all of it is local
-            offset = log.log_start_offset
-        elif timestamp == LATEST:
+            return OffsetAnswer(ErrorCode.none, log.log_start_offset, -1, _earliest_epoch(log))
+        if timestamp == LATEST:
             offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
-        elif timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
+            return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
+        if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
             return OffsetAnswer(ErrorCode.none)  # nothing is tiered: -1, as Kafka 4.3.1 answers
-        elif timestamp == MAX_TIMESTAMP:
+        if timestamp == MAX_TIMESTAMP:
             return self._max_timestamp(partition)
-        else:
-            offset, found = self._offset_for_time(partition, timestamp)
-            return OffsetAnswer(ErrorCode.none, offset, found, partition.leader_epoch)
-        return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
+        return self._offset_for_time(partition, timestamp)
 
     @staticmethod
     def _max_timestamp(partition: Partition) -> OffsetAnswer:
@@ -357,10 +355,11 @@ class ReplicaManager:
         return best
 
     @staticmethod
-    def _offset_for_time(partition: Partition, timestamp: int) -> tuple[int, int]:
-        """(offset, timestamp) of the first record below the hw whose timestamp is >= the
-        target, or (-1, -1) when there is none -- Kafka's fetchOffsetByTimestamp (KIP-79). The
-        batch headers' max timestamps find the batch; its records find the record in it."""
+    def _offset_for_time(partition: Partition, timestamp: int) -> OffsetAnswer:
+        """The first record below the hw whose timestamp is >= the target: its offset, timestamp
+        and the leader epoch of its batch, or -1 everywhere when there is none -- Kafka's
+        fetchOffsetByTimestamp (KIP-79; FileRecords.searchForTimestamp). The batch headers' max
+        timestamps find the batch; its records find the record in it."""
         position, hw = partition.log.log_start_offset, partition.high_watermark
         while position < hw:
             data = partition.log.read(position, 1 << 20, hw)
@@ -372,9 +371,10 @@ class ReplicaManager:
                     for record in batch.records:
                         if record.offset >= position and record.offset < hw and (
                                 record.timestamp >= timestamp):
-                            return record.offset, record.timestamp
+                            return OffsetAnswer(ErrorCode.none, record.offset, record.timestamp,
+                                                header.partition_leader_epoch)
                 position = max(position, header.next_offset)
-        return -1, -1
+        return OffsetAnswer(ErrorCode.none)
 
     def offset_for_leader_epoch(self, key: Key, leader_epoch: int,
                                 current_leader_epoch: int = -1) -> OffsetAnswer:
@@ -465,3 +465,11 @@ def close_records(results: dict[Key, FetchResult]) -> None:
     for result in results.values():
         if not isinstance(result.records, bytes | bytearray | memoryview):
             result.records.close()
+
+
+def _earliest_epoch(log) -> int:
+    """The leader epoch ListOffsets EARLIEST names: the epoch cache's first entry's, when it
+    starts at or below the log start, else -1 (Kafka's UnifiedLog.fetchOffsetByTimestamp; a
+    position, not a record: the epoch the log start was written in, not the current one)."""
+    first = log.epochs.entries[0] if log.epochs.entries else None
+    return first[0] if first is not None and first[1] <= log.log_start_offset else -1
