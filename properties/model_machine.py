@@ -39,7 +39,7 @@ from kafkaref.model.effects import (
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.step import step
-from kafkaref.model.values import ModelState
+from kafkaref.model.values import DelayedFetch, DelayedProduce, ModelState
 from kafkaref.properties.stateful import note, per_machine
 
 
@@ -167,6 +167,25 @@ def assert_election_answered_with_its_epoch(event: ev.Event, before: ModelState,
     assert result.leader_epoch > before.partitions[event.partition].control.leader_epoch
 
 
+def assert_parked_answers_come_from_their_partition(before: ModelState, after: ModelState,
+                                                    effects: Sequence[Effect]) -> None:
+    """A request answered out of purgatory is answered from its own partition on its own
+    broker: an acks=all produce NONE only once that replica's hw covers its records (Kafka's
+    DelayedProduce), a fetch with that replica's records at the offsets it names."""
+    parked = {op.request_id: op for op in before.purgatory}
+    for effect in effects:
+        op = parked.get(getattr(effect, "request_id", None))
+        if op is None or getattr(effect, "via", None) != COMPLETED:
+            continue
+        replica = after.partitions[op.partition].replicas[op.broker]
+        if isinstance(op, DelayedProduce) and effect.error == ErrorCode.none:
+            assert replica.hw >= op.required_offset, f"{op!r} answered {effect!r} at hw {replica.hw}"
+        if isinstance(op, DelayedFetch) and effect.records:
+            held = [replica.log[effect.first_offset + i] for i in range(len(effect.records))
+                    if effect.first_offset + i < len(replica.log)]
+            assert held == list(effect.records), f"{op!r} answered records not its partition's"
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -212,6 +231,7 @@ class ModelMachine(RuleBasedStateMachine):
         note(f"{event!r} -> {list(expected)!r}")
         assert_lost_answer_ignored(event, before, self.model.state, expected)
         assert_election_answered_with_its_epoch(event, before, self.model.state, expected)
+        assert_parked_answers_come_from_their_partition(before, self.model.state, expected)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (
