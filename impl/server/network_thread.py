@@ -81,7 +81,6 @@ class NetworkThread(threading.Thread):
         self.selector.register(self._wake_r, selectors.EVENT_READ, None)
         self.connections: dict[int, Connection] = {}
         self._next_id = 0
-        self.closed_malformed = 0
         self._frame_bytes = 0  # bytes held in Connection.frame buffers (capped)
 
     # -- called from other threads ------------------------------------------------------------
@@ -288,7 +287,6 @@ class NetworkThread(threading.Thread):
 
     def _malformed(self, connection: Connection, why: str) -> None:
         log.info("closing connection %s from %s: %s", connection.id, connection.peer, why)
-        self.closed_malformed += 1
         self._close(connection)
 
     def _process_responses(self) -> None:
