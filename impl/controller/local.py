@@ -59,12 +59,12 @@ class LocalController:
             self._push()
             done(ErrorCode.none, None)
             return
+        if partitions < 1:  # first, as ControllerState and Kafka's ReplicationControlManager
+            done(ErrorCode.invalid_partitions, "partitions must be >= 1")
+            return
         if replication_factor > len(ids) or replication_factor < 1:
             done(ErrorCode.invalid_replication_factor,
                  f"replication factor {replication_factor} with {len(ids)} brokers")
-            return
-        if partitions < 1:
-            done(ErrorCode.invalid_partitions, "partitions must be >= 1")
             return
         metas = []
         for index in range(partitions):
