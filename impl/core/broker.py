@@ -1038,13 +1038,13 @@ def incremental_fetch(request) -> bool:
 
 
 def _fetch_failed(request, error: ErrorCode, topics: bool = True) -> FetchAnswer:
-    """Kafka's FetchRequest.getErrorResponse: the request's topics and partitions as it named
-    them, each answered `error` with -1 offsets, and the error at the top (v7+); topics False:
-    a session's error context, the error alone."""
-    by_id = request.api_version >= TOPIC_IDS_FROM
-    answers = [(topic.topic_id if by_id else topic.topic,
-                [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
-                 for p in topic.partitions]) for topic in request.body.topics] if topics else []
+    """Kafka's FetchRequest.getErrorResponse: the error at the top (v7+) and, below v13 (whose
+    clients read the top-level error), the request's topics and partitions as it named them,
+    each answered `error` with -1 offsets; topics False: a session's error context, the error
+    alone."""
+    answers = [(topic.topic, [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
+                              for p in topic.partitions]) for topic in request.body.topics] if (
+        topics and request.api_version < TOPIC_IDS_FROM) else []
     session_id = getattr(request.body, "session_id", 0) if topics else 0
     return FetchAnswer(request.api_version, answers, error_code=error, session_id=session_id)
 
