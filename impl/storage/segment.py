@@ -293,8 +293,10 @@ class LogSegment:
             self.base_offset + self.index.relative_offsets[-1], self.index.positions[-1]
         ):
             return False
-        next_relative = (self.index.relative_offsets[-1] + 1) if len(self.index) else 0
-        if not self.timeindex.load(max(next_relative, INT32_MAX), self.size):
+        # The segment's end is not known before the tail scan below, and time index entries may
+        # lie past the last offset index entry (the closing entry, for the largest timestamp,
+        # does): offsets are bounded only by what a relative offset can hold
+        if not self.timeindex.load(INT32_MAX, self.size):
             return False
         self._reload_tail_state()
         start = self.index.positions[-1] if len(self.index) else 0

@@ -1,0 +1,28 @@
+"""A clean reopen keeps a time index whose closing entry (the segment's largest timestamp) lies
+past the last offset index entry: such an entry is normal, not damage, so the segment is not
+recovered and the entry is still there.
+
+Segment.load passed the time index `max(next_relative, INT32_MAX)` as its offset bound, which
+reads like a slip for `min`: it was not one (with `min`, every clean open of such a segment
+recovered it and lost the closing entry). The line now says INT32_MAX and why."""
+
+from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.storage import Log, LogConfig
+
+CONFIG = LogConfig(retention_ms=-1)  # index.interval.bytes 4096: no offset index entry here
+
+
+def test_a_closing_time_index_entry_past_the_offset_index_survives_a_clean_reopen(tmp_path):
+    log = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    for i in range(5):
+        log.append_as_leader(build_batch([(None, b"v" * 80, (), 1000 + i)]), 0)
+    log.close()
+    reopened = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    try:
+        [segment] = reopened.segments
+        assert len(segment.index) == 0
+        assert list(segment.timeindex.relative_offsets) == [4]  # the closing entry
+        assert reopened.recovery.segments_scanned == 0, reopened.recovery
+        assert reopened.offset_for_timestamp(1004)[0] == 4
+    finally:
+        reopened.close()
