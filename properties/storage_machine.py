@@ -9,8 +9,9 @@ be dropped in:
 The twin (NaiveLog) is a list of stamped batches, a log start offset and the offset below which
 the log said everything is durable. Rules: leader and follower appends (with gaps), corrupt
 appends, reads, byte counts, truncations, flushes, clock ticks, rolls, DeleteRecords,
-retention, clean restarts, and crashes that lose the unflushed tail (a power loss cutting each file anywhere
-between its durable and its current size, optionally followed by garbage) or only the process.
+retention, clean restarts, and crashes that lose the unflushed tail (a power loss cutting each
+file anywhere between its durable and its current size, optionally followed by garbage) or
+only the process.
 After a crash the recovered log must be a prefix of the twin that keeps everything durable.
 """
 
