@@ -1,0 +1,68 @@
+"""The broker's leader epoch caches truncate as the model's rules do: from the start (the log
+start moved up: Kafka's truncateFromStart, model/helpers.trim_epoch_cache_start) and from the
+end (the log cut back: truncateFromEnd, trim_epoch_cache), after any sequence of assignments,
+for the in-memory cache (MemoryLog's) and the persisted one (Log's, read back from its file).
+
+Found by mutation testing (docs/mutation.md): session 67f0d62's mutant 00279 (the epoch moved to
+the new log start inserted before the last entry instead of first) was killed only by the storage
+machine's long walk, whose shrinking outlasted the layer's timeout on the loaded machine and
+counted as a timeout; a cache of three entries shows it at once."""
+
+import os
+import tempfile
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kafkaref.impl.core.epoch_cache import EpochCache
+from kafkaref.impl.storage.epoch_cache import FILE_NAME, LeaderEpochCache
+from kafkaref.model.helpers import assign_epoch, trim_epoch_cache, trim_epoch_cache_start
+
+assignments = st.lists(st.tuples(st.integers(0, 8), st.integers(0, 30)), max_size=8)
+
+
+def caches(steps, directory):
+    """The cache built by steps, in memory and persisted (in directory)."""
+    memory = EpochCache()
+    for epoch, start in steps:
+        memory.assign(epoch, start)
+    path = os.path.join(directory, FILE_NAME)
+    persisted = LeaderEpochCache(path)
+    for epoch, start in steps:
+        persisted.assign(epoch, start)
+    return memory, persisted, path
+
+
+def model_cache(steps):
+    cache: tuple[tuple[int, int], ...] = ()
+    for epoch, start in steps:
+        cache = assign_epoch(cache, epoch, start)
+    return cache
+
+
+def read_back(cache, path):
+    return LeaderEpochCache.load(path).entries if os.path.exists(path) else cache.entries
+
+
+@given(assignments, st.integers(0, 35))
+def test_truncating_from_the_start_follows_the_model(steps, start_offset):
+    expected = list(trim_epoch_cache_start(model_cache(steps), start_offset))
+    with tempfile.TemporaryDirectory() as directory:
+        memory, persisted, path = caches(steps, directory)
+        memory.truncate_from_start(start_offset)
+        persisted.truncate_from_start(start_offset)
+        assert memory.entries == expected
+        assert persisted.entries == expected
+        assert read_back(persisted, path) == expected
+
+
+@given(assignments, st.integers(0, 35))
+def test_truncating_from_the_end_follows_the_model(steps, end_offset):
+    expected = list(trim_epoch_cache(model_cache(steps), end_offset))
+    with tempfile.TemporaryDirectory() as directory:
+        memory, persisted, path = caches(steps, directory)
+        memory.truncate_from_end(end_offset)
+        persisted.truncate_from_end(end_offset)
+        assert memory.entries == expected
+        assert persisted.entries == expected
+        assert read_back(persisted, path) == expected
