@@ -1,6 +1,6 @@
 """Mutation testing of kafkaref with Cosmic Ray: a seeded random sample, each folder's own tests.
 
-    python mutation/run.py run [--sample 400] [--seed 26] [--minutes M] [--folder impl/core]
+    python mutation/run.py run [--sample 400] [--seed 26] [--minutes M] [--folder impl/core] [--workers N]
     python mutation/run.py report [--markdown] [--survivors]
     python mutation/run.py test --mutant MODULE:LINE:OPERATOR       # one mutant against its tests
     python mutation/run.py conform --mutant MODULE:LINE:OPERATOR    # kafkaref conform on it
@@ -359,33 +359,94 @@ def run(args) -> None:
     if not session.exists():
         print(f"mutation: new session for {session.commit[:12]} in {session.home}", flush=True)
         session.create(args.sample, args.seed)
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
+    if args.worker:
+        return work(session, args, deadline)
     session.restore_tree()
     prepare_environment(session)
-    deadline = time.monotonic() + args.minutes * 60 if args.minutes else math.inf
+    pending = pending_items(session, args.folder)
+    if args.workers > 1 and pending:
+        prepare_folders(session, pending)
+        run_workers(session, args, deadline)
+    else:
+        judge_items(session, session.tree, pending, deadline)
+    report(argparse.Namespace(commit=session.commit, markdown=False, survivors=False))
+
+
+def pending_items(session: Session, folders: list[str] | None) -> list[tuple[WorkItem, str]]:
+    """(item, folder) of every sampled mutant not judged yet, in sample order."""
     with use_db(str(session.db_path), WorkDB.Mode.open) as db:
         done = {job_id for job_id, _ in db.results}
-        pending = sorted((item for item in db.work_items if item.job_id not in done), key=lambda i: i.job_id)
-        for item in pending:
-            folder = folder_of(session.tree, item.mutations[0].module_path)
-            if args.folder and folder not in args.folder:
-                continue
+        items = sorted((i for i in db.work_items if i.job_id not in done), key=lambda i: i.job_id)
+    chosen = [(item, folder_of(session.tree, item.mutations[0].module_path)) for item in items]
+    return [(item, folder) for item, folder in chosen if not folders or folder in folders]
+
+
+def judge_items(session: Session, tree: Path, items, deadline: float) -> None:
+    """Judge items in order in tree (the session's copy, or a worker's), each result stored as
+    it comes, until the deadline."""
+    with use_db(str(session.db_path), WorkDB.Mode.open) as db:
+        for item, folder in items:
             if time.monotonic() > deadline:
                 print("mutation: time budget spent; `run` again resumes here", flush=True)
                 break
-            timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * baseline(session, folder))
             start = time.monotonic()
-            spec, lines = item.mutations[0], covered_lines(session, folder)
-            if in_annotation(spec):
-                result = WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
-                                    output=ANNOTATION, diff=not_covered(spec).diff)
-            elif lines is not None and not runs(lines, spec):
-                result = not_covered(spec)
-            else:
-                result = mutate_and_test(item.mutations, test_command(folder), timeout)
+            result = judge(session, tree, item.mutations[0], folder)
             db.set_result(item.job_id, result)
             print(f"{item.job_id} {outcome(result):10} {time.monotonic() - start:6.1f}s "
                   f"{describe(session, item)}", flush=True)
-    report(argparse.Namespace(commit=session.commit, markdown=False, survivors=False))
+
+
+def judge(session: Session, tree: Path, spec: MutationSpec, folder: str) -> WorkResult:
+    """One mutant's result: equivalent by rule in an annotation, a survivor without a run on a
+    line its in-process layer never runs, else its layer's tests run against it in tree."""
+    lines = covered_lines(session, folder)
+    if in_annotation(spec):
+        return WorkResult(worker_outcome=WorkerOutcome.NORMAL, test_outcome=TestOutcome.SURVIVED,
+                          output=ANNOTATION, diff=not_covered(spec).diff)
+    if lines is not None and not runs(lines, spec):
+        return not_covered(spec)
+    timeout = max(MIN_TIMEOUT, TIMEOUT_FACTOR * baseline(session, folder))
+    moved = attrs.evolve(spec, module_path=tree / Path(spec.module_path).relative_to(session.tree))
+    return mutate_and_test([moved], test_command(folder), timeout)
+
+
+# -- several workers: each judges every Nth pending mutant in a copy of the tree of its own ------
+def prepare_folders(session: Session, items) -> None:
+    """Every baseline and coverage the items need, measured once before the workers start (in
+    the session's copy, which the workers never mutate: they read their mutants' lines there)."""
+    for folder in dict.fromkeys(folder for _, folder in items):
+        baseline(session, folder)
+        covered_lines(session, folder)
+
+
+def run_workers(session: Session, args, deadline: float) -> None:
+    minutes = 0 if deadline == math.inf else max(0.1, (deadline - time.monotonic()) / 60)
+    command = [sys.executable, str(Path(__file__).resolve()), "run", "--commit", session.commit,
+               "--minutes", str(minutes), "--nice", "0", "--workers", str(args.workers)]
+    command += [arg for folder in args.folder or () for arg in ("--folder", folder)]
+    workers = [subprocess.Popen([*command, "--worker", str(k)], cwd=ROOT) for k in range(args.workers)]
+    try:
+        for worker in workers:
+            worker.wait()
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.terminate()
+                worker.wait()
+
+
+def work(session: Session, args, deadline: float) -> None:
+    """Worker K of N (`--worker K`, started by `run --workers N`): the pending mutants whose job
+    number is K modulo N (fixed by the sample, whatever the others have judged when this one
+    starts), in a fresh copy of the tree (home/workers/K)."""
+    k, n = int(args.worker), args.workers
+    tree = session.home / "workers" / str(k)
+    extract_tree(session.archive, tree)
+    prepare_environment(session, tree)
+    mine = [(item, folder) for item, folder in pending_items(session, args.folder)
+            if int(item.job_id) % n == k]
+    judge_items(session, tree, mine, deadline)
 
 
 def recheck(args) -> None:
@@ -616,6 +677,9 @@ def main() -> None:
     run_parser.add_argument("--folder", action="append", choices=list(FOLDERS), help="only these folders")
     run_parser.add_argument("--nice", type=int, default=15, help="niceness of the run")
     run_parser.add_argument("--commit", help="resume (or start) this commit's session (default: HEAD)")
+    run_parser.add_argument("--workers", type=int, default=1,
+                            help="mutants judged at once, each in a tree copy of its own")
+    run_parser.add_argument("--worker", help=argparse.SUPPRESS)  # K, set by --workers for its children
     report_parser = commands.add_parser("report", help="per-folder score of the session")
     report_parser.add_argument("--commit", help="the session's commit (default: HEAD)")
     report_parser.add_argument("--markdown", action="store_true")

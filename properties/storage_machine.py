@@ -32,6 +32,9 @@ from kafkaref.impl.protocol.records import (
     split_batches,
     stamped,
 )
+from kafkaref.impl.protocol.records.timestamps import NO_TIMESTAMP
+
+SKEWS = st.sampled_from([0, 0, 0, 25, -10])  # a batch's timestamp against the machine's clock
 
 
 class NaiveLog:
@@ -149,9 +152,11 @@ class StorageMachine(RuleBasedStateMachine):
     def _sync_durable(self):
         self.twin.durable_offset = max(self.twin.durable_offset, self.log.flushed_offset)
 
-    def _build(self, counts: int, value_bytes: int, codec) -> bytes:
+    def _build(self, counts: int, value_bytes: int, codec, skew_ms: int = 0) -> bytes:
+        """A batch stamped now, skewed by skew_ms (producers' clocks differ: a segment's largest
+        timestamp need not be its last batch's)."""
         records = [(None if i % 3 == 2 else b"k%d" % i, b"v" * value_bytes, (("h", b"x"),),
-                    1_000 + self.now_ms) for i in range(counts)]
+                    1_000 + self.now_ms + skew_ms) for i in range(counts)]
         return build_batch(records, compression=codec)
 
     # -- appends ------------------------------------------------------------------------
@@ -160,10 +165,11 @@ class StorageMachine(RuleBasedStateMachine):
         value_bytes=st.integers(0, 120),
         codec=st.sampled_from([Compression.none, Compression.none, Compression.lz4]),
         bump=st.booleans(),
+        skew_ms=SKEWS,
     )
-    def append_as_leader(self, counts, value_bytes, codec, bump):
+    def append_as_leader(self, counts, value_bytes, codec, bump, skew_ms=0):
         self.epoch += bump
-        data = b"".join(self._build(n, value_bytes, codec) for n in counts)
+        data = b"".join(self._build(n, value_bytes, codec, skew_ms) for n in counts)
         leo = self.twin.leo
         info = self.log.append_as_leader(data, self.epoch)
         note(f"append_as_leader {counts} x {value_bytes}B epoch {self.epoch}: {info}")
@@ -178,11 +184,12 @@ class StorageMachine(RuleBasedStateMachine):
         self._sync_durable()
 
     @rule(counts=st.integers(1, 3), value_bytes=st.integers(0, 120), gap=st.sampled_from([0, 0, 3]),
-          bump=st.booleans())
-    def append_as_follower(self, counts, value_bytes, gap, bump):
+          bump=st.booleans(), skew_ms=SKEWS)
+    def append_as_follower(self, counts, value_bytes, gap, bump, skew_ms=0):
         self.epoch += bump
         base = self.twin.leo + gap
-        batch = stamped(self._build(counts, value_bytes, Compression.none), base, self.epoch)
+        batch = stamped(self._build(counts, value_bytes, Compression.none, skew_ms), base,
+                        self.epoch)
         info = self.log.append(bytes(batch))
         note(f"append (follower) at {base} epoch {self.epoch}: {info}")
         assert info.error == ErrorCode.none and info.first_offset == base, info
@@ -390,3 +397,24 @@ class StorageMachine(RuleBasedStateMachine):
     @invariant()
     def durable_within_log(self):
         assert 0 <= self.log.flushed_offset <= self.log.log_end_offset
+
+    @invariant()
+    def segment_times_match(self):
+        """Each segment's largest timestamp (what time retention and time-based rolls judge it
+        by) is the largest of its batches', whichever path set it: appends, or the tail state
+        rebuilt from the time index and the batches after its last entry (a clean restart, a
+        truncation). Only segments wholly above the log start: the twin may have forgotten
+        batches below it that the files still hold."""
+        segments = getattr(self.log, "segments", None)
+        if segments is None:
+            return
+        bases = [s.base_offset for s in segments] + [1 << 62]
+        for segment, end in zip(segments, bases[1:], strict=False):
+            if segment.base_offset < self.twin.log_start:
+                continue
+            stamps = [parse_header(b).max_timestamp for b in self.twin.batches
+                      if segment.base_offset <= parse_header(b).base_offset < end]
+            expected = max(stamps, default=NO_TIMESTAMP)
+            assert segment.max_timestamp == expected, (
+                f"segment {segment.base_offset}: largest timestamp {segment.max_timestamp}, "
+                f"its batches' {expected}")

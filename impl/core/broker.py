@@ -1063,8 +1063,8 @@ def fetch_only_leader(version: int, replica_id: int) -> bool:
 def _fetch_replica_id(body) -> int:
     """Who fetches: a follower's broker id, or -1 for a consumer (v15 moved the field into
     replica_state, KIP-903)."""
-    state = getattr(body, "replica_state", None)
-    return state.replica_id if state is not None else getattr(body, "replica_id", -1)
+    state = getattr(body, "replica_state", None)  # v15+; before it, replica_id is always there
+    return state.replica_id if state is not None else body.replica_id
 
 
 def _wire_topic_id(topic_id: str) -> uuid.UUID | None:

@@ -45,7 +45,7 @@ class FetcherManager(threading.Thread):
 
     fetcher_class: type[ReplicaFetcher]  # set below; a test harness may subclass both
 
-    def __init__(self, server, max_wait_ms: int = 500, poll_ms: int = 50):
+    def __init__(self, server, max_wait_ms: int, poll_ms: int = 50):
         super().__init__(name="kafkaref-fetcher-manager", daemon=True)
         self.server, self.max_wait_ms, self.poll_ms = server, max_wait_ms, poll_ms
         self.fetchers: dict[int, ReplicaFetcher] = {}

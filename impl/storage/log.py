@@ -272,10 +272,10 @@ class Log:
             self.epochs.assign(leader_epoch, leo)
         if append_time is None:
             parts = (_STAMP_PREFIX.pack(leo, length, leader_epoch), memoryview(data)[_PREFIX_SIZE:])
-            segment.append_parts(parts, size, leo, last_offset, header[8])
+            segment.append_parts(parts, size, last_offset, header[8])
         else:
             head = log_append_time_header(data, leo, leader_epoch, append_time)
-            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, leo, last_offset,
+            segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, last_offset,
                                  append_time)
         self._leo = last_offset + 1
         self._unflushed_messages += header[12]
@@ -797,9 +797,9 @@ class Log:
         self.recovery_point = self._leo
         self.epochs.truncate_from_end(self._leo)
         self.epochs.truncate_from_start(self.log_start_offset)
-        for segment in self.segments:
-            segment.flushed_size = segment.size
-        # Everything is durable now: the recovery scan fsynced what it kept.
+        # Everything is durable now, and each segment was opened counting its whole file as
+        # durable (LogSegment.flushed_size): what lies below the recovery point was flushed
+        # before the stop, and the recovery scan fsynced every segment it kept past it.
         self.write_checkpoint()
         self.epochs.persist()
         remove_clean_shutdown_marker(self.directory)  # only now: the state above is on disk

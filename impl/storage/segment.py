@@ -92,10 +92,9 @@ class LogSegment:
             raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
         self.size = position + written
         base_offset, last_offset_delta, max_timestamp = header[0], header[6], header[8]
-        self._account(base_offset, base_offset + last_offset_delta, max_timestamp, position,
-                      written)
+        self._account(base_offset + last_offset_delta, max_timestamp, position, written)
 
-    def append_parts(self, parts: tuple, size: int, base_offset: int, last_offset: int,
+    def append_parts(self, parts: tuple, size: int, last_offset: int,
                      max_timestamp: int) -> None:
         """append() for the leader's hot path: parts (written with one writev) make one checked,
         stamped batch of `size` bytes whose fields the caller already has."""
@@ -105,14 +104,18 @@ class LogSegment:
             os.ftruncate(self.fd, position)
             raise OSError(f"short write to {self.log_path}: {written} of {size} bytes")
         self.size = position + written
-        self._account(base_offset, last_offset, max_timestamp, position, written)
+        self._account(last_offset, max_timestamp, position, written)
 
-    def _account(self, base_offset, last_offset, max_timestamp, position, size) -> None:
+    def _account(self, last_offset, max_timestamp, position, size) -> None:
         """Bookkeeping for a batch just written (or found by recovery) at position: greatest
-        timestamp, an index entry when index_interval_bytes have passed since the last one."""
+        timestamp, an index entry when index_interval_bytes have passed since the last one.
+        The time index names a batch by its last offset, as Kafka's does (LogSegment.append and
+        recover): a truncation removes an entry exactly when it removes the batch, also a batch
+        straddling the truncation point (named by its base offset, the entry outlived it and the
+        segment kept the timestamp of records it no longer held)."""
         if max_timestamp > self.max_timestamp:
             self.max_timestamp = max_timestamp
-            self.offset_of_max_timestamp = base_offset
+            self.offset_of_max_timestamp = last_offset
         since = self.bytes_since_last_index_entry
         if since > self._index_interval_bytes and not self.index.is_full:
             self.index.append(last_offset, position)
@@ -278,7 +281,7 @@ class LogSegment:
                 continue
             if header.max_timestamp > self.max_timestamp:
                 self.max_timestamp = header.max_timestamp
-                self.offset_of_max_timestamp = header.base_offset
+                self.offset_of_max_timestamp = header.last_offset
             self.bytes_since_last_index_entry += header.size_bytes
             self.next_offset = header.next_offset
 
@@ -371,7 +374,7 @@ class LogSegment:
                     good = crc_matches_in_file(self.fd, position, size, crc)
                 if not good:
                     break
-                self._account(base_offset, last_offset, fields[8], position, size)
+                self._account(last_offset, fields[8], position, size)
                 if epoch > last_epoch:
                     epochs.append((epoch, base_offset))
                     last_epoch = epoch

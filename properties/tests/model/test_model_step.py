@@ -406,6 +406,20 @@ def test_last_isr_member_restarting_after_a_crash_leaves_the_isr():
     assert model.feed(ev.Elect(0, 0))[0].error == ErrorCode.ineligible_replica
 
 
+def test_another_replica_restarting_leaves_an_offline_partitions_isr_alone():
+    """Only the last ISR member's own return empties the ISR (KIP-966); a replica outside the
+    ISR coming back changes nothing there, and the partition waits for that member."""
+    model = started(min_insync_replicas=1)
+    model.feed(ev.Tick(60_000))
+    model.feed(ev.CommitIsrChange(0))
+    model.feed(ev.CrashBroker(1))
+    model.feed(ev.CrashBroker(0))
+    assert model.state.partitions[0].control.leader is None
+    assert model.state.partitions[0].control.isr == {0}
+    model.feed(ev.RestartBroker(1))
+    assert model.state.partitions[0].control.isr == {0}
+
+
 def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
     model = started()
     fetch = replica_fetch_for(model.state, 1, 0)

@@ -17,3 +17,43 @@ def test_a_local_cluster_waits_for_its_brokers_and_names_the_missing(tmp_path):
         with pytest.raises(TimeoutError, match=r"brokers \[7\] did not register"):
             cluster.wait_registered({7}, timeout_s=0.3)
         assert time.monotonic() - started >= 0.3  # it waited its time out
+
+
+def test_a_process_started_by_the_launcher_dies_with_its_launcher():
+    """Brokers must not outlive whatever started them, even a launcher killed by SIGKILL
+    (PR_SET_PDEATHSIG: the kernel sends them SIGTERM)."""
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from kafkaref.properties.waiting import wait_until
+
+    child = None
+    launcher = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time\n"
+        "from kafkaref.impl.server.local_cluster import popen_dying_with_us\n"
+        "child = popen_dying_with_us(['sleep', '60'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(60)\n")], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(launcher.stdout.readline())
+        launcher.send_signal(signal.SIGKILL)
+        launcher.wait(10)
+
+        def gone() -> bool:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                return True
+            # a zombie until init reaps it is gone too
+            with open(f"/proc/{child}/stat") as stat:
+                return stat.read().split(") ")[1].startswith("Z")
+        wait_until(gone, timeout_s=10, what="the launcher's child to die with it")
+    finally:
+        if launcher.poll() is None:
+            launcher.kill()
+        if child is not None:  # left behind (the test failed): stop it, it is ours
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child, signal.SIGKILL)

@@ -80,7 +80,7 @@ def test_twin_durability_after_recovery_to_an_empty_segment(monkeypatch):
     monkeypatch.setattr(storage_machine, "note", lambda text: None)  # run outside Hypothesis
     machine = StorageMachine(Log, TINY_INDEX)
     invariants = [machine.offsets_match, machine.files_are_whole, machine.contents_match,
-                  machine.epochs_match, machine.durable_within_log]
+                  machine.epochs_match, machine.durable_within_log, machine.segment_times_match]
     steps = [
         *[lambda: machine.append_as_follower(counts=1, value_bytes=0, gap=0, bump=False)] * 3,
         lambda: machine.append_as_leader(counts=[2], value_bytes=0, codec=Compression.none,
