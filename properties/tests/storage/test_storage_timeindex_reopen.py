@@ -4,9 +4,11 @@ recovered and the entry is still there.
 
 Segment.load passed the time index `max(next_relative, INT32_MAX)` as its offset bound, which
 reads like a slip for `min`: it was not one (with `min`, every clean open of such a segment
-recovered it and lost the closing entry). The line now says INT32_MAX and why."""
+recovered it and lost the closing entry). The line now says what it means (a relative offset up
+to INT32_MAX, included: the bound was one short, and a segment whose last batch sat at its
+greatest relative offset was recovered on every clean open) and why."""
 
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import INT32_MAX, build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
 
 CONFIG = LogConfig(retention_ms=-1)  # index.interval.bytes 4096: no offset index entry here
@@ -24,5 +26,21 @@ def test_a_closing_time_index_entry_past_the_offset_index_survives_a_clean_reope
         assert list(segment.timeindex.relative_offsets) == [4]  # the closing entry
         assert reopened.recovery.segments_scanned == 0, reopened.recovery
         assert reopened.offset_for_timestamp(1004)[0] == 4
+    finally:
+        reopened.close()
+
+
+def test_a_time_index_entry_at_the_greatest_relative_offset_survives_a_clean_reopen(tmp_path):
+    """A segment holds offsets up to base + INT32_MAX (a follower's copy may jump there)."""
+    log = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    assert log.append(bytes(stamped(build_batch([(None, b"a", (), 1000)]), 0, 0))).last_offset == 0
+    far = stamped(build_batch([(None, b"b", (), 2000)]), INT32_MAX, 0)
+    assert log.append(bytes(far)).last_offset == INT32_MAX
+    log.close()
+    reopened = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    try:
+        [segment] = reopened.segments
+        assert list(segment.timeindex.relative_offsets) == [INT32_MAX]
+        assert reopened.recovery.segments_scanned == 0, reopened.recovery
     finally:
         reopened.close()
