@@ -11,14 +11,22 @@ counted as a timeout; a cache of three entries shows it at once."""
 import os
 import tempfile
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.epoch_cache import EpochCache
 from kafkaref.impl.storage.epoch_cache import FILE_NAME, LeaderEpochCache
 from kafkaref.model.helpers import assign_epoch, trim_epoch_cache, trim_epoch_cache_start
 
-assignments = st.lists(st.tuples(st.integers(0, 8), st.integers(0, 30)), max_size=8)
+# Any sequence of assignments (older epochs again, starts going back), and caches built from
+# increasing entries directly: several epochs on each side of a truncation point, the shape
+# where moving the covering epoch to the wrong place shows.
+assignments = st.one_of(
+    st.lists(st.tuples(st.integers(0, 8), st.integers(0, 30)), max_size=8),
+    st.lists(st.tuples(st.integers(1, 3), st.integers(1, 6)), max_size=6).map(
+        lambda steps: [(sum(e for e, _ in steps[:i + 1]), sum(o for _, o in steps[:i + 1]))
+                       for i in range(len(steps))]),
+)
 
 
 def caches(steps, directory):
@@ -45,6 +53,7 @@ def read_back(cache, path):
 
 
 @given(assignments, st.integers(0, 35))
+@example([(3, 10), (5, 15), (6, 20)], 12)  # the covering epoch goes first, before two others
 def test_truncating_from_the_start_follows_the_model(steps, start_offset):
     expected = list(trim_epoch_cache_start(model_cache(steps), start_offset))
     with tempfile.TemporaryDirectory() as directory:
