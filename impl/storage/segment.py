@@ -296,10 +296,7 @@ class LogSegment:
             self.base_offset + self.index.relative_offsets[-1], self.index.positions[-1]
         ):
             return False
-        # The segment's end is not known before the tail scan below, and time index entries may
-        # lie past the last offset index entry (the closing entry, for the largest timestamp,
-        # does): offsets are bounded only by what a relative offset can hold, INT32_MAX included
-        if not self.timeindex.load(INT32_MAX + 1, self.size):
+        if not self.timeindex.load(self.size):
             return False
         self._reload_tail_state()
         start = self.index.positions[-1] if len(self.index) else 0

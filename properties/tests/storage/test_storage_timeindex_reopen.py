@@ -4,9 +4,10 @@ recovered and the entry is still there.
 
 Segment.load passed the time index `max(next_relative, INT32_MAX)` as its offset bound, which
 reads like a slip for `min`: it was not one (with `min`, every clean open of such a segment
-recovered it and lost the closing entry). The line now says what it means (a relative offset up
-to INT32_MAX, included: the bound was one short, and a segment whose last batch sat at its
-greatest relative offset was recovered on every clean open) and why."""
+recovered it and lost the closing entry; the segment's end is not known when its indexes load).
+It was INT32_MAX in disguise, and one short (the check is exclusive: a segment whose last batch
+sat at its greatest relative offset was recovered on every clean open). An int32 entry cannot
+lie past a segment's range, so the bound is gone: TimeIndex.load refuses negative offsets."""
 
 from kafkaref.impl.protocol.records import INT32_MAX, build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
