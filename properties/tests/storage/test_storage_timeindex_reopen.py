@@ -9,6 +9,8 @@ It was INT32_MAX in disguise, and one short (the check is exclusive: a segment w
 sat at its greatest relative offset was recovered on every clean open). An int32 entry cannot
 lie past a segment's range, so the bound is gone: TimeIndex.load refuses negative offsets."""
 
+import struct
+
 from kafkaref.impl.protocol.records import INT32_MAX, build_batch, stamped
 from kafkaref.impl.storage import Log, LogConfig
 
@@ -43,5 +45,27 @@ def test_a_time_index_entry_at_the_greatest_relative_offset_survives_a_clean_reo
         [segment] = reopened.segments
         assert list(segment.timeindex.relative_offsets) == [INT32_MAX]
         assert reopened.recovery.segments_scanned == 0, reopened.recovery
+    finally:
+        reopened.close()
+
+
+def test_a_time_index_entry_below_the_segments_base_is_damage(tmp_path):
+    """An entry naming an offset below the segment's base cannot be the log's (Kafka's
+    TimeIndex.sanityCheck refuses it too): a clean open recovers the segment instead of
+    trusting the index."""
+    log = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    for i in range(5):
+        log.append_as_leader(build_batch([(None, b"v" * 80, (), 1000 + i)]), 0)
+    log.close()
+    [path] = tmp_path.glob("*.timeindex")
+    data = bytearray(path.read_bytes())
+    assert len(data) == 12  # the closing entry only: (1004, 4)
+    struct.pack_into(">i", data, 8, -1)
+    path.write_bytes(bytes(data))
+    reopened = Log(str(tmp_path), CONFIG, clock_ms=lambda: 0)
+    try:
+        [segment] = reopened.segments
+        assert reopened.recovery.segments_scanned == 1, reopened.recovery
+        assert all(relative >= 0 for relative in segment.timeindex.relative_offsets)
     finally:
         reopened.close()
