@@ -389,6 +389,16 @@ class StorageMachine(RuleBasedStateMachine):
         assert stored == self.twin.visible(), "stored batches differ from the twin"
 
     @invariant()
+    def whole_log_counted(self):
+        """bytes_between over the whole log, as count_bytes at its two ends: from the log start
+        exactly the visible batches, from offset 0 (below the first segment once retention
+        deleted some) at least those."""
+        log_start, leo = self.twin.log_start, self.twin.leo
+        visible = self.twin.bytes_between(log_start, leo)
+        assert self.log.bytes_between(log_start, leo) == visible
+        assert self.log.bytes_between(0, leo) >= visible, "a count from 0 left batches out"
+
+    @invariant()
     def epochs_match(self):
         if self.check_epochs:
             problem = self.twin.epoch_cache_problem(list(self.log.epochs.entries))
