@@ -52,26 +52,24 @@ def read_back(cache, path):
     return LeaderEpochCache.load(path).entries if os.path.exists(path) else cache.entries
 
 
+def check_truncation(steps, offset, truncate: str, model_rule) -> None:
+    """Both caches built by steps, truncated by their method `truncate` at offset, hold what
+    model_rule gives (the persisted one also once read back from its file)."""
+    expected = list(model_rule(model_cache(steps), offset))
+    with tempfile.TemporaryDirectory() as directory:
+        memory, persisted, path = caches(steps, directory)
+        for cache in (memory, persisted):
+            getattr(cache, truncate)(offset)
+            assert cache.entries == expected
+        assert read_back(persisted, path) == expected
+
+
 @given(assignments, st.integers(0, 35))
 @example([(3, 10), (5, 15), (6, 20)], 12)  # the covering epoch goes first, before two others
 def test_truncating_from_the_start_follows_the_model(steps, start_offset):
-    expected = list(trim_epoch_cache_start(model_cache(steps), start_offset))
-    with tempfile.TemporaryDirectory() as directory:
-        memory, persisted, path = caches(steps, directory)
-        memory.truncate_from_start(start_offset)
-        persisted.truncate_from_start(start_offset)
-        assert memory.entries == expected
-        assert persisted.entries == expected
-        assert read_back(persisted, path) == expected
+    check_truncation(steps, start_offset, "truncate_from_start", trim_epoch_cache_start)
 
 
 @given(assignments, st.integers(0, 35))
 def test_truncating_from_the_end_follows_the_model(steps, end_offset):
-    expected = list(trim_epoch_cache(model_cache(steps), end_offset))
-    with tempfile.TemporaryDirectory() as directory:
-        memory, persisted, path = caches(steps, directory)
-        memory.truncate_from_end(end_offset)
-        persisted.truncate_from_end(end_offset)
-        assert memory.entries == expected
-        assert persisted.entries == expected
-        assert read_back(persisted, path) == expected
+    check_truncation(steps, end_offset, "truncate_from_end", trim_epoch_cache)
