@@ -47,12 +47,12 @@ class TimeIndex(EntryFile):
         """Read entries from the file; False (and empty) if it fails the sanity check:
         timestamps growing, offsets not falling and not below the segment's base (an entry may
         lie past the last offset index entry, as the closing one does, and the segment's end is
-        not known yet when its indexes load; an int32 cannot lie past a segment's range). A missing file passes
-        only for an empty segment, as the offset index's does: the segment's largest timestamp
-        is read from this index on load, and an empty one in front of batches makes it wrong
-        for Log.offset_for_timestamp (which skips the segment) and for time retention (Kafka
-        falls back to the file's mtime there; kafkaref recovers the segment, which rebuilds
-        both indexes)."""
+        not known yet when its indexes load; an int32 cannot lie past a segment's range). A
+        missing file passes only for an empty segment, as the offset index's does: the segment's
+        largest timestamp is read from this index on load, and an empty one in front of batches
+        makes it wrong for Log.offset_for_timestamp (which skips the segment) and for time
+        retention (Kafka falls back to the file's mtime there; kafkaref recovers the segment,
+        which rebuilds both indexes)."""
         # +1 entry of slack: the closing entry may exceed the limit (skip_full_check)
         data = self._read(self.entries_max + 1)
         if data is None:
