@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
+import sys
 from collections.abc import Iterable
 
 import attrs
@@ -43,6 +44,7 @@ from kafkaref.spec.machine import successors as spec_successors
 from kafkaref.spec.state import Bounds, QuorumState, Record, ReplicaState, State
 
 SPEC_VARIANT = "kip320"
+UNBOUNDED = sys.maxsize  # a spec bound that never binds
 
 
 def outside_spec(event: Event, before: ModelState, partition: int) -> bool:
@@ -111,8 +113,10 @@ def _deleted_cut(spec_state: State, cut: int) -> State:
 
 
 def spec_bounds(config: ClusterConfig) -> Bounds:
-    """Bounds loose enough never to disable a spec step the model takes."""
-    return Bounds(replicas=config.replication_factor, log_size=10**6, max_records=10**9, max_epoch=10**9)
+    """No bounds but the replicas: a spec step the model takes is never disabled, however long
+    the run (a finite bound would make a correct step of a long enough run "unmatched")."""
+    return Bounds(replicas=config.replication_factor, log_size=UNBOUNDED, max_records=UNBOUNDED,
+                  max_epoch=UNBOUNDED)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -371,7 +371,7 @@ def _produce(state: ModelState, event: ev.Produce) -> tuple[ModelState, Effects]
         return fail(ErrorCode.unknown_topic_or_partition)
     if not event.values or event.more_batches:
         return fail(ErrorCode.invalid_record)
-    if event.acks not in (ev.ACKS_NONE, 1, ev.ACKS_ALL):
+    if event.acks not in (ev.ACKS_NONE, ev.ACKS_LEADER, ev.ACKS_ALL):
         return fail(ErrorCode.invalid_required_acks)
     replica = state.partitions[p].replicas[broker]
     if replica is None or replica.leader != broker:
@@ -391,7 +391,7 @@ def _produce(state: ModelState, event: ev.Produce) -> tuple[ModelState, Effects]
     effects: list[eff.Effect] = []
     state = _leader_progress(state, p, broker, part, replica, effects)
     replica = state.partitions[p].replicas[broker]
-    if event.acks == 1:
+    if event.acks == ev.ACKS_LEADER:
         effects.append(eff.ProduceResponse(event.request_id, NONE, base, record_ids))
     elif event.acks == ev.ACKS_ALL:
         op = DelayedProduce(event.request_id, broker, p, base, base + len(entries), record_ids,

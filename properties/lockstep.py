@@ -561,13 +561,21 @@ def same_effects_any_order(expected, actual) -> bool:
     return sorted(map(repr, expected)) == sorted(map(repr, actual))
 
 
-def lockstep_machine(config: ClusterConfig, retention: bool = False, **cluster_options):
+def lockstep_machine(config: ClusterConfig, retention: bool = False, handover: bool = False,
+                     **cluster_options):
     """The model's machine with the core in lockstep (cluster_options: mutants), as a class
-    Hypothesis runs (properties/stateful.py, bind); retention: with the retention rule."""
-    from kafkaref.properties.model_machine import ModelMachine, RetentionMachine, StateCheck
+    Hypothesis runs (properties/stateful.py, bind); retention: with the retention rule;
+    handover: with leadership handed over between caught-up ISR members."""
+    from kafkaref.properties.model_machine import (
+        HandoverMachine,
+        ModelMachine,
+        RetentionMachine,
+        StateCheck,
+    )
     from kafkaref.properties.stateful import bind
 
+    machine = RetentionMachine if retention else HandoverMachine if handover else ModelMachine
     return bind(
-        RetentionMachine if retention else ModelMachine, config=config,
+        machine, config=config,
         sut_factory=lambda c: CoreLockstep(c, **cluster_options), compare=same_effects_any_order,
         state_check=StateCheck(core_image, observable_state, describe_difference))

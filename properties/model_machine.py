@@ -26,7 +26,14 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
-from kafkaref.model.effects import COMPLETED, EXPIRED, IMMEDIATE, Disconnected, Effect
+from kafkaref.model.effects import (
+    COMPLETED,
+    EXPIRED,
+    IMMEDIATE,
+    Disconnected,
+    Effect,
+    ReplicaFetchResult,
+)
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
 from kafkaref.model.step import step
@@ -127,6 +134,21 @@ def fired_labels(event: ev.Event, effects: Sequence[Effect], before: ModelState,
     return labels
 
 
+def assert_lost_answer_ignored(event: ev.Event, before: ModelState, after: ModelState,
+                               effects: Sequence[Effect]) -> None:
+    """A replica fetch whose answer was lost (the leader handled it; the follower never saw the
+    answer) leaves the follower as it was and is reported not applied, whatever the follower's
+    state: the leader's side may move (its view of the follower, the hw), the follower's not."""
+    if not isinstance(event, ev.ReplicaFetch) or not event.response_lost or not (
+            0 <= event.partition < before.config.partitions):
+        return
+    replicas = (before.partitions[event.partition].replicas[event.follower],
+                after.partitions[event.partition].replicas[event.follower])
+    assert replicas[0] == replicas[1], f"{event!r}: the lost answer changed the follower"
+    assert not any(e.applied for e in effects if isinstance(e, ReplicaFetchResult)), (
+        f"{event!r}: a lost answer reported applied: {list(effects)!r}")
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -170,6 +192,7 @@ class ModelMachine(RuleBasedStateMachine):
         for label in fired_labels(event, expected, before, self.model.state):
             FIRED[label] += 1
         note(f"{event!r} -> {list(expected)!r}")
+        assert_lost_answer_ignored(event, before, self.model.state, expected)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (
@@ -519,5 +542,42 @@ class RetentionMachine(ModelMachine):
         self.feed(ev.Retention(broker, p, offset))
 
 
-__all__ = ["ModelMachine", "RetentionMachine", "StateCheck", "run_walk", "SystemUnderTest",
+class HandoverMachine(ModelMachine):
+    """ModelMachine with one rule more: leadership handed over between caught-up ISR members, so
+    that leader epochs change between records a lagging follower has not fetched yet and one
+    follower fetch carries several epochs (the follower must then start each epoch in its cache
+    where the leader did: the invariants' epoch-cache clause). A class of its own for the reason
+    RetentionMachine is one."""
+
+    def handovers(self) -> list[tuple[int, int]]:
+        """(partition, replica): a live ISR member following the live leader, not the leader."""
+        state = self.model.state
+        out = []
+        for p, part in enumerate(state.partitions):
+            leader = part.control.leader
+            if leader is None or not state.alive[leader]:
+                continue
+            out += [(p, b) for b in part.control.isr if b != leader and state.alive[b]
+                    and part.replicas[b].leader == leader]
+        return out
+
+    @precondition(lambda self: self.handovers())
+    @rule(pick=st.integers(0, 8), count=st.integers(1, 3))
+    def hand_over(self, pick, count):
+        """The leader writes `count` records (acks=1), an ISR member fetches until it holds
+        them all, and is elected (a preferred-leader election, a controlled shutdown)."""
+        pairs = self.handovers()
+        p, candidate = pairs[pick % len(pairs)]
+        leader = self.model.state.partitions[p].control.leader
+        self.feed(ev.Produce(self.request_id(), leader, p, (b"h",) * count, ev.ACKS_LEADER))
+        for _ in range(3):
+            replicas = self.model.state.partitions[p].replicas
+            event = replica_fetch_for(self.model.state, candidate, p)
+            if event is None or replicas[candidate].leo >= replicas[leader].leo:
+                break
+            self.feed(event)
+        self.feed(ev.Elect(p, candidate))
+
+
+__all__ = ["HandoverMachine", "ModelMachine", "RetentionMachine", "StateCheck", "run_walk", "SystemUnderTest",
            "Compare"]

@@ -253,7 +253,7 @@ class ControllerState:
             error, text = check_assignment(dict(enumerate(assignment)), set(self.alive), -1, -1)
             if error != ErrorCode.none:
                 return error, text
-            metas = tuple(PartitionMeta(int(r[0]), 0, tuple(map(int, r)), tuple(map(int, r)))
+            metas = tuple(topic_changes.new_partition(tuple(map(int, r)), self.automatic_elections)
                           for r in assignment)
             self._commit(self.metadata.with_topic(
                 topic_changes.new_topic(name, metas, configs, new_topic_id())))
@@ -268,10 +268,7 @@ class ControllerState:
         for index in range(partitions):
             start = (count + index) % len(ids)  # spread leaders over brokers
             replicas = tuple(ids[(start + k) % len(ids)] for k in range(replication_factor))
-            if self.automatic_elections:
-                metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
-            else:  # offline until an election picks the leader (epoch 0)
-                metas.append(PartitionMeta(-1, -1, replicas, replicas))
+            metas.append(topic_changes.new_partition(replicas, self.automatic_elections))
         self._commit(self.metadata.with_topic(
             topic_changes.new_topic(name, tuple(metas), configs, new_topic_id())))
         return ErrorCode.none, None

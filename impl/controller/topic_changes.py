@@ -52,12 +52,14 @@ def grown(metadata: ClusterMetadata, name: str, count: int,
         start = sum(len(t.partitions) for t in metadata.topics)
         assignment = [[ids[(start + i + k) % len(ids)] for k in range(rf)]
                       for i in range(count - current)]
-    added = tuple(_new_partition(tuple(map(int, r)), automatic_elections) for r in assignment)
+    added = tuple(new_partition(tuple(map(int, r)), automatic_elections) for r in assignment)
     return ErrorCode.none, None, metadata.with_topic(
         attrs.evolve(topic, partitions=(*topic.partitions, *added)))
 
 
-def _new_partition(replicas: tuple[int, ...], automatic_elections: bool) -> PartitionMeta:
+def new_partition(replicas: tuple[int, ...], automatic_elections: bool) -> PartitionMeta:
+    """A partition as CreateTopics and CreatePartitions make it: led by its first replica at
+    epoch 0 at once, or, with explicit elections, offline until an election gives epoch 0."""
     if automatic_elections:
         return PartitionMeta(replicas[0], 0, replicas, replicas)
     return PartitionMeta(-1, -1, replicas, replicas)  # offline until an election (lockstep)

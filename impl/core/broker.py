@@ -71,6 +71,16 @@ CLOSE_CONNECTION = "close the connection"
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # a fetch's isolation_level
+# Fetch sessions (KIP-227, Fetch v7+): the epochs a request without a session of the broker's
+FETCH_SESSIONS_VERSION, SESSIONLESS_EPOCH, FULL_FETCH_EPOCH = 7, -1, 0
+
+
+def unknown_isolation_level(level: int) -> bool:
+    """Kafka's IsolationLevel.forId knows 0 and 1 only; another value throws where the request
+    reads it, and KafkaApis answers the whole request with its error response: every partition
+    UNKNOWN_SERVER_ERROR (observed on Apache Kafka 4.3.1 for ListOffsets and a consumer's
+    Fetch; a follower's Fetch never reads the field)."""
+    return level not in (READ_UNCOMMITTED, READ_COMMITTED)
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -606,6 +616,9 @@ class Broker:
         partition named twice is read and answered once, where it was first named, with the
         later entry's offsets (FetchRequest.fetchData is a map keyed by partition)."""
         body = request.body
+        if incremental_fetch(request):
+            respond(_fetch_failed(request, ErrorCode.fetch_session_id_not_found, topics=False))
+            return
         replica_id = _fetch_replica_id(body)
         fetches, order, erroneous = {}, [], {}
         for topic in body.topics:
@@ -626,6 +639,10 @@ class Broker:
                         getattr(p, "last_fetched_epoch", -1),
                         getattr(p, "log_start_offset", -1),  # a follower's (DeleteRecords)
                         topic_id=None if topic_id is None else str(topic_id))
+
+        if fetches and replica_id < 0 and unknown_isolation_level(body.isolation_level):
+            respond(_fetch_failed(request, ErrorCode.unknown_server_error))
+            return
 
         def done(results):
             respond(self._fetch_response(request, order, results, erroneous))
@@ -676,6 +693,12 @@ class Broker:
         a time no record reaches, offset -1 with no leader epoch."""
         body = request.body
         replica_id = body.replica_id
+        if unknown_isolation_level(getattr(body, "isolation_level", READ_UNCOMMITTED)):  # v2+
+            respond(self._response(request, {"topics": [{"name": t.name, "partitions": [
+                {"partition_index": p.partition_index, "error_code": ErrorCode.unknown_server_error,
+                 "timestamp": -1, "offset": -1, "leader_epoch": -1} for p in t.partitions]}
+                for t in body.topics]}))
+            return
         named = [(t.name, p.partition_index) for t in body.topics for p in t.partitions]
         duplicated = {key for key in named if named.count(key) > 1}
         topics: dict[str, dict] = {}
@@ -1002,6 +1025,28 @@ class Broker:
         scheduled). Group session and rebalance timeouts are scans, not timers: a caller that
         sleeps until this time must still call advance_clock now and then for them."""
         return self.replica_manager.next_deadline_ms()
+
+
+def incremental_fetch(request) -> bool:
+    """A Fetch (v7+, KIP-227) continuing a fetch session: its epoch is neither -1 (no session)
+    nor 0 (a full fetch, which may ask for a new one). kafkaref never creates a session (it
+    answers every full fetch with session id 0, which clients take as "no session"), so no
+    incremental fetch names one it knows: Kafka's FetchManager answers an unknown session
+    FETCH_SESSION_ID_NOT_FOUND, with no partitions (observed on 4.3.1: epochs 1, -2, 2**31-1)."""
+    return request.api_version >= FETCH_SESSIONS_VERSION and request.body.session_epoch not in (
+        FULL_FETCH_EPOCH, SESSIONLESS_EPOCH)
+
+
+def _fetch_failed(request, error: ErrorCode, topics: bool = True) -> FetchAnswer:
+    """Kafka's FetchRequest.getErrorResponse: the error at the top (v7+) and, below v13 (whose
+    clients read the top-level error), the request's topics and partitions as it named them,
+    each answered `error` with -1 offsets; topics False: a session's error context, the error
+    alone."""
+    answers = [(topic.topic, [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
+                              for p in topic.partitions]) for topic in request.body.topics] if (
+        topics and request.api_version < TOPIC_IDS_FROM) else []
+    session_id = getattr(request.body, "session_id", 0) if topics else 0
+    return FetchAnswer(request.api_version, answers, error_code=error, session_id=session_id)
 
 
 def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:
