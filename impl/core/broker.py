@@ -71,7 +71,8 @@ CLOSE_CONNECTION = "close the connection"
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # a fetch's isolation_level
-# Fetch sessions (KIP-227, Fetch v7+): the epochs a request without a session of the broker's
+# Fetch sessions (KIP-227): the Fetch version they start at, and the two epochs of a fetch that
+# continues no session (none at all; a full fetch, which may ask the broker for one)
 FETCH_SESSIONS_VERSION, SESSIONLESS_EPOCH, FULL_FETCH_EPOCH = 7, -1, 0
 
 
@@ -81,6 +82,7 @@ def unknown_isolation_level(level: int) -> bool:
     UNKNOWN_SERVER_ERROR (observed on Apache Kafka 4.3.1 for ListOffsets and a consumer's
     Fetch; a follower's Fetch never reads the field)."""
     return level not in (READ_UNCOMMITTED, READ_COMMITTED)
+
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
