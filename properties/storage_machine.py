@@ -8,9 +8,10 @@ be dropped in:
 
 The twin (NaiveLog) is a list of stamped batches, a log start offset and the offset below which
 the log said everything is durable. Rules: leader and follower appends (with gaps), corrupt
-appends, reads, truncations, flushes, clock ticks, rolls, DeleteRecords, retention, clean
-restarts, and crashes that lose the unflushed tail (a power loss cutting each file anywhere
-between its durable and its current size, optionally followed by garbage) or only the process.
+appends, reads, byte counts, truncations, flushes, clock ticks, rolls, DeleteRecords,
+retention, clean restarts, and crashes that lose the unflushed tail (a power loss cutting each
+file anywhere between its durable and its current size, optionally followed by garbage) or
+only the process.
 After a crash the recovered log must be a prefix of the twin that keeps everything durable.
 """
 
@@ -70,6 +71,13 @@ class NaiveLog:
             out.append(batch)
             size += len(batch)
         return out
+
+    def bytes_between(self, start: int, end: int) -> int:
+        """Bytes of the visible batches holding offsets in [start, end)."""
+        if start >= end:
+            return 0
+        return sum(len(b) for b in self.visible()
+                   if parse_header(b).last_offset >= start and parse_header(b).base_offset < end)
 
     def truncate_to(self, offset: int, empty_leo: int) -> None:
         """Drop batches holding offsets >= offset (a straddling batch goes whole). A log left
@@ -236,6 +244,22 @@ class StorageMachine(RuleBasedStateMachine):
         if len(got) < len(expected):  # cut short: only at a segment end
             assert self._segment_of(got[-1]) != self._segment_of(expected[len(got)])
 
+    @rule(where=st.integers(0, 1 << 20), end_where=st.integers(0, 1 << 20))
+    def count_bytes(self, where, end_where):
+        """bytes_between (what a parked fetch waits on): the bytes of the batches holding
+        offsets in [start, end). From below the log start (a fetch parked before retention or
+        DeleteRecords moved it, or its segments went), never fewer than from the log start:
+        nothing a reader can reach is left out."""
+        log_start, leo = self.twin.log_start, self.twin.leo
+        start = where % (leo + 1)  # from 0: below the log start too
+        end = start + end_where % (leo - start + 1)
+        counted = self.log.bytes_between(start, end)
+        note(f"bytes_between({start}, {end}) = {counted}")
+        if start >= log_start:
+            assert counted == self.twin.bytes_between(start, end)
+        else:
+            assert counted >= self.twin.bytes_between(log_start, end)
+
     def _segment_of(self, batch: bytes) -> int:
         base_offset = parse_header(batch).base_offset
         return max(b for b in self.log.segment_bases if b <= base_offset)
@@ -363,6 +387,16 @@ class StorageMachine(RuleBasedStateMachine):
     def contents_match(self):
         stored = [bytes(b) for _, b in self.log.iter_batches(self.twin.log_start)]
         assert stored == self.twin.visible(), "stored batches differ from the twin"
+
+    @invariant()
+    def whole_log_counted(self):
+        """bytes_between over the whole log, as count_bytes at its two ends: from the log start
+        exactly the visible batches, from offset 0 (below the first segment once retention
+        deleted some) at least those."""
+        log_start, leo = self.twin.log_start, self.twin.leo
+        visible = self.twin.bytes_between(log_start, leo)
+        assert self.log.bytes_between(log_start, leo) == visible
+        assert self.log.bytes_between(0, leo) >= visible, "a count from 0 left batches out"
 
     @invariant()
     def epochs_match(self):

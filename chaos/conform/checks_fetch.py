@@ -187,3 +187,57 @@ def fetch_missing_partition_apart(probe: Probe):
     probe.expect(values == [b"m-0", b"m-1", b"m-2"], "partition 0's records missing from the "
                  "answer", response=str(values), expected="[b'm-0', b'm-1', b'm-2']")
     return f"{len(failing)} partition(s) answered with an error, partition 0 with its records"
+
+
+FETCH_SESSIONS, FETCH_TOP_LEVEL_ERROR, FETCH_ERROR_ALONE = 7, 7, 13
+LIST_OFFSETS_ISOLATION = 2  # ListOffsets carries isolation_level from v2
+
+
+@check("unusual_field_values", "fetch", "Apache Kafka 4.3.1's answers: IsolationLevel.forId "
+       "(0 and 1 only), LogSegment.read (a negative size throws), FetchRequest.getErrorResponse, "
+       "FetchManager (KIP-227: an unknown session is FETCH_SESSION_ID_NOT_FOUND)")
+def unusual_field_values(probe: Probe):
+    """Request fields with values clients rarely send are answered as Kafka answers them: an
+    isolation level other than 0 and 1 fails ListOffsets (v2+: every partition
+    UNKNOWN_SERVER_ERROR) and a consumer's Fetch (the error at the top from v7, and on every
+    partition below v13); a negative max_bytes fails a partition with records to read, not one
+    read at its end; an incremental Fetch (v7+, epoch 1) naming a session the broker never gave
+    out is FETCH_SESSION_ID_NOT_FOUND with no partitions."""
+    topic = probe.create_topic("oddfields")
+    probe.produce_ok(topic, values_batch(b"o", 2))
+    conn, fetch_version = probe.leader(topic), probe.version(1)
+    seen = []
+    if probe.version(2) >= LIST_OFFSETS_ISOLATION:
+        answer = conn.call(2, {"replica_id": -1, "isolation_level": 2, "topics": [{
+            "name": topic, "partitions": [{"partition_index": 0, "timestamp": -1,
+                                           "current_leader_epoch": -1}]}]}).topics[0].partitions[0]
+        probe.expect_error(answer.error_code, ErrorCode.unknown_server_error,
+                           "ListOffsets at isolation level 2", answer)
+        seen.append("ListOffsets")
+    request = {**probe.fetch_values(topic, 0, 0), "isolation_level": 2}
+    response = conn.call(1, request)
+    if fetch_version >= FETCH_TOP_LEVEL_ERROR:
+        probe.expect_error(response.error_code, ErrorCode.unknown_server_error,
+                           "Fetch at isolation level 2 (top level)", response)
+    if fetch_version < FETCH_ERROR_ALONE:
+        probe.expect_error(probe.fetch_partition(response, request).error_code,
+                           ErrorCode.unknown_server_error, "Fetch at isolation level 2", response)
+    else:
+        probe.expect(not response.responses, "Fetch v13+ at isolation level 2 lists partitions",
+                     request=request, response=response, expected="the top-level error alone")
+    seen.append("Fetch at isolation level 2")
+    for offset, wanted in ((0, ErrorCode.unknown_server_error), (2, ErrorCode.none)):
+        request = probe.fetch_values(topic, 0, offset, max_bytes=-1)
+        answer = probe.fetch_partition(conn.call(1, request), request)
+        probe.expect_error(answer.error_code, wanted, f"Fetch at {offset} with max_bytes -1",
+                           answer)
+    seen.append("max_bytes -1")
+    if fetch_version >= FETCH_SESSIONS:
+        request = {**probe.fetch_values(topic, 0, 0), "session_id": 0, "session_epoch": 1}
+        response = conn.call(1, request)
+        probe.expect_error(response.error_code, ErrorCode.fetch_session_id_not_found,
+                           "an incremental Fetch naming no session", response)
+        probe.expect(not response.responses, "an unknown session's answer lists partitions",
+                     request=request, response=response, expected="no partitions")
+        seen.append("an unknown fetch session")
+    return f"as Kafka: {', '.join(seen)} (Fetch v{fetch_version})"

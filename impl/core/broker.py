@@ -71,6 +71,9 @@ CLOSE_CONNECTION = "close the connection"
 # ProduceRequest.validateRecords refuses an older request's zstd batch before the append)
 ZSTD_PRODUCE_VERSION, ZSTD = 7, 4
 READ_UNCOMMITTED, READ_COMMITTED = 0, 1  # a fetch's isolation_level
+# Fetch sessions (KIP-227): the Fetch version they start at, and the two epochs of a fetch that
+# continues no session (none at all; a full fetch, which may ask the broker for one)
+FETCH_SESSIONS_VERSION, SESSIONLESS_EPOCH, FULL_FETCH_EPOCH = 7, -1, 0
 
 
 def unknown_isolation_level(level: int) -> bool:
@@ -79,6 +82,7 @@ def unknown_isolation_level(level: int) -> bool:
     UNKNOWN_SERVER_ERROR (observed on Apache Kafka 4.3.1 for ListOffsets and a consumer's
     Fetch; a follower's Fetch never reads the field)."""
     return level not in (READ_UNCOMMITTED, READ_COMMITTED)
+
 
 TopicCreator = Callable[[str, int, int, dict, Callable[[ErrorCode, str | None], None]], None]
 
@@ -608,6 +612,9 @@ class Broker:
         partition named twice is read and answered once, where it was first named, with the
         later entry's offsets (FetchRequest.fetchData is a map keyed by partition)."""
         body = request.body
+        if incremental_fetch(request):
+            respond(_fetch_failed(request, ErrorCode.fetch_session_id_not_found, topics=False))
+            return
         replica_id = _fetch_replica_id(body)
         fetches, order, erroneous = {}, [], {}
         for topic in body.topics:
@@ -1016,15 +1023,26 @@ class Broker:
         return self.replica_manager.next_deadline_ms()
 
 
-def _fetch_failed(request, error: ErrorCode) -> FetchAnswer:
-    """Kafka's FetchRequest.getErrorResponse: the request's topics and partitions as it named
-    them, each answered `error` with -1 offsets, and the error at the top (v7+)."""
-    by_id = request.api_version >= TOPIC_IDS_FROM
-    topics = [(topic.topic_id if by_id else topic.topic,
-               [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
-                for p in topic.partitions]) for topic in request.body.topics]
-    return FetchAnswer(request.api_version, topics, error_code=error,
-                       session_id=getattr(request.body, "session_id", 0))
+def incremental_fetch(request) -> bool:
+    """A Fetch (v7+, KIP-227) continuing a fetch session: its epoch is neither -1 (no session)
+    nor 0 (a full fetch, which may ask for a new one). kafkaref never creates a session (it
+    answers every full fetch with session id 0, which clients take as "no session"), so no
+    incremental fetch names one it knows: Kafka's FetchManager answers an unknown session
+    FETCH_SESSION_ID_NOT_FOUND, with no partitions (observed on 4.3.1: epochs 1, -2, 2**31-1)."""
+    return request.api_version >= FETCH_SESSIONS_VERSION and request.body.session_epoch not in (
+        FULL_FETCH_EPOCH, SESSIONLESS_EPOCH)
+
+
+def _fetch_failed(request, error: ErrorCode, topics: bool = True) -> FetchAnswer:
+    """Kafka's FetchRequest.getErrorResponse: the error at the top (v7+) and, below v13 (whose
+    clients read the top-level error), the request's topics and partitions as it named them,
+    each answered `error` with -1 offsets; topics False: a session's error context, the error
+    alone."""
+    answers = [(topic.topic, [PartitionAnswer(p.partition, error, -1, -1, b"", aborted_empty=True)
+                              for p in topic.partitions]) for topic in request.body.topics] if (
+        topics and request.api_version < TOPIC_IDS_FROM) else []
+    session_id = getattr(request.body, "session_id", 0) if topics else 0
+    return FetchAnswer(request.api_version, answers, error_code=error, session_id=session_id)
 
 
 def fetch_answer_fields(result, isolation_level: int) -> tuple[int, int, bool]:

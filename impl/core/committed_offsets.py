@@ -91,12 +91,14 @@ class CommittedOffsets:
             return
         for view in batches:
             batch = records.decode_batch(view)
-            if batch.error != ErrorCode.none:
-                continue
-            if not batch.header.is_control:
+            if batch.error != ErrorCode.none:  # its records cannot be read: skipped whole
+                log.error("offsets partition %d: skipping an unreadable batch (%s)",
+                          partition.index, batch.error)
+            elif not batch.header.is_control:
                 for record in batch.records:
                     self._replay(partition, record)
-            partition.position = batch.header.base_offset + batch.header.last_offset_delta + 1
+            # past every batch, the skipped ones too: a load stuck before one would never end
+            partition.position = records.parse_header(view).next_offset
         partition.loaded = partition.position >= end
 
     @staticmethod

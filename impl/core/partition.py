@@ -405,8 +405,11 @@ class Partition:
         if fetch_offset < start or fetch_offset > leo:
             return FetchResult(ErrorCode.offset_out_of_range, self.high_watermark, start, leo)
         max_offset = leo if is_follower else self.config.rules.consumer_fetch_limit(self)
-        records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy) if (
-            fetch_offset < max_offset) else b""
+        records = b""
+        if fetch_offset < max_offset:
+            if max_bytes < 0:  # Kafka's LogSegment.read throws on a negative size: the
+                return FetchResult(ErrorCode.unknown_server_error)  # partition fails alone
+            records = self._read(fetch_offset, max_bytes, max_offset, min_one, zero_copy)
         # As in Kafka (and model/): read first, answer with the hw as it was, then move the
         # follower's state; so a follower learns an hw it helped raise one fetch later.
         result = FetchResult(ErrorCode.none, self.high_watermark, start, leo, records)

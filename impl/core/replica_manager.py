@@ -260,7 +260,9 @@ class ReplicaManager:
 
     def _read(self, replica_id: int, max_bytes: int, fetches, zero_copy: bool = False,
               leader_only: bool = True) -> dict[Key, FetchResult]:
-        results, remaining = {}, max_bytes
+        # Kafka's readFromLog: the request's budget shrinks by what each partition returned
+        # (never below 0), and until one returns records the first batch comes whole
+        results, remaining, min_one = {}, max_bytes, True
         for key, fetch in fetches.items():
             partition = self.partitions.get(key)
             if partition is None:
@@ -271,17 +273,18 @@ class ReplicaManager:
                 results[key] = FetchResult(ErrorCode.inconsistent_topic_id)
                 continue
             before = partition.high_watermark
-            budget = max(0, min(fetch.partition_max_bytes, remaining))
+            budget = min(fetch.partition_max_bytes, remaining)  # negative: Partition refuses
             result = partition.fetch(
                 fetch.fetch_offset, budget,
                 replica_id, fetch.current_leader_epoch, fetch.last_fetched_epoch,
-                min_one=remaining == max_bytes, zero_copy=zero_copy,
+                min_one=min_one, zero_copy=zero_copy,
                 follower_log_start=fetch.log_start_offset, leader_only=leader_only,
             )
             if _first_batch_cut(result, budget, fetch.fetch_offset, replica_id):
                 result = attrs.evolve(result, first_batch_cut=True)
             results[key] = result
-            remaining -= len(result.records)
+            remaining = max(0, remaining - len(result.records))
+            min_one = min_one and not len(result.records)
             if partition.high_watermark != before:
                 self.produce_purgatory.check_and_complete(key)
                 self.fetch_purgatory.check_and_complete(key)

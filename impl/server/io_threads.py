@@ -35,7 +35,6 @@ class IoThread(threading.Thread):
         super().__init__(name=f"kafkaref-io-{index}", daemon=True)
         self.requests, self.network_threads = requests, network_threads
         self.core, self.core_lock, self.stopping = core, core_lock, stopping
-        self.handled = 0  # requests run so far
 
     def run(self) -> None:
         while not self.stopping.is_set():
@@ -49,7 +48,6 @@ class IoThread(threading.Thread):
         respond = responder(network, item)
         try:
             with self.core_lock:
-                self.handled += 1
                 self.core.handle(item.request, respond)
         except Exception:  # noqa: BLE001 -- a handler bug must not kill the I/O thread
             log.exception("handling %s v%s", item.request.name, item.request.api_version)

@@ -83,11 +83,6 @@ class KafkaServer:
         self.extra_threads: list[threading.Thread] = []  # controller client, replica fetchers
 
     @property
-    def handled(self) -> int:
-        """Requests the I/O threads have run against the core so far."""
-        return sum(thread.handled for thread in self.io_threads)
-
-    @property
     def address(self) -> str:
         return f"{self.config.host}:{self.port}"
 

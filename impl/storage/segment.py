@@ -296,8 +296,7 @@ class LogSegment:
             self.base_offset + self.index.relative_offsets[-1], self.index.positions[-1]
         ):
             return False
-        next_relative = (self.index.relative_offsets[-1] + 1) if len(self.index) else 0
-        if not self.timeindex.load(max(next_relative, INT32_MAX), self.size):
+        if not self.timeindex.load(self.size):
             return False
         self._reload_tail_state()
         start = self.index.positions[-1] if len(self.index) else 0

@@ -43,14 +43,16 @@ class TimeIndex(EntryFile):
         slot = bisect.bisect_left(self.first, timestamp) - 1
         return self.base_offset + self.second[slot] if slot >= 0 else self.base_offset
 
-    def load(self, next_relative_offset: int, log_size: int) -> bool:
+    def load(self, log_size: int) -> bool:
         """Read entries from the file; False (and empty) if it fails the sanity check:
-        timestamps growing, offsets not falling and inside the segment. A missing file passes
-        only for an empty segment, as the offset index's does: the segment's largest timestamp
-        is read from this index on load, and an empty one in front of batches makes it wrong
-        for Log.offset_for_timestamp (which skips the segment) and for time retention (Kafka
-        falls back to the file's mtime there; kafkaref recovers the segment, which rebuilds
-        both indexes)."""
+        timestamps growing, offsets not falling and not below the segment's base (an entry may
+        lie past the last offset index entry, as the closing one does, and the segment's end is
+        not known yet when its indexes load; an int32 cannot lie past a segment's range). A
+        missing file passes only for an empty segment, as the offset index's does: the segment's
+        largest timestamp is read from this index on load, and an empty one in front of batches
+        makes it wrong for Log.offset_for_timestamp (which skips the segment) and for time
+        retention (Kafka falls back to the file's mtime there; kafkaref recovers the segment,
+        which rebuilds both indexes)."""
         # +1 entry of slack: the closing entry may exceed the limit (skip_full_check)
         data = self._read(self.entries_max + 1)
         if data is None:
@@ -60,7 +62,7 @@ class TimeIndex(EntryFile):
         def valid(timestamp: int, relative: int) -> bool:
             if last[0] is not None and (timestamp <= last[0] or relative < last[1]):
                 return False
-            if not 0 <= relative < max(next_relative_offset, 1):
+            if relative < 0:
                 return False
             last[:] = timestamp, relative
             return True

@@ -180,8 +180,9 @@ class Endpoint:
         if len(self.addresses) == 1:
             return self.call(api_key, version, values, expect_answer=expect_answer)
         parts = split_by_leader(api_key, values, lambda t, p: self._leader(t, p))
-        answers = [self.call(api_key, version, part, address, expect_answer=expect_answer)
-                   for address, part in parts.items()]
+        answers = [self.call(api_key, version, part, address or self.addresses[0],
+                             expect_answer=expect_answer)
+                   for (address, _), part in parts.items()]
         return merge_answers(api_key, answers)
 
     def group_call(self, api_key: int, version: int, values: dict, group: str) -> dict:
@@ -263,7 +264,7 @@ class Endpoint:
                     address = self.node_addresses.get(p["leader_id"])
                     if address is not None:
                         self.leaders[(t["name"], p["partition_index"])] = address
-        return self.leaders.get((topic, partition), self.addresses[0])
+        return self.leaders.get((topic, partition))
 
     def _coordinator(self, group: str) -> str:
         if len(self.addresses) == 1:
@@ -336,19 +337,25 @@ def _accepts(address: str) -> bool:
         return False
 
 
-def split_by_leader(api_key: int, values: dict, leader) -> dict[str, dict]:
-    """values split into one request per leader address (leader(topic, partition))."""
+def split_by_leader(api_key: int, values: dict, leader) -> dict[tuple, dict]:
+    """values split into one request per leader address (leader(topic, partition), None for a
+    partition without one), keyed (address, led). The partitions without a leader go in a
+    request of their own on each side, whatever the placement: sent beside a partition some
+    broker leads, a request can fail whole where alone it would not (Fetch v13+ at an unknown
+    isolation level reads nothing for unknown topics), and the two clusters place leaders
+    differently."""
     topics_key, name_key, parts_key, index_key = PARTITIONED[api_key][:4]
-    split: dict[str, dict] = {}
+    split: dict[tuple, dict] = {}
     for topic in values[topics_key]:
         for partition in topic[parts_key]:
             address = leader(topic[name_key], partition[index_key])
-            request = split.setdefault(address, {**values, topics_key: []})
+            request = split.setdefault((address, address is not None),
+                                       {**values, topics_key: []})
             entries = request[topics_key]
             if not entries or entries[-1][name_key] != topic[name_key]:
                 entries.append({**topic, parts_key: []})
             entries[-1][parts_key].append(partition)
-    return split or {"": values}
+    return split or {(None, False): values}
 
 
 def merge_answers(api_key: int, answers: list[dict]) -> dict:

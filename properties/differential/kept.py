@@ -31,6 +31,8 @@ NOT_GENERATED = {
                               "zero topic id) beside another it refuses",
     "fetch-partition-twice": "a Fetch naming one partition twice (strategies.fetch draws "
                              "distinct partitions)",
+    "fetch-sessions": "a full Fetch (v7+) asking for a session (epoch 0): Kafka creates one, "
+                      "kafkaref declines (session id 0)",
 }
 
 

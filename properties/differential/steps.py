@@ -209,7 +209,9 @@ def fetch_values(args: dict, names: Names, version: int) -> dict:
         "current_leader_epoch": e[4], "log_start_offset": -1, "last_fetched_epoch": -1})
     return {"replica_id": -1, "max_wait": args["max_wait_ms"], "min_bytes": args["min_bytes"],
             "max_bytes": args["max_bytes"], "isolation_level": args["isolation"],
-            "session_id": 0, "session_epoch": -1, "forgotten_topics_data": [], "rack_id": "",
+            "session_id": args.get("session", (0, -1))[0],
+            "session_epoch": args.get("session", (0, -1))[1],
+            "forgotten_topics_data": [], "rack_id": "",
             "topics": [{"topic": names.real(t), "topic_id": _topic_id(names, t, version, 13),
                         "partitions": parts} for t, parts in topics]}
 

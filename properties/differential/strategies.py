@@ -23,6 +23,9 @@ FUTURE_MS = 4_102_444_800_000  # 2100: past Kafka's message.timestamp.after.max.
 FUTURE = (FUTURE_MS,)
 # 2: a level Kafka does not know (IsolationLevel.forId throws): the request fails whole
 ISOLATION_LEVELS = st.sampled_from((0, 1, 0, 1, 2))
+# (session id, epoch): none, a full fetch (asking for a session), one continuing a session
+SESSIONS = st.sampled_from(((0, -1), (0, -1), (0, -1), (7, 1))
+                          + (((0, 0),) if generated("fetch-sessions") else ()))
 CODECS = (0, 0, 1, 2, 3, 4) + ((6,) if generated("unknown-codec") else ())
 # IncrementalAlterConfigs: SET (twice as likely), DELETE, APPEND, SUBTRACT, an unknown one
 OPERATIONS = (0, 0, 1, 2, 3) + ((7,) if generated("unknown-config-operation") else ())
@@ -177,11 +180,12 @@ def fetch(draw, versions: dict, world: World) -> Step:
         if unknown:  # alone, or beside partitions that exist
             entries = [e for e in entries if e[1] < world.topics.get(e[0], 0)] + unknown[:1]
     partitions = [[t, p, draw(offset_near(world, (t, p))),
-                   draw(st.sampled_from([1_048_576, 1_048_576, 100, 1])),
+                   draw(st.sampled_from([1_048_576, 1_048_576, 100, 1, -1])),
                    draw(st.sampled_from([-1, -1, 0, 1]))] for t, p in entries]
     waits = draw(st.sampled_from([(0, 1), (0, 1), (100, 1), (200, 1_000_000)]))
     return Step("fetch", v, {"max_wait_ms": waits[0], "min_bytes": waits[1],
-                             "max_bytes": draw(st.sampled_from([52_428_800, 52_428_800, 200, 1])),
+                             "max_bytes": draw(st.sampled_from([52_428_800, 52_428_800, 200, 1, -1])),
+                             "session": draw(SESSIONS),
                              "isolation": draw(ISOLATION_LEVELS),
                              "partitions": partitions})
 

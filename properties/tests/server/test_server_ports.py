@@ -45,3 +45,12 @@ def test_a_taken_candidate_is_skipped(monkeypatch):
     finally:
         for s in taken:
             s.close()
+
+
+def test_the_ephemeral_range_starts_at_the_files_first_number(monkeypatch, tmp_path):
+    """The kernel's file holds "first<TAB>last" (net.ipv4.ip_local_port_range); the broker
+    stays below the first (found by mutation testing: reading the last passed every test)."""
+    range_file = tmp_path / "ip_local_port_range"
+    range_file.write_text("32768\t60999\n")
+    monkeypatch.setattr(ports, "RANGE_FILE", str(range_file))
+    assert ports.ephemeral_range_start() == 32768
