@@ -37,6 +37,21 @@ def call(broker, api_key: int, version: int, values: dict, client_id: str = "tes
     return body
 
 
+def call_later(broker, api_key: int, version: int, values: dict) -> list:
+    """Hand a request that may wait (a purgatory) to an in-process broker: the list its
+    decoded response body lands in when answered (empty while it waits)."""
+    request = build(load_request_schema(api_key, version), values)
+    out = []
+
+    def respond(answer):
+        frame = wire.encode_response(CORRELATION_ID, answer)
+        out.append(wire.decode_response(api_key, version, frame[4:])[1])
+
+    broker.handle(wire.decode_request(wire.encode_request(CORRELATION_ID, "test", request)[4:]),
+                  respond)
+    return out
+
+
 def core_brokers(count: int = 1, log_factory=None, **config) -> list[Broker]:
     """count core brokers (ids 0.., ports 9092..) sharing one LocalController and one
     ManualClock, on MemoryLogs unless log_factory says otherwise; config: BrokerConfig fields."""
