@@ -817,11 +817,12 @@ def _batches_of(data, headers: Sequence[BatchHeader]) -> list[memoryview]:
 
 
 def recorded_topic_id(directory: str) -> str | None:
-    """The topic id in directory's partition.metadata, or None (no file, or unreadable)."""
+    """The topic id in directory's partition.metadata, or None (no file, or unreadable: a line
+    that is not one `name: value`, which Kafka's reader refuses too, is damage, not an id)."""
     try:
         with open(os.path.join(directory, PARTITION_METADATA_FILE)) as f:
-            fields = dict(line.split(": ", 1) for line in f.read().splitlines() if ": " in line)
-    except (OSError, UnicodeDecodeError):
+            fields = dict(line.split(": ") for line in f.read().splitlines() if ": " in line)
+    except (OSError, UnicodeDecodeError, ValueError):
         return None
     return fields.get("topic_id") or None
 
