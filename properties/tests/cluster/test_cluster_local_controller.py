@@ -1,13 +1,13 @@
 """The single-broker control plane (impl/controller/local.py: `kafkaref broker` alone, and the
 core tests' brokers) decides topic creation as the cluster's controller (ControllerState) does:
 the same error for every partition count and replication factor (a broker refuses 0 and below
-itself and fills in -1 with its defaults, but a BrokerConfig built in code may default to 0
-partitions), a count below one refused before the replication factor is checked, as Kafka's
+itself and fills in -1 with its defaults, but a BrokerConfig built in code may default to 0), a count below one refused before the replication factor is checked, as Kafka's
 ReplicationControlManager does; and the same shape when created.
 
 Found by mutation testing (session 79fa682's survivor 00142): LocalController refusing every
 creation whose replication factor fits (`not` added to its check) passed the controller layer,
-which never ran it; 00224, `partitions < 1` read as `< 0`, the same way."""
+which never ran it; 00224 (`partitions < 1` read as `< 0`) and 00283 (ControllerState taking a
+replication factor of 0) the same way."""
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ def local_create(broker, name: str, partitions: int, rf: int) -> ErrorCode:
     return error
 
 
-@given(brokers=st.integers(1, 3), partitions=st.integers(0, 3), rf=st.integers(1, 4))
+@given(brokers=st.integers(1, 3), partitions=st.integers(0, 3), rf=st.integers(0, 4))
 def test_the_local_and_the_cluster_controller_create_alike(brokers, partitions, rf):
     broker = core_brokers(brokers)[0]
     state = ControllerState(ManualClock())
@@ -34,7 +34,7 @@ def test_the_local_and_the_cluster_controller_create_alike(brokers, partitions, 
     error = local_create(broker, "t", partitions, rf)
     assert error == state.create_topic("t", partitions, rf, {})[0]
     assert error == (ErrorCode.invalid_partitions if partitions < 1 else ErrorCode.none
-                     if rf <= brokers else ErrorCode.invalid_replication_factor)
+                     if 1 <= rf <= brokers else ErrorCode.invalid_replication_factor)
     shapes = [(len(t.partitions), {len(p.replicas) for p in t.partitions})
               for t in (broker.metadata.topic("t"), state.metadata.topic("t")) if t is not None]
     assert shapes == ([(partitions, {rf})] * 2 if error == ErrorCode.none else [])
