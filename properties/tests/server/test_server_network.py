@@ -15,7 +15,7 @@ from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
 from kafkaref.impl.server.config import ServerConfig
 from kafkaref.impl.server.single import single_broker
-from kafkaref.properties.servers import BrokerSetup
+from kafkaref.properties.servers import NO_RETENTION_TASK_MS, BrokerSetup
 from kafkaref.properties.waiting import wait_until
 
 TWO_THREADS_SMALL_FRAMES = pytest.mark.parametrize("broker_setup", [BrokerSetup(
@@ -310,7 +310,11 @@ def test_parked_fetches_expire_on_time_with_the_ticker_asleep():
     # run_isr_checks), not counted from the start: at 10 min, one was due within a minute of
     # the start whenever the machine's uptime was 9 to 10 min past a multiple of 10 min, and
     # "the ticker asleep" below timed out (1 run in 20). At this lag time none is due for years.
-    broker_config = BrokerConfig(replica_lag_time_max_ms=2 * 10**12)
+    # The retention task's first run (log.initial.task.delay.ms, Kafka's 30 s) is a deadline
+    # too: with it the ticker slept at most until then, and "the ticker asleep" took the 30 s
+    # of its wait, timing out on a loaded machine. A day late here, as the fixtures start it.
+    broker_config = BrokerConfig(replica_lag_time_max_ms=2 * 10**12,
+                                 log_initial_task_delay_ms=NO_RETENTION_TASK_MS)
     server = single_broker("", config, broker_config, log_factory=lambda key: MemoryLog()).start()
     long_wait = connect(server)
     try:
