@@ -299,7 +299,7 @@ class MemorySlice:
     def read_bytes(self) -> bytes:
         return self.data
 
-    def sendfile(self, out_fd: int, offset: int = 0, count: int | None = None) -> int:
+    def sendfile(self, out_fd: int, offset: int, count: int | None = None) -> int:
         count = self.size - offset if count is None else min(count, self.size - offset)
         return os.write(out_fd, self.data[offset:offset + count]) if count > 0 else 0
 

@@ -33,9 +33,10 @@ from kafkaref.impl.replication.apply import (
 )
 
 log = logging.getLogger(__name__)
-PARTITION_MAX_BYTES = 1 << 20
+# Kafka's replica.fetch.max.bytes and replica.fetch.response.max.bytes defaults: what one
+# partition, and one whole fetch, may return (the first batch comes whole even if larger)
+PARTITION_MAX_BYTES, FETCH_MAX_BYTES = 1 << 20, 10 << 20
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
-FETCH_MAX_BYTES = 16 << 20
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
 LIST_OFFSETS_VERSION, EARLIEST = 5, -2  # the leader's log start, for a fetch out of range
 

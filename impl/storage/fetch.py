@@ -59,7 +59,7 @@ class FetchSlice:
             good += len(batch)
         return error, data[:good]
 
-    def sendfile(self, out_fd: int, offset: int = 0, count: int | None = None) -> int:
+    def sendfile(self, out_fd: int, offset: int, count: int | None = None) -> int:
         """os.sendfile part of the range (from `offset` within it) to out_fd; returns the bytes
         sent (may be fewer than asked on a non-blocking socket; 0 at a truncated end)."""
         if self.fd < 0:
