@@ -229,6 +229,9 @@ def test_list_offsets_earliest_and_latest_is_the_hw():
     # hw and a later time none (offset -1, no error), as the core answers
     assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0, 0),)
     assert model.feed(ev.ListOffsets(7, 0, 0, 12345)) == (eff.ListOffsetsResponse(7, OK, -1),)
+    # the wire's values (the locksteps send the model's constants to the broker as they are)
+    assert (ev.EARLIEST, ev.LATEST) == (-2, -1)
+    assert model.feed(ev.ListOffsets(8, 0, 0, -2)) == (eff.ListOffsetsResponse(8, OK, 0),)
 
 
 # -- replication, hw, ISR -------------------------------------------------------------------
@@ -426,6 +429,7 @@ def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
     model.feed(ev.CrashBroker(0))
     (result,) = model.feed(fetch)
     assert isinstance(result, eff.ReplicaFetchResult) and result.error == ErrorCode.network_exception
+    assert result.appended == 0  # a failed fetch appends nothing
     model.feed(ev.CrashBroker(1))
     assert model.feed(fetch) == ()
 
