@@ -10,8 +10,7 @@ import time
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import check
-from kafkaref.chaos.conform.probe import LATEST, Probe
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.chaos.conform.probe import LATEST, Probe, batch_now
 
 TOPIC_RESOURCE, DYNAMIC_TOPIC_CONFIG = 2, 1
 PROPAGATION_S = 15.0
@@ -78,7 +77,7 @@ def delete_topic(probe: Probe):
     empty."""
     probe.version(20)
     topic = probe.create_topic("delete")
-    probe.produce_ok(topic, build_batch([(None, b"old", (), None)]))
+    probe.produce_ok(topic, batch_now([(None, b"old", (), None)]))
     request = _delete(probe, topic)
     again = probe.connect().call(20, request)
     probe.expect_error(again.responses[0].error_code, ErrorCode.unknown_topic_or_partition,
@@ -101,9 +100,9 @@ def records_outlive_other_topics(probe: Probe):
     topic = probe.create_topic("outlive")
     acked = [b"o%d" % i for i in range(6)]
     for i in range(0, len(acked), 2):
-        probe.produce_ok(topic, build_batch([(None, v, (), None) for v in acked[i:i + 2]]))
+        probe.produce_ok(topic, batch_now([(None, v, (), None) for v in acked[i:i + 2]]))
     other = probe.create_topic("other")
-    probe.produce_ok(other, build_batch([(None, b"x", (), None)]))
+    probe.produce_ok(other, batch_now([(None, b"x", (), None)]))
     _delete(probe, other)
     probe.forget_leaders()
     end = probe.offset_of(topic, LATEST)
@@ -166,7 +165,7 @@ def create_partitions(probe: Probe):
     answer, error = grow(3)
     probe.expect_error(error, ErrorCode.none, "CreatePartitions 1 -> 3", answer)
     probe.wait_for_leaders(topic, 3)
-    probe.produce_ok(topic, build_batch([(None, b"new", (), None)]), partition=2)
+    probe.produce_ok(topic, batch_now([(None, b"new", (), None)]), partition=2)
     answer, error = grow(2)
     probe.expect_error(error, ErrorCode.invalid_partitions, "CreatePartitions 3 -> 2", answer,
                        soft=True)

@@ -25,7 +25,7 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import Probe
+from kafkaref.chaos.conform.probe import Probe, batch_now
 
 
 @check("leader_failover", "faults", "KIP-101 / KIP-279 (leader epochs), KIP-320; Kafka "
@@ -94,9 +94,8 @@ def new_leader(probe: Probe, topic: str, old: int, timeout_s: float = 60.0):
 
 
 def _batch(values):
-    from kafkaref.impl.protocol.records import build_batch
 
-    return build_batch([(None, v, (), None) for v in values])
+    return batch_now([(None, v, (), None) for v in values])
 
 
 @check("chaos_workload", "faults", "Jepsen-style history of a workload under faults, judged "

@@ -20,9 +20,8 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, now_ms
+from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, batch_now, now_ms
 from kafkaref.impl.protocol.compression import Compression
-from kafkaref.impl.protocol.records import build_batch
 
 # The checks that stop a broker run once, at the preferred versions, as the faults group's:
 # each kill and restart costs seconds, and a restarted broker under a loaded machine may miss
@@ -31,7 +30,7 @@ FAULTED = (PREFERRED_LEVEL,)
 
 
 def values_batch(prefix: bytes, count: int, **options) -> bytes:
-    return build_batch([(None, b"%s-%d" % (prefix, i), (), None) for i in range(count)],
+    return batch_now([(None, b"%s-%d" % (prefix, i), (), None) for i in range(count)],
                        **options)
 
 
@@ -349,7 +348,7 @@ def list_offsets(probe: Probe):
     batches = [[base + 0, base + 100, base + 200], [base + 1000, base + 1100],
                [base + 2000, base + 2100]]
     for i, stamps in enumerate(batches):
-        probe.produce_ok(topic, build_batch(
+        probe.produce_ok(topic, batch_now(
             [(None, b"t%d-%d" % (i, j), (), ts) for j, ts in enumerate(stamps)],
             base_timestamp=stamps[0]))
     earliest, latest = probe.offset_of(topic, EARLIEST), probe.offset_of(topic, LATEST)
@@ -379,7 +378,7 @@ def _codec_check(codec: Compression):
     def compression(probe: Probe):
         values = [b"%s-%d-" % (codec.name.encode(), i) + bytes(i % 7) * 30 for i in range(50)]
         topic = probe.create_topic(f"codec-{codec.name}")
-        batch = build_batch([(b"k%d" % i, v, (("h", b"%d" % i),), None)
+        batch = batch_now([(b"k%d" % i, v, (("h", b"%d" % i),), None)
                              for i, v in enumerate(values)], compression=codec)
         # zstd only from Produce v7 (KIP-110): below, Kafka refuses it
         version = max(probe.version(0), ZSTD_PRODUCE) if codec == Compression.zstd else None
@@ -414,7 +413,7 @@ def headers_and_timestamps(probe: Probe):
         (b"", b"v", (("\u00fcml\u00e4ut", b"\x00\xff"),), base - 3),
         (b"k2", b"v2", (), base + 1_000_000),
     ]
-    probe.produce_ok(topic, build_batch(records, base_timestamp=base))
+    probe.produce_ok(topic, batch_now(records, base_timestamp=base))
     got = [(r.key, r.value, tuple(r.headers), r.timestamp) for r in probe.read_all(topic)]
     want = [(k, v, tuple(h), t) for k, v, h, t in records]
     probe.expect(got == want, "keys, values, headers or timestamps changed",

@@ -11,9 +11,8 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import PREFERRED_LEVEL, check
 from kafkaref.chaos.conform.faults import serves
-from kafkaref.chaos.conform.probe import PREFERRED, Probe
+from kafkaref.chaos.conform.probe import PREFERRED, Probe, batch_now
 from kafkaref.impl.protocol import wire
-from kafkaref.impl.protocol.records import build_batch
 
 REQUIRED_APIS = {0: "Produce", 1: "Fetch", 2: "ListOffsets", 3: "Metadata", 18: "ApiVersions"}
 
@@ -243,9 +242,9 @@ def crc_rejected(probe: Probe):
     """A batch whose CRC-32C does not match is refused with CORRUPT_MESSAGE and nothing of it
     is written (the log end offset does not move)."""
     topic = probe.create_topic("crc")
-    probe.produce_ok(topic, build_batch([(None, b"before", (), None)]))
+    probe.produce_ok(topic, batch_now([(None, b"before", (), None)]))
     before = probe.offset_of(topic, -1)
-    batch = bytearray(build_batch([(None, b"x", (), None), (None, b"y", (), None)]))
+    batch = bytearray(batch_now([(None, b"x", (), None), (None, b"y", (), None)]))
     batch[-1] ^= 0xFF
     answer = probe.produce(topic, bytes(batch))
     probe.expect_error(answer.error_code, ErrorCode.corrupt_message,
@@ -300,9 +299,9 @@ def message_too_large(probe: Probe):
     """A batch larger than the topic's max.message.bytes is refused with MESSAGE_TOO_LARGE and
     not written (topic created with max.message.bytes=10000, a 20000-byte batch sent)."""
     topic = probe.create_topic("large", configs={"max.message.bytes": "10000"})
-    probe.produce_ok(topic, build_batch([(None, b"small", (), None)]))
+    probe.produce_ok(topic, batch_now([(None, b"small", (), None)]))
     before = probe.offset_of(topic, -1)
-    batch = build_batch([(None, bytes(20_000), (), None)])
+    batch = batch_now([(None, bytes(20_000), (), None)])
     answer = probe.produce(topic, batch)
     probe.expect_error(answer.error_code, ErrorCode.message_too_large,
                        f"Produce of a {len(batch)}-byte batch (max.message.bytes=10000)", answer)

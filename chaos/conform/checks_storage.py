@@ -16,8 +16,7 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import EARLIEST, Probe
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.chaos.conform.probe import EARLIEST, Probe, batch_now
 
 # segment.bytes the check asks for: a small one first (Kafka 3.x accepts anything >= 14), then
 # Kafka 4.0's minimum (1 MiB, KIP-1030), which every Kafka since 4.0 requires.
@@ -81,7 +80,7 @@ def segment_roll(probe: Probe):
     expected: dict[int, bytes] = {}
     for b in range(batches):
         values = [_value(b, r, record_bytes) for r in range(RECORDS_PER_BATCH)]
-        base = probe.produce_ok(topic, build_batch([(None, v, (), None) for v in values]),
+        base = probe.produce_ok(topic, batch_now([(None, v, (), None) for v in values]),
                                 acks=-1, conn=conn)
         probe.expect(base == b * RECORDS_PER_BATCH, f"batch {b} acknowledged at offset {base}",
                      expected=f"{b * RECORDS_PER_BATCH} (offsets dense, one replica)")
@@ -122,7 +121,7 @@ def torn_tail_recovery(probe: Probe):
     acked = []
     for b in range(TORN_BATCHES):
         values = [b"t%d-%d" % (b, r) for r in range(TORN_RECORDS)]
-        probe.produce_ok(topic, build_batch([(None, v, (), None) for v in values]), acks=-1)
+        probe.produce_ok(topic, batch_now([(None, v, (), None) for v in values]), acks=-1)
         acked.extend(values)
     leader = probe.wait_for_leaders(topic, 1).partitions[0].leader_id
     target = target_of(probe, leader)
@@ -140,7 +139,7 @@ def torn_tail_recovery(probe: Probe):
     after, kept = [], None
     for b in range(AFTER_BATCHES):
         values = [b"n%d-%d" % (b, r) for r in range(TORN_RECORDS)]
-        base = probe.produce_retrying(topic, build_batch([(None, v, (), None) for v in values]))
+        base = probe.produce_retrying(topic, batch_now([(None, v, (), None) for v in values]))
         if kept is None:
             kept = base
             probe.expect(kept <= len(acked), f"after recovery the log ends at {kept}, past the "

@@ -21,10 +21,9 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import HIGHEST, LOWEST, check
 from kafkaref.chaos.conform.faults import serves
-from kafkaref.chaos.conform.probe import PREFERRED, Probe
+from kafkaref.chaos.conform.probe import PREFERRED, Probe, batch_now
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
-from kafkaref.impl.protocol.records import build_batch
 
 SEED = 20261122
 SETTLE_S = 0.5  # how long a fuzzed connection is given to answer or close
@@ -65,7 +64,7 @@ def produce_frame(records_bytes, version=8, acks=1, correlation_id=1, topic="fz"
 
 def damaged_batch(rng) -> bytes:
     """A batch with a wrong CRC, record count, length or magic."""
-    batch = bytearray(build_batch([(None, b"x", (), None), (None, b"y", (), None)]))
+    batch = bytearray(batch_now([(None, b"x", (), None), (None, b"y", (), None)]))
     kind = rng.randrange(4)
     if kind == 0:
         batch[-1] ^= 0xFF
@@ -83,8 +82,8 @@ def valid_frames(rng, frames: Frames | None = None):
     fields a version does not have)."""
     frames = frames or Frames()
     versions, produce_topic = frames.versions, frames.topic_of(PRODUCE, "name")
-    batch = build_batch([(b"k", b"v" * rng.randrange(50), (), None)])
-    large = build_batch([(b"k", rng.randbytes(300_000 + rng.randrange(100_000)), (), None)])
+    batch = batch_now([(b"k", b"v" * rng.randrange(50), (), None)])
+    large = batch_now([(b"k", rng.randbytes(300_000 + rng.randrange(100_000)), (), None)])
     return [
         produce_frame(batch, versions[PRODUCE], named=produce_topic),
         # > one recv(): a frame buffer lent to the request
@@ -171,7 +170,7 @@ def protocol_fuzz(probe: Probe):
         probe.sent(api_key, version)  # sent on raw sockets: recorded here
     acked = [b"acked-%d" % i for i in range(20)]
     for value in acked:
-        probe.produce_ok(topic, build_batch([(None, value, (), None)]))
+        probe.produce_ok(topic, batch_now([(None, value, (), None)]))
     bystander = probe.leader(topic)
     address = bystander.address
     outcomes = {"answered": 0, "closed": 0, "silent": 0, "refused": 0}

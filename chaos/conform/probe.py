@@ -34,7 +34,13 @@ from kafkaref.chaos.conform.catalogue import (
     Skip,
 )
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
-from kafkaref.impl.protocol.records import Record, base_offset_of, decode_batch, split_batches
+from kafkaref.impl.protocol.records import (
+    Record,
+    base_offset_of,
+    build_batch,
+    decode_batch,
+    split_batches,
+)
 
 # Produce errors that say the batch was not appended and the leader moved or is not known yet.
 RETRIABLE_PRODUCE = (ErrorCode.not_leader_or_follower, ErrorCode.leader_not_available,
@@ -82,6 +88,15 @@ def summarise(value, depth: int = 0):
 def text(value) -> str:
     out = str(summarise(value))
     return out if len(out) <= TEXT_MAX else out[:TEXT_MAX] + " ..."
+
+
+def batch_now(records, **options) -> bytes:
+    """A v2 batch (records.build_batch) whose records without a timestamp of their own are
+    stamped now, as a producer stamps them. Stamped 1970 (build_batch's default), they are what
+    time retention (retention.ms, 7 days by default) deletes at the broker's next run, which
+    comes 30 s after a broker starts (log.initial.task.delay.ms): a fault check's restarted
+    broker, leader after a failover, then answered a fetch at 0 OFFSET_OUT_OF_RANGE."""
+    return build_batch(records, **{"base_timestamp": now_ms(), **options})
 
 
 class Conn:
