@@ -38,3 +38,6 @@ def test_the_local_and_the_cluster_controller_create_alike(brokers, partitions, 
     shapes = [(len(t.partitions), {len(p.replicas) for p in t.partitions})
               for t in (broker.metadata.topic("t"), state.metadata.topic("t")) if t is not None]
     assert shapes == ([(partitions, {rf})] * 2 if error == ErrorCode.none else [])
+    for topic in (broker.metadata.topic("t"), state.metadata.topic("t")):
+        # a new partition is led by its first replica, Kafka's preferred leader
+        assert topic is None or all(p.leader == p.replicas[0] for p in topic.partitions)

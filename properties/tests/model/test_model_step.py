@@ -445,6 +445,8 @@ def test_impossible_events_raise():
     for partition in (3, -1):  # past the last and below the first
         (answer,) = step(state, ev.Fetch(1, 0, partition, 0))[1]
         assert answer.error == ErrorCode.unknown_topic_or_partition
+        after, (answer,) = step(state, ev.Produce(1, 0, partition, (b"a",)))
+        assert answer.error == ErrorCode.unknown_topic_or_partition and after == state
     with pytest.raises(ValueError):
         step(state, ev.Tick(-1))
     with pytest.raises(ValueError):  # a retention run is the broker's own: never of a partition
