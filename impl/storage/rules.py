@@ -81,7 +81,7 @@ class _LosesNextBatch:
     def append(self, batch, header) -> None:
         """Lost."""
 
-    def append_parts(self, parts, size, base_offset, last_offset, max_timestamp) -> None:
+    def append_parts(self, parts, size, last_offset, max_timestamp) -> None:
         """Lost."""
 
 
