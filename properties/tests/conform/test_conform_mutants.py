@@ -23,7 +23,7 @@ CAUGHT_BY = {
     "M1": "hw_waits_for_isr",
     "M2": "acks_all_visible",
     "M3": "min_insync_replicas",
-    "M4": "hw_caps_reads",
+    "M4": "fetch_from_follower",
     "M6": "dense_offsets",
     "M7": "crc_rejected",
     "M9": "pipelined_response_order",
@@ -33,9 +33,12 @@ CAUGHT_BY = {
     "M8": "torn_tail_recovery",  # through --tear-cmd (kafkaref chaos tear)
     "M13": "segment_roll",  # a topic's segment.bytes (1 MiB: the minimum) makes rolls happen
 }
-# Further checks that see the mutant too: M4's consumer read past the hw shows on a follower,
-# which serves a consumer's Fetch v11+ up to its own hw (KIP-392)
-ALSO_CAUGHT_BY = {"M4": ("fetch_from_follower",)}
+# M4 (a consumer reads past the hw) is named by fetch_from_follower: a follower serves a
+# consumer's Fetch v11+ up to its own hw (KIP-392), which trails its log end by one fetch round
+# by design, so the fault shows on every answer there. hw_caps_reads sees it on the leader only
+# when a pipelined fetch beats the followers' next fetch, a race: on the CI machine of session 11
+# the followers won all 80 times and the check passed under the mutant.
+ALSO_CAUGHT_BY: dict[str, tuple[str, ...]] = {}
 NOT_SEEN: dict[str, str] = {}
 CONTROL = "acks_1"  # passes under every mutant: the failure is the named check, not a crash
 DEFAULT_RUN = {"M2", "M4", "M8", "M9", "M11", "M13"}  # acks, reads, storage, order, purgatory
