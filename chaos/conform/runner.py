@@ -221,17 +221,21 @@ def run(bootstrap: str, checks: list[Check], *, label: str | None = None,
 
 def _cluster_replication_factor(bootstrap: str, versions, timeout_s: float) -> int | None:
     """The replication factor every check's topics get: the cluster's size (at most 3) as the
-    run starts, before any fault. Asked again by each check, it would count the brokers one
-    broker's metadata lists, and right after a restart that broker may not list the restarted
-    one yet: a topic of 2 replicas on 3 brokers, and min.insync.replicas 2 unreachable once one
-    of them is killed. None (each probe asks) if the bootstrap does not answer Metadata."""
-    probe = Probe(bootstrap, versions, timeout_s)
-    try:
-        return probe.replication_factor()
-    except (OSError, ValueError):
-        return None
-    finally:
-        probe.close()
+    run starts, before any fault, counted as the most brokers any bootstrap address lists. One
+    broker's count can fall short: a broker learns the others from the controller after it
+    starts serving, and right after a restart it may not list the restarted one yet. Too few
+    replicas, and min.insync.replicas 2 is unreachable once one of them is killed. None (each
+    probe asks) if no bootstrap address answers Metadata."""
+    counts = []
+    for address in bootstrap.split(","):
+        probe = Probe(address.strip(), versions, timeout_s)
+        try:
+            counts.append(probe.broker_count())
+        except (OSError, ValueError):
+            pass
+        finally:
+            probe.close()
+    return min(3, max(counts)) if counts else None
 
 
 def _clean_up(bootstrap: str, versions, timeout_s: float, created: Leftovers) -> str:

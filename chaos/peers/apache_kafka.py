@@ -201,7 +201,7 @@ class ApacheKafka(Peer):
     def ready(self, node: Node) -> bool:
         """The node answers Metadata naming every node of the cluster (the quorum formed and
         every broker registered and unfenced)."""
-        from kafkaref.chaos.peers.probing import brokers_seen
+        from kafkaref.impl.client.cluster_view import brokers_seen
 
         return brokers_seen(node.host, node.port) >= len(self.nodes)
 

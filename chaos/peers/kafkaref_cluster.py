@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 from kafkaref.chaos.peers.peer import Node, Peer
-from kafkaref.chaos.peers.probing import brokers_seen
+from kafkaref.impl.client.cluster_view import brokers_seen
 
 
 def kafkaref_version() -> str:

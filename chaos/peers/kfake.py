@@ -14,7 +14,7 @@ import os
 
 from kafkaref.chaos.peers.fetched import go_binary
 from kafkaref.chaos.peers.peer import Node, Peer, free_port
-from kafkaref.chaos.peers.probing import brokers_seen
+from kafkaref.impl.client.cluster_view import brokers_seen
 
 MAIN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kfake_main")
 # The pseudo-version go.mod pins (kfake has no release tags); a test reads both.

@@ -11,8 +11,24 @@ from kafkaref.impl.client.connection import KafkaConnection, parse_address
 METADATA_VERSION = 8
 
 
+PROBE_TIMEOUT_S = 2.0
+
+
 class NoBrokerAvailable(ConnectionError):
     pass
+
+
+def brokers_seen(host: str, port: int) -> int:
+    """How many brokers one node's Metadata answer lists; 0 when it does not answer (yet).
+    A broker learns the others from the controller after it starts serving, so a cluster is
+    ready for clients only once every node lists them all."""
+    try:
+        with KafkaConnection(host, port, timeout_s=PROBE_TIMEOUT_S) as conn:
+            answer = conn.send(3, METADATA_VERSION, {"topics": [],
+                                                     "allow_auto_topic_creation": False})
+            return len(answer.brokers)
+    except (OSError, ValueError):
+        return 0
 
 
 class ClusterView:

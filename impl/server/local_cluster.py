@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 
+from kafkaref.impl.client.cluster_view import brokers_seen
 from kafkaref.impl.controller.config import DEFAULT_SESSION_TIMEOUT_MS
 from kafkaref.impl.server.config import READY_TIMEOUT_S
 
@@ -185,9 +186,25 @@ class LocalCluster:
     def start(self, timeout_s: float = READY_TIMEOUT_S) -> LocalCluster:
         for broker_id in self.ports:
             self.start_broker(broker_id)
+        deadline = time.monotonic() + timeout_s
         self.wait_registered(set(self.ports), timeout_s)
         self._learn_ports()
+        self.wait_seen(deadline - time.monotonic())
         return self
+
+    def wait_seen(self, timeout_s: float) -> None:
+        """Until every broker's own Metadata lists every broker. Registered with the controller
+        is not yet ready: a broker learns the others from its next metadata update, and a client
+        asking it first would count one broker (and size its topics so)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            behind = [b for b, port in self.ports.items()
+                      if brokers_seen("127.0.0.1", port) < len(self.ports)]
+            if not behind:
+                return
+            time.sleep(0.05)
+        raise TimeoutError(f"brokers {behind} did not list all {len(self.ports)} brokers "
+                           f"in {timeout_s:.0f}s")
 
     def _learn_ports(self) -> None:
         """Take each broker's port from its registration, and keep it for restarts."""

@@ -59,3 +59,22 @@ def test_every_level_of_every_check_gets_the_replication_factor_counted_before_a
     assert [o.status for o in result.outcomes] == ["pass", "pass"]
     assert seen == [3, 3, 3, 3]
     assert negotiate(broker.address)  # the broker is still there: the run cleaned up only its own
+
+
+def test_the_replication_factor_is_the_most_brokers_any_bootstrap_address_lists(broker, monkeypatch):
+    """Found by the CI the next day (acks_all_visible passed a mutant at replication factor 1 on
+    3 brokers): right after a cluster starts, the first bootstrap broker may list only itself.
+    Every bootstrap address is asked and the largest count wins."""
+    lagging, knowing = broker.address, f"localhost:{broker.address.rsplit(':', 1)[1]}"
+    monkeypatch.setattr(Probe, "broker_count",
+                        lambda self: 1 if self.bootstrap[0][0] == "127.0.0.1" else 3)
+    seen = []
+
+    def sizes(probe):
+        seen.append(probe.replication_factor())
+        return "sized"
+
+    checks = [Check("sizes", "test", sizes, "none", 10.0, (LOWEST,))]
+    result = run(f"{lagging},{knowing}", checks, options={}, timeout_s=5.0)
+    assert [o.status for o in result.outcomes] == ["pass"]
+    assert seen == [3]

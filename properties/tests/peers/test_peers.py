@@ -24,7 +24,7 @@ from kafkaref.chaos.peers import (
     start_peer,
 )
 from kafkaref.chaos.peers.peer import Node, Peer
-from kafkaref.chaos.peers.probing import brokers_seen
+from kafkaref.impl.client.cluster_view import brokers_seen
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.properties.servers import PeerSetup, running_peer
 from kafkaref.properties.waiting import wait_until
