@@ -35,6 +35,7 @@ import math
 import os
 import random
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tarfile
@@ -364,6 +365,8 @@ def run(args) -> None:
         return work(session, args, deadline)
     session.restore_tree()
     prepare_environment(session)
+    if args.retry_timeouts:
+        retry_timeouts(session)
     pending = pending_items(session, args.folder)
     if args.workers > 1 and pending:
         prepare_folders(session, pending)
@@ -371,6 +374,14 @@ def run(args) -> None:
     else:
         judge_items(session, session.tree, pending, deadline)
     report(argparse.Namespace(commit=session.commit, markdown=False, survivors=False))
+
+
+def retry_timeouts(session: Session) -> None:
+    """Forget every timed-out result, so this run judges those mutants again. A loaded machine
+    turns slow survivors into timeouts, which count as killed: judge them again on a quiet one."""
+    with sqlite3.connect(session.db_path) as db:
+        cleared = db.execute("DELETE FROM work_results WHERE output = 'timeout'").rowcount
+    print(f"mutation: {cleared} timed-out mutant(s) to judge again", flush=True)
 
 
 def pending_items(session: Session, folders: list[str] | None) -> list[tuple[WorkItem, str]]:
@@ -679,6 +690,8 @@ def main() -> None:
     run_parser.add_argument("--commit", help="resume (or start) this commit's session (default: HEAD)")
     run_parser.add_argument("--workers", type=int, default=1,
                             help="mutants judged at once, each in a tree copy of its own")
+    run_parser.add_argument("--retry-timeouts", action="store_true",
+                            help="judge the timed-out mutants again (on a quiet machine)")
     run_parser.add_argument("--worker", help=argparse.SUPPRESS)  # K, set by --workers for its children
     report_parser = commands.add_parser("report", help="per-folder score of the session")
     report_parser.add_argument("--commit", help="the session's commit (default: HEAD)")
