@@ -1122,7 +1122,11 @@ def _topic_uuid(topic) -> uuid.UUID:
 
 
 def _commit_error(append_error: ErrorCode) -> ErrorCode:
-    """What an OffsetCommit answers when its append failed (Kafka's GroupMetadataManager)."""
+    """What an OffsetCommit answers when its append failed: Kafka 4's coordinator runtime
+    (CoordinatorOperationExceptionHelper.handleOperationException, read in 4.3.1's jar), so a
+    client looks the coordinator up again or retries. NOT_ENOUGH_REPLICAS_AFTER_APPEND is
+    kafkaref's own (its commit waits in the produce purgatory; Kafka's runtime waits for the
+    hw and ends such a wait REQUEST_TIMED_OUT), answered as that timeout is."""
     if append_error == ErrorCode.none:
         return ErrorCode.none
     if append_error in (ErrorCode.unknown_topic_or_partition, ErrorCode.not_enough_replicas,
@@ -1133,7 +1137,7 @@ def _commit_error(append_error: ErrorCode) -> ErrorCode:
         return ErrorCode.not_coordinator
     if append_error in (ErrorCode.message_too_large, ErrorCode.record_list_too_large,
                         ErrorCode.invalid_fetch_size):
-        return ErrorCode.invalid_commit_offset_size
+        return ErrorCode.unknown_server_error  # Kafka 3's GroupMetadataManager: INVALID_COMMIT_OFFSET_SIZE
     return append_error
 
 
