@@ -184,3 +184,15 @@ def test_zero_copy_fetch_frames_decode_like_the_in_memory_ones(tmp_path, fetch_v
     _, body = wire.decode_response(1, fetch_version, frame[4:])
     error, views = split_batches(body.responses[0].partitions[0].records)
     assert [r.value for v in views for r in decode_batch(v).records] == [b"b" * 300, b"c"]
+
+
+def test_leader_hints_for_a_partition_the_metadata_no_longer_holds_are_unknown(core_broker):
+    """KIP-951's hints are read after the answer: a topic deleted (or a partition index gone)
+    in between, by the controller channel's thread, is hinted leader -1, epoch -1, never a
+    crash of the request."""
+    create(core_broker, "t")
+    failed = {("gone", 0): ErrorCode.not_leader_or_follower,
+              ("t", 5): ErrorCode.not_leader_or_follower}
+    leaders, endpoints = core_broker._leader_hints(failed, (ErrorCode.not_leader_or_follower,))
+    assert leaders == {("gone", 0): (-1, -1), ("t", 5): (-1, -1)}
+    assert endpoints == []

@@ -9,10 +9,12 @@ import pytest
 from kafkaref.model.api import ReferenceModel
 from kafkaref.model.config import Bug, ClusterConfig
 from kafkaref.model.events import CommitIsrChange, CrashBroker, Elect, Produce, RestartBroker, Tick
-from kafkaref.model.refinement import check_trace, image, image_violations
+import attrs
+
+from kafkaref.model.refinement import check_trace, distance, image, image_violations
 from kafkaref.model.values import initial_state
 from kafkaref.model.workload import FAULTY, Workload
-from kafkaref.spec.state import Bounds
+from kafkaref.spec.state import Bounds, QuorumState
 from kafkaref.spec.state import initial_state as spec_initial_state
 
 
@@ -98,3 +100,21 @@ def test_known_divergence_lag_shrink_of_a_follower_that_did_catch_up():
     report = check_trace(config, model.events)
     assert [s.kind for s in report.steps][-1] == "known-divergence"
     assert report.ok and not report.invariant_failures
+
+
+def test_the_distance_is_zero_on_the_image_and_grows_with_each_quorum_difference():
+    """The search accepts a spec state at distance 0, so each way a spec state can differ
+    from the model's image must count: one differing field alone, or two at once, is never
+    taken for a match (a term that subtracts would cancel another)."""
+    config = ClusterConfig(brokers=3)
+    target = image(scripted(config).state)
+    lagging = (False,) * len(target.logs)
+    assert distance(target, target, lagging) == 0
+    q = target.quorum
+    changes = {"leader": attrs.evolve(q, leader=(q.leader + 1) % 3),
+               "epoch": attrs.evolve(q, leader_epoch=q.leader_epoch + 1),
+               "isr": attrs.evolve(q, isr=q.isr - {q.leader})}
+    for name, quorum in changes.items():
+        assert distance(attrs.evolve(target, quorum=quorum), target, lagging) == 1, name
+    both = QuorumState(q.leader_epoch + 1, (q.leader + 1) % 3, q.isr)
+    assert distance(attrs.evolve(target, quorum=both), target, lagging) == 2

@@ -39,3 +39,14 @@ def test_block_file_written_before_ids_are_used(tmp_path):
     blocks = ProducerIdBlocks(path, broker_id=0)
     pid = next(blocks)
     assert int(path.read_text()) > pid
+
+
+def test_a_block_file_from_another_brokers_range_starts_at_this_brokers_first_id(tmp_path):
+    """A data directory moved to a broker of a higher id holds an end below this broker's
+    range: nothing of the range was handed out, so the first id is the range's first, and the
+    next run starts past the block the first one wrote."""
+    path = tmp_path / "producer_id_block"
+    take(ProducerIdBlocks(path, broker_id=0), 3)  # broker 0's end, below broker 1's range
+    assert take(ProducerIdBlocks(path, broker_id=1), 1) == [1 << 40]
+    later = take(ProducerIdBlocks(path, broker_id=1), 1)[0]
+    assert later >= (1 << 40) + PRODUCER_IDS_PER_BLOCK
