@@ -4,13 +4,12 @@ and the spec invariants hold on the abstract states."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from kafkaref.model.api import ReferenceModel
 from kafkaref.model.config import Bug, ClusterConfig
 from kafkaref.model.events import CommitIsrChange, CrashBroker, Elect, Produce, RestartBroker, Tick
-import attrs
-
 from kafkaref.model.refinement import check_trace, distance, image, image_violations
 from kafkaref.model.values import initial_state
 from kafkaref.model.workload import FAULTY, Workload
