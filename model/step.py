@@ -463,6 +463,9 @@ RECORD_TIMESTAMP = 0  # the timestamp every model record counts as having (ListO
 
 
 def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState, Effects]:
+    """A consumer's ListOffsets (Kafka's Partition.fetchOffsetForTimestamp with its isolation
+    level): answered below the hw, and OFFSET_NOT_AVAILABLE where the answer would lie at or
+    above it while a new leader's hw is still below the start of its epoch (KIP-207)."""
     _check_broker(state, event.broker)
     if not state.alive[event.broker]:
         return state, (eff.Disconnected(event.request_id),)
@@ -471,18 +474,32 @@ def _list_offsets(state: ModelState, event: ev.ListOffsets) -> tuple[ModelState,
         return state, (eff.ListOffsetsResponse(event.request_id, error),)
     if event.timestamp == ev.EARLIEST:
         return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.log_start),)
+    lagging = _hw_below_epoch_start(replica)
     if event.timestamp == ev.LATEST:
         # read_uncommitted consumers see up to the hw, so "latest" is the hw.
+        if lagging:
+            return state, (eff.ListOffsetsResponse(event.request_id,
+                                                   ErrorCode.offset_not_available),)
         return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.hw),)
-    # Any other timestamp is a lookup by time (KIP-79): the first record at or above the log
-    # start and below the hw whose timestamp is at or after it, else offset -1 (no error;
-    # Kafka's fetchOffsetByTimestamp searches from the log start offset). The model's records
-    # carry no timestamps: every one counts as stamped 0 (what the impl's clients here send).
-    stamped = event.timestamp <= RECORD_TIMESTAMP and replica.log_start < replica.hw
+    # Any other timestamp is a lookup by time (KIP-79): the first record of the log at or
+    # above the log start whose timestamp is at or after it, answered if it lies below the hw,
+    # else offset -1 (no error). The model's records carry no timestamps: every one counts as
+    # stamped 0 (what the impl's clients here send).
+    stamped = event.timestamp <= RECORD_TIMESTAMP and replica.log_start < replica.leo
     if not stamped:
         return state, (eff.ListOffsetsResponse(event.request_id, NONE),)
+    if replica.log_start >= replica.hw:
+        error = ErrorCode.offset_not_available if lagging else NONE
+        return state, (eff.ListOffsetsResponse(event.request_id, error),)
     return state, (eff.ListOffsetsResponse(event.request_id, NONE, replica.log_start,
                                            RECORD_TIMESTAMP),)
+
+
+def _hw_below_epoch_start(leader: Replica) -> bool:
+    """A leader whose hw is still below the offset its epoch started at (its followers have
+    not fetched in the epoch yet): the offsets in between are not known to be committed."""
+    start = next((s for epoch, s in leader.epoch_cache if epoch == leader.leader_epoch), None)
+    return start is not None and start > leader.hw
 
 
 def _delete_records(state: ModelState, event: ev.DeleteRecords) -> tuple[ModelState, Effects]:

@@ -548,7 +548,14 @@ class Probe:
         return response.topics[0].partitions[0]
 
     def offset_of(self, topic: str, timestamp: int, partition: int = 0) -> int:
+        """The offset ListOffsets answers, OFFSET_NOT_AVAILABLE waited out (retriable: a new
+        leader's hw is still below its epoch's start, KIP-207)."""
+        deadline = time.monotonic() + self.timeout_s
         answer = self.list_offset(topic, timestamp, partition)
+        while (answer.error_code == ErrorCode.offset_not_available
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
+            answer = self.list_offset(topic, timestamp, partition)
         self.expect_error(answer.error_code, ErrorCode.none, f"ListOffsets {timestamp}", answer)
         return answer.offset
 

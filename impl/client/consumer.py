@@ -15,6 +15,8 @@ fetching ahead (the fetched log can only have grown, and a fetch answers from it
 
 from __future__ import annotations
 
+import time
+
 import attrs
 from kio.schema.errors import ErrorCode
 
@@ -22,6 +24,8 @@ from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
 from kafkaref.impl.protocol.records import decode_batch_fields, split_batches
 
 FETCH_VERSION, LIST_OFFSETS_VERSION = 11, 5
+RETRY_BACKOFF_S = 0.1  # Kafka's retry.backoff.ms
+NOT_AVAILABLE_WAIT_S = 30.0  # Kafka's replica.lag.time.max.ms: the ISR shrinks by then at the latest
 EARLIEST, LATEST = -2, -1
 
 
@@ -77,8 +81,12 @@ class Consumer:
         return self.positions[key]
 
     def list_offset(self, key: tuple[str, int], timestamp: int) -> int:
+        """The offset the leader answers; a lost connection or a moved leader is tried again
+        (20 times), OFFSET_NOT_AVAILABLE (a new leader whose hw is still below its epoch's
+        start, KIP-207) waited out for up to a replica lag time, as Kafka's clients retry it."""
         self._collect_ahead()  # the connection must be free of a fetched-ahead answer
-        for _ in range(20):
+        failures, deadline = 0, time.monotonic() + NOT_AVAILABLE_WAIT_S
+        while failures < 20:
             try:
                 connection, epoch = self.cluster.leader_connection(key)
                 answer = connection.send(2, LIST_OFFSETS_VERSION, {
@@ -87,11 +95,16 @@ class Consumer:
                                         "current_leader_epoch": -1}]}]})
             except (OSError, ValueError, NoBrokerAvailable):
                 self.cluster.drop()
+                failures += 1
                 continue
             part = answer.topics[0].partitions[0]
             if part.error_code == ErrorCode.none:
                 return part.offset
+            if part.error_code == ErrorCode.offset_not_available and time.monotonic() < deadline:
+                time.sleep(RETRY_BACKOFF_S)
+                continue
             self.cluster.drop()
+            failures += 1
         raise NoBrokerAvailable(f"ListOffsets failed for {key}")
 
     def poll(self, max_wait_ms: int = 500, min_bytes: int = 1) -> list[ConsumerRecord]:

@@ -148,6 +148,16 @@ class Partition:
     def log_end_offset(self) -> int:
         return self.log.log_end_offset
 
+    def hw_below_epoch_start(self) -> bool:
+        """A leader whose hw is still below the offset its epoch started at: its followers have
+        not fetched in the epoch yet, and offsets in between are not known to be committed
+        (KIP-207; Kafka's Partition.fetchOffsetForTimestamp answers consumers OFFSET_NOT_AVAILABLE
+        then)."""
+        if not self.is_leader:
+            return False
+        start = self.log.epochs.start_offset_of(self.leader_epoch)
+        return start is not None and start > self.high_watermark
+
     def make_leader(self, leader_epoch: int, isr, replicas, partition_epoch: int = 0) -> bool:
         """Become leader of leader_epoch; True if this is a new epoch or a leader change."""
         changed = leader_epoch != self.leader_epoch or not self.is_leader

@@ -38,6 +38,9 @@ Key = tuple[str, int]
 # the earliest pending upload (KIP-1023, v11)
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = (
     -1, -2, -3, -4, -5, -6)
+# ListOffsets' replica ids: a consumer's (its isolation level bounds the answer by the hw) and
+# a debugging tool's (answered by a follower too); any other is a replica's (the log end)
+CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID = -1, -2
 
 
 @attrs.frozen
@@ -312,68 +315,79 @@ class ReplicaManager:
             respond(results)
 
     # -- offsets ----------------------------------------------------------------------------
-    def _leader_for(self, key: Key, current_leader_epoch: int) -> tuple[Partition | None, ErrorCode]:
-        """The partition if this broker leads it in the epoch the client expects, else an error."""
+    def _leader_for(self, key: Key, current_leader_epoch: int,
+                    leader_only: bool = True) -> tuple[Partition | None, ErrorCode]:
+        """The partition if this broker leads it (or, not leader_only, holds it) in the epoch
+        the client expects, else an error."""
         partition = self.partitions.get(key)
         if partition is None:
             return None, self.missing(key)
         error = partition.check_leader_epoch(current_leader_epoch)
-        if error == ErrorCode.none and not partition.is_leader:
+        if error == ErrorCode.none and leader_only and not partition.is_leader:
             error = ErrorCode.not_leader_or_follower
         return partition, error
 
     def list_offset(self, key: Key, timestamp: int, current_leader_epoch: int = -1,
-                    replica_id: int = -1) -> OffsetAnswer:
-        partition, error = self._leader_for(key, current_leader_epoch)
+                    replica_id: int = CONSUMER_REPLICA_ID) -> OffsetAnswer:
+        """Kafka's ReplicaManager.fetchOffset and Partition.fetchOffsetForTimestamp. A consumer
+        is answered below the hw, and OFFSET_NOT_AVAILABLE while a new leader's hw is still
+        below the start of its epoch (KIP-207: the offsets there are not known to be committed
+        yet); a replica or a debugging tool below the log end, and a debugging tool by a
+        follower too."""
+        partition, error = self._leader_for(key, current_leader_epoch,
+                                            leader_only=replica_id != DEBUGGING_REPLICA_ID)
         if error != ErrorCode.none:
             return OffsetAnswer(error)
         log = partition.log
         if timestamp in (EARLIEST, EARLIEST_LOCAL):  # no tiered storage: all of it is local
             return OffsetAnswer(ErrorCode.none, log.log_start_offset, -1, _earliest_epoch(log))
-        if timestamp == LATEST:
-            offset = partition.high_watermark if replica_id < 0 else log.log_end_offset
-            return OffsetAnswer(ErrorCode.none, offset, -1, partition.leader_epoch)
         if timestamp in (LATEST_TIERED, EARLIEST_PENDING_UPLOAD):
             return OffsetAnswer(ErrorCode.none)  # nothing is tiered: -1, as Kafka 4.3.1 answers
-        if timestamp == MAX_TIMESTAMP:
-            return self._max_timestamp(partition)
-        return self._offset_for_time(partition, timestamp)
+        consumer = replica_id == CONSUMER_REPLICA_ID
+        last_fetchable = partition.high_watermark if consumer else log.log_end_offset
+        lagging = consumer and partition.hw_below_epoch_start()
+        if timestamp == LATEST:
+            if lagging:
+                return OffsetAnswer(ErrorCode.offset_not_available)
+            return OffsetAnswer(ErrorCode.none, last_fetchable, -1, partition.leader_epoch)
+        found = (self._max_timestamp(partition) if timestamp == MAX_TIMESTAMP
+                 else self._offset_for_time(partition, timestamp))
+        if found.offset >= last_fetchable:  # found, but not yet readable by whom asks
+            return OffsetAnswer(ErrorCode.offset_not_available if lagging else ErrorCode.none)
+        return found
 
     @staticmethod
     def _max_timestamp(partition: Partition) -> OffsetAnswer:
-        """The first record below the hw with the greatest timestamp: its offset, timestamp and
+        """The first record of the log with the greatest timestamp: its offset, timestamp and
         the leader epoch of its batch; -1 everywhere when there is none (KIP-734, as Kafka 3.7+
         answers it: the record's offset, not its batch's, KAFKA-16310). A batch is decoded only
         when its header's max timestamp beats the best so far."""
-        best, hw = OffsetAnswer(ErrorCode.none), partition.high_watermark
+        best = OffsetAnswer(ErrorCode.none)
         for header, data in partition.log.iter_batches():
-            if header.base_offset >= hw:
-                break
             if header.max_timestamp <= best.timestamp:
                 continue
             for record in records.decode_batch(data).records:
-                if record.offset < hw and record.timestamp > best.timestamp:
+                if record.timestamp > best.timestamp:
                     best = OffsetAnswer(ErrorCode.none, record.offset, record.timestamp,
                                         header.partition_leader_epoch)
         return best
 
     @staticmethod
     def _offset_for_time(partition: Partition, timestamp: int) -> OffsetAnswer:
-        """The first record below the hw whose timestamp is >= the target: its offset, timestamp
+        """The first record of the log whose timestamp is >= the target: its offset, timestamp
         and the leader epoch of its batch, or -1 everywhere when there is none -- Kafka's
         fetchOffsetByTimestamp (KIP-79; FileRecords.searchForTimestamp). The batch headers' max
         timestamps find the batch; its records find the record in it."""
-        position, hw = partition.log.log_start_offset, partition.high_watermark
-        while position < hw:
-            data = partition.log.read(position, 1 << 20, hw)
+        position, end = partition.log.log_start_offset, partition.log.log_end_offset
+        while position < end:
+            data = partition.log.read(position, 1 << 20, end)
             if not data:
                 break
             for where, header in positioned_headers(data)[1]:
                 if header.max_timestamp >= timestamp and header.last_offset >= position:
                     batch = records.decode_batch(data[where:where + header.size_bytes])
                     for record in batch.records:
-                        if record.offset >= position and record.offset < hw and (
-                                record.timestamp >= timestamp):
+                        if record.offset >= position and record.timestamp >= timestamp:
                             return OffsetAnswer(ErrorCode.none, record.offset, record.timestamp,
                                                 header.partition_leader_epoch)
                 position = max(position, header.next_offset)
