@@ -94,3 +94,4 @@ def test_the_greatest_timestamp_above_the_hw_is_not_answered_to_a_consumer():
     assert (replica.offset, replica.timestamp) == (1, 5_000)
     assert leader.list_offset(KEY, 1_000).offset == -1  # by time: offset 1 too, above the hw
     assert leader.list_offset(KEY, 1_000, replica_id=1).offset == 1
+

@@ -38,3 +38,21 @@ def test_a_restarted_broker_keeps_its_topics_configs(tmp_path):
     configs = {"retention.ms": "1000", "cleanup.policy": "compact"}
     reserved = {RESERVED_CONFIG_PREFIX + "mutants": "M1"}
     assert overrides_after_restart(str(tmp_path), configs, reserved) == configs
+
+
+def test_a_restart_reopens_partition_folders_only(tmp_path):
+    """What else a data directory holds (a folder that is no partition, such as lost+found; a
+    file named like one) is no topic: the broker reopens its real topic and nothing else."""
+    first = single_broker(str(tmp_path))
+    answers = []
+    with first.lock:
+        first.broker.create_topic("t", 1, 1, {}, lambda error, _: answers.append(error))
+    assert answers == [0]
+    first.shutdown()
+    os.mkdir(tmp_path / "lost+found")
+    (tmp_path / "notes-1").write_text("not a partition")
+    again = single_broker(str(tmp_path))
+    try:
+        assert sorted(t.name for t in again.broker.metadata.topics) == ["t"]
+    finally:
+        again.shutdown()
