@@ -4,8 +4,8 @@ in the core lockstep (the impl and the model alike)."""
 from kio.schema.errors import ErrorCode
 
 from kafkaref.model import events as ev
-from kafkaref.model.config import ClusterConfig
 from kafkaref.model.api import ReferenceModel
+from kafkaref.model.config import ClusterConfig
 from kafkaref.properties.lockstep import CoreLockstep
 
 
