@@ -617,8 +617,8 @@ def _replica_round_trip(state: ModelState, event: ev.ReplicaFetch) -> tuple[Mode
             # Diverging epoch: no records, no update of the leader's view of the follower.
             if not current:
                 return state, (result(NONE, diverging=(epoch, end), applied=False),)
-            offset, _settled = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
-                                                   min(follower.hw, follower.leo))
+            offset = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
+                                         min(follower.hw, follower.leo))
             offset = max(follower.log_start, offset)  # never below the log start (apply.py)
             follower = _truncate(follower, offset)
             part = _with_replica(part, follower_id, follower)

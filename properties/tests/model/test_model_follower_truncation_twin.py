@@ -27,6 +27,6 @@ def test_model_and_broker_truncate_at_the_same_offset(own, leader_epoch, leader_
     epochs = EpochCache()
     for epoch, start in cache:
         epochs.assign(epoch, start)
-    model, _ = follower_truncation(leader_epoch, leader_end, tuple(epochs.entries), end, hw)
+    model = follower_truncation(leader_epoch, leader_end, tuple(epochs.entries), end, hw)
     broker = max(0, min(divergence_target(epochs, end, hw, leader_epoch, leader_end), end))
     assert model == broker
