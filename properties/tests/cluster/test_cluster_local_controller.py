@@ -51,7 +51,8 @@ def test_the_local_and_the_cluster_controller_create_alike(brokers, partitions, 
 @given(st.lists(st.integers(0, 9), min_size=1, max_size=4, unique=True))
 def test_the_local_and_the_cluster_controller_name_the_same_live_controller(broker_ids):
     """Brokers registering in any order: after each, every broker's Metadata answer names the
-    controller ControllerState names, a registered broker."""
+    controller ControllerState names, a registered broker; fenced, a live one, and -1 (Kafka's
+    answer) once none is."""
     local, state, clock = LocalController(), ControllerState(ManualClock()), ManualClock()
     brokers = []
     for broker_id in broker_ids:
@@ -63,4 +64,7 @@ def test_the_local_and_the_cluster_controller_name_the_same_live_controller(brok
                                           "include_topic_authorized_operations": False})
             assert answer.controller_id == state.metadata.controller_id
             assert answer.controller_id in broker_ids[: len(brokers)]
+    for gone, broker_id in enumerate(broker_ids, 1):  # fenced one by one: a live one, then none
+        state.fence(broker_id)
+        assert state.metadata.controller_id == min(broker_ids[gone:], default=-1)
     assert LocalController(controller_id=7).metadata.controller_id == 7  # a single broker's own id
