@@ -121,12 +121,16 @@ def _truncate(replica: Replica, length: int) -> Replica:
         # leader's log)
         cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
         return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
+    # below the log start (a follower past a shorter unclean leader's end): the log start comes
+    # down to the cut, as Kafka's UnifiedLog.truncateTo lowers it (min(target, log start)), so
+    # every replica keeps log start <= flushed, hw and leo
     return _replace(
         replica,
         log=replica.log.truncate(length),
         hw=min(replica.hw, length),
         flushed=min(replica.flushed, length),
         epoch_cache=trim_epoch_cache(replica.epoch_cache, length),
+        log_start=min(replica.log_start, length),
     )
 
 
