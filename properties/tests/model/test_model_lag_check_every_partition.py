@@ -2,7 +2,7 @@
 (never elected, or its leader down) is skipped and the check goes on to the next. Here the
 first partition has no leader and the second a follower that never fetched: the lag check must
 still propose to drop it. ModelMachine checks the same after every Tick
-(model_machine.assert_every_leader_checked_its_lag); its walks elect every partition early, so
+(model_machine.assert_every_leader_checked_its_lag), but its walks did not reach this case, so
 this fixes the case. Found by mutation testing (the fresh sample's 00266: the skip read as
 `break`, ending the check at the first leaderless partition, passed the model layer)."""
 
