@@ -57,16 +57,16 @@ def follower_truncation(
     pre: all(own_cache[i][0] < own_cache[i + 1][0] and own_cache[i][1] <= own_cache[i + 1][1] for i in range(len(own_cache) - 1))
     post: 0 <= __return__ <= own_end_offset
     """
-    if leader_end_offset == UNDEFINED:
+    if leader_end_offset == UNDEFINED:  # past here both ends are offsets, never negative
         return min(own_hw, own_end_offset)
     if leader_epoch == UNDEFINED:
-        return max(0, min(leader_end_offset, own_end_offset))
+        return min(leader_end_offset, own_end_offset)
     own_epoch, own_end = end_offset_for_epoch(own_cache, own_end_offset, leader_epoch)
     if own_end == UNDEFINED:
-        return max(0, min(leader_end_offset, own_end_offset))
+        return min(leader_end_offset, own_end_offset)
     if own_epoch != leader_epoch:
         return min(own_end, own_end_offset)
-    return max(0, min(leader_end_offset, own_end))
+    return min(leader_end_offset, own_end)
 
 
 def high_watermark(

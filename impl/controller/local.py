@@ -9,7 +9,7 @@ from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller import topic_changes
 from kafkaref.impl.controller.state import named_controller
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, new_topic_id
+from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, new_topic_id
 from kafkaref.impl.core.topic_rules import check_configs
 
 Done = Callable[[ErrorCode, str | None], None]
@@ -59,8 +59,8 @@ class LocalController:
             done(error, why)
             return
         if assignment:  # validated by the broker (topic_rules.check_assignment)
-            metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))
-                          for r in (assignment[i] for i in range(len(assignment))))
+            metas = tuple(topic_changes.new_partition(tuple(assignment[i]), True)
+                          for i in range(len(assignment)))
             self.metadata = self.metadata.with_topic(
                 topic_changes.new_topic(name, metas, configs, topic_id))
             self._push()
@@ -76,7 +76,7 @@ class LocalController:
         metas = []
         for index in range(partitions):
             replicas = tuple(ids[(index + k) % len(ids)] for k in range(replication_factor))
-            metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
+            metas.append(topic_changes.new_partition(replicas, True))
         topic = topic_changes.new_topic(name, tuple(metas), configs, topic_id)
         self.metadata = self.metadata.with_topic(topic)
         self._push()

@@ -68,3 +68,23 @@ def test_the_local_and_the_cluster_controller_name_the_same_live_controller(brok
         state.fence(broker_id)
         assert state.metadata.controller_id == min(broker_ids[gone:], default=-1)
     assert LocalController(controller_id=7).metadata.controller_id == 7  # a single broker's own id
+
+
+@given(st.integers(1, 3).flatmap(lambda rf: st.lists(  # every partition rf replicas (Kafka's rule)
+    st.permutations([0, 1, 2]).map(lambda ids: ids[:rf]), min_size=1, max_size=3)))
+def test_an_assigned_topic_is_made_alike_led_by_each_partitions_first_replica(assignment):
+    """CreateTopics with explicit replicas: each partition led by its first (preferred) replica,
+    all of them in the ISR, by the local controller as by the cluster's (the fresh sample's
+    00334: the local one leading by the second replica passed the controller layer)."""
+    broker = core_brokers(3)[0]
+    state = ControllerState(ManualClock())
+    for broker_id in range(3):
+        state.register(broker_id, "127.0.0.1", 9092 + broker_id)
+    answers = []
+    broker.create_topic("t", -1, -1, {}, lambda error, _: answers.append(error),
+                        assignment=dict(enumerate(assignment)))
+    assert answers == [ErrorCode.none]
+    assert state.create_topic("t", -1, -1, {}, assignment=assignment) == (ErrorCode.none, None)
+    for topic in (broker.metadata.topic("t"), state.metadata.topic("t")):
+        assert [(p.leader, p.leader_epoch, p.replicas, p.isr) for p in topic.partitions] == [
+            (r[0], 0, tuple(r), tuple(r)) for r in assignment]
