@@ -38,7 +38,7 @@ from kafkaref.model.effects import (
 )
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
-from kafkaref.model.step import isr_check_times, step
+from kafkaref.model.step import isr_check_times, lag_check_laggards, step
 from kafkaref.model.values import DelayedFetch, DelayedProduce, ModelState
 from kafkaref.properties.stateful import note, per_machine
 
@@ -188,26 +188,15 @@ def assert_retention_moves_the_log_start(event: ev.Event, before: ModelState,
 
 def assert_every_leader_checked_its_lag(event: ev.Event, before: ModelState,
                                         after: ModelState) -> None:
-    """After a Tick past a lag check (Kafka's isr-expiration task), every partition led by a live
-    broker without an ISR change in flight has no ISR follower behind its leo and not caught up
-    within replica.lag.time.max.ms at that check: it would have proposed to drop it. Whatever
-    the other partitions are (leaderless, their leader down or with a change in flight)."""
+    """After a Tick past a lag check (Kafka's isr-expiration task), no partition is left with
+    followers that check would drop: each proposed to drop them, whatever the other partitions
+    are (leaderless, their leader down or with a change in flight)."""
     if not isinstance(event, ev.Tick):
         return
     checks = isr_check_times(after.config, before.now_ms, after.now_ms)
-    if not checks:
-        return
-    lag = after.config.replica_lag_time_max_ms
-    for p, part in enumerate(after.partitions):
-        leader_id = part.control.leader
-        if leader_id is None or not after.alive[leader_id]:
-            continue
-        leader = part.replicas[leader_id]
-        if leader.leader != leader_id or leader.pending_isr is not None:
-            continue
-        laggards = [f for f in leader.isr if f != leader_id and leader.follower_offsets[f] < leader.leo
-                    and checks[-1] - leader.caught_up_ms[f] > lag]
-        assert not laggards, f"{event!r}: partition {p} kept laggards {laggards} in its ISR"
+    for p in range(after.config.partitions) if checks else ():
+        laggards = lag_check_laggards(after, p, checks[-1])
+        assert not laggards, f"{event!r}: partition {p} kept laggards {sorted(laggards)} in its ISR"
 
 
 def assert_parked_answers_come_from_their_partition(before: ModelState, after: ModelState,
