@@ -138,6 +138,10 @@ def test_the_distance_is_zero_on_the_image_and_grows_with_each_quorum_difference
         assert distance(attrs.evolve(target, quorum=quorum), target, lagging) == 1, name
     both = QuorumState(q.leader_epoch + 1, (q.leader + 1) % 3, q.isr)
     assert distance(attrs.evolve(target, quorum=both), target, lagging) == 2
+    # the leader's own view of the ISR counts too (the fresh sample's 00163: it added 0)
+    views = list(target.replicas)
+    views[q.leader] = attrs.evolve(views[q.leader], isr=views[q.leader].isr - {q.leader})
+    assert distance(attrs.evolve(target, replicas=tuple(views)), target, lagging) == 1
 
 
 @given(st.lists(st.integers(0, 2), max_size=5))
