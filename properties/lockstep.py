@@ -42,6 +42,7 @@ from kafkaref.impl.replication.apply import (
     apply_fetch_response,
     response_is_current,
     start_at_leader_log_start,
+    truncate_to_leader_end,
 )
 from kafkaref.model import events as ev
 from kafkaref.model.config import ClusterConfig
@@ -333,9 +334,14 @@ class CoreLockstep:
                    truncated_to=truncated)
 
     def _start_at_leader_log_start(self, e: ev.ReplicaFetch, follower) -> bool:
+        """As the fetcher thread after OFFSET_OUT_OF_RANGE: the leader's log end (cut to it
+        when above), else its log start (start again there when below)."""
         leader = self.brokers[e.leader].replica_manager
-        earliest = leader.list_offset((TOPIC, e.partition), ev.EARLIEST, e.current_leader_epoch,
-                                      replica_id=e.follower)
+        key, epoch = (TOPIC, e.partition), e.current_leader_epoch
+        end = leader.list_offset(key, ev.LATEST, epoch, replica_id=e.follower)
+        if end.error == ErrorCode.none and truncate_to_leader_end(follower, end.offset):
+            return True
+        earliest = leader.list_offset(key, ev.EARLIEST, epoch, replica_id=e.follower)
         return earliest.error == ErrorCode.none and start_at_leader_log_start(
             follower, earliest.offset)
 

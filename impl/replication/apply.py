@@ -48,6 +48,23 @@ def apply_fetch_response(partition, error, diverging, records: bytes, leader_hw:
     return "appended"
 
 
+def truncate_to_leader_end(partition, leader_end: int) -> bool:
+    """After OFFSET_OUT_OF_RANGE, with the leader's log end in hand (its ListOffsets LATEST to
+    a replica): a log that ends above it (an unclean leader's) is cut there, as Kafka's fetcher
+    does (AbstractFetcherThread.fetchOffsetAndTruncate: leaderEndOffset < replicaEndOffset). A
+    cut below the log start starts the log again at the cut (UnifiedLog.truncateTo brings the
+    log start down to it). True if it cut."""
+    if partition.log_end_offset <= leader_end:
+        return False
+    log.info("%s ends at %s, above its leader's log end %s: truncating there",
+             partition.key, partition.log_end_offset, leader_end)
+    if leader_end < partition.log.log_start_offset:
+        partition.truncate_fully_and_start_at(leader_end)
+    else:
+        partition.truncate_to(leader_end)
+    return True
+
+
 def start_at_leader_log_start(partition, leader_log_start: int) -> bool:
     """After OFFSET_OUT_OF_RANGE, with the leader's log start in hand (its ListOffsets
     EARLIEST): a log ending below it is dropped and starts again there, as Kafka's fetcher does

@@ -30,6 +30,7 @@ from kafkaref.impl.replication.apply import (
     apply_fetch_response,
     response_is_current,
     start_at_leader_log_start,
+    truncate_to_leader_end,
 )
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ log = logging.getLogger(__name__)
 PARTITION_MAX_BYTES, FETCH_MAX_BYTES = 1 << 20, 10 << 20
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
-LIST_OFFSETS_VERSION, EARLIEST = 5, -2  # the leader's log start, for a fetch out of range
+LIST_OFFSETS_VERSION, LATEST, EARLIEST = 5, -1, -2  # the leader's log end and start, for a fetch out of range
 
 
 class FetcherManager(threading.Thread):
@@ -172,26 +173,45 @@ class ReplicaFetcher(threading.Thread):
         return outcome != "error"
 
     def _start_at_leader_log_start(self, fetches, answers) -> bool:
-        """For each partition answered OFFSET_OUT_OF_RANGE: the leader's log start, and if this
-        log ends below it, start again there. True if a log did."""
+        """For each partition answered OFFSET_OUT_OF_RANGE, as Kafka's fetchOffsetAndTruncate:
+        the leader's log end; a log ending above it is cut there (an unclean leader), else with
+        the leader's log start, a log ending below it starts again there. True if a log did."""
         out_of_range = [(topic, a.partition_index) for topic, partitions in answers
                         for a in partitions if a.error_code == ErrorCode.offset_out_of_range]
         started = False
         for key in out_of_range:
             offset, epoch, _, _ = fetches[key]
-            answer = self.connection.send(2, LIST_OFFSETS_VERSION, {
-                "replica_id": self.server.broker.broker_id, "isolation_level": 0,
-                "topics": [{"name": key[0], "partitions": [{
-                    "partition_index": key[1], "timestamp": EARLIEST,
-                    "current_leader_epoch": epoch}]}]}).topics[0].partitions[0]
-            if answer.error_code != ErrorCode.none:
+            leader_end = self._leader_offset(key, LATEST, epoch)
+            if leader_end is not None and self._with_current(
+                    key, epoch, offset, lambda p, end=leader_end: truncate_to_leader_end(p, end)):
+                started = True
                 continue
-            with self.server.lock:
-                partition = self.server.broker.replica_manager.partition(key)
-                if partition is self.planned.get(key) and response_is_current(
-                        partition, self.leader_id, epoch, offset):
-                    started |= start_at_leader_log_start(partition, answer.offset)
+            leader_start = self._leader_offset(key, EARLIEST, epoch)
+            if leader_start is not None:
+                started |= self._with_current(
+                    key, epoch, offset,
+                    lambda p, start=leader_start: start_at_leader_log_start(p, start))
         return started
+
+    def _leader_offset(self, key, timestamp: int, epoch: int) -> int | None:
+        """The leader's answer to a replica's ListOffsets (LATEST: its log end), None on an
+        error."""
+        answer = self.connection.send(2, LIST_OFFSETS_VERSION, {
+            "replica_id": self.server.broker.broker_id, "isolation_level": 0,
+            "topics": [{"name": key[0], "partitions": [{
+                "partition_index": key[1], "timestamp": timestamp,
+                "current_leader_epoch": epoch}]}]}).topics[0].partitions[0]
+        return answer.offset if answer.error_code == ErrorCode.none else None
+
+    def _with_current(self, key, epoch: int, offset: int, change) -> bool:
+        """change(partition) under the server lock, if the partition is still the one fetched
+        for, in the same role and log (else False)."""
+        with self.server.lock:
+            partition = self.server.broker.replica_manager.partition(key)
+            if partition is self.planned.get(key) and response_is_current(
+                    partition, self.leader_id, epoch, offset):
+                return change(partition)
+        return False
 
 
 FetcherManager.fetcher_class = ReplicaFetcher

@@ -3,13 +3,13 @@ its own log start lies above that end (it had deleted records the new leader nev
 fetcher answers OFFSET_OUT_OF_RANGE by truncating to the leader's end
 (AbstractFetcherThread.fetchOffsetAndTruncate: leaderEndOffset < replicaEndOffset), and
 UnifiedLog.truncateTo brings the log start down to the cut; the model does both
-(properties/tests/model/test_model_truncation_below_log_start.py). The core does not truncate:
-the follower keeps fetching at its log end, out of range, and never follows the new leader.
+(properties/tests/model/test_model_truncation_below_log_start.py), and so does the core's
+fetcher now (impl/replication/apply.truncate_to_leader_end).
 
-Known gap, found while triaging the fresh sample's 00145 (a model helper's branch); strict, so
-it fails once the core follows the model and the marker must go."""
+Found while triaging the fresh sample's 00145 (a model helper's branch): the core did not
+truncate, and the follower kept fetching at its log end, out of range, never following the new
+leader."""
 
-import pytest
 
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
@@ -22,8 +22,6 @@ from kafkaref.properties.lockstep import (
 )
 
 
-@pytest.mark.xfail(strict=True, reason="the core does not truncate a follower whose log ends "
-                   "above its leader's on OFFSET_OUT_OF_RANGE (lead: impl/replication)")
 def test_a_follower_past_an_unclean_leaders_end_truncates_to_it():
     config = ClusterConfig(brokers=3, replica_lag_time_max_ms=100, unclean_leader_election=True,
                            min_insync_replicas=1)
