@@ -25,7 +25,12 @@ from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.delete_records import delete_records
-from kafkaref.impl.core.describe import DescribeApis
+from kafkaref.impl.core.describe import (
+    CLUSTER_OPERATIONS,
+    NOT_ASKED,
+    TOPIC_OPERATIONS,
+    DescribeApis,
+)
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
 from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
@@ -288,6 +293,7 @@ class Broker:
     def _metadata_response(self, request, names):
         meta = self.metadata
         live = {b.broker_id for b in meta.brokers}
+        topic_operations, cluster_operations = _metadata_operations(request)
         topics = []
         for name in names if names is not None else [t.name for t in meta.topics]:
             if isinstance(name, uuid.UUID):
@@ -298,7 +304,8 @@ class Broker:
             if topic is None:
                 error = (ErrorCode.unknown_topic_or_partition if legal_topic_name(name)
                          else ErrorCode.invalid_topic_exception)  # a client retries the first
-                topics.append({"name": name, "error_code": error})
+                topics.append({"name": name, "error_code": error,
+                               "topic_authorized_operations": topic_operations})
                 continue
             partitions = []
             for index, p in enumerate(topic.partitions):
@@ -313,13 +320,14 @@ class Broker:
             # (librdkafka's 0107 drops the vanished partitions only when the id changes)
             topics.append({"name": name, "error_code": 0, "topic_id": _topic_uuid(topic),
                            "is_internal": offsets_topic.is_internal(name),
-                           "partitions": partitions, "topic_authorized_operations": -2**31})
+                           "partitions": partitions,
+                           "topic_authorized_operations": topic_operations})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
                    for b in meta.brokers]
         return self._response(request, {
             "brokers": brokers, "cluster_id": meta.cluster_id,
             "controller_id": meta.controller_id, "topics": topics,
-            "cluster_authorized_operations": -2**31,
+            "cluster_authorized_operations": cluster_operations,
         })
 
     def _find_coordinator(self, request, respond):
@@ -1114,6 +1122,19 @@ def _wire_topic_id(topic_id: str) -> uuid.UUID | None:
         return uuid.UUID(topic_id) if topic_id else None
     except ValueError:
         return None
+
+
+def _metadata_operations(request) -> tuple[int, int]:
+    """(each topic's, the cluster's) authorized operations in a Metadata answer, as Kafka 4.3.1's
+    KafkaApis answers without an authorizer: every operation to a client that asks (v8+; the
+    cluster's only through v10, KIP-700 moved it to DescribeCluster), else the schema's default,
+    INT32_MIN."""
+    version, body = request.api_version, request.body
+    topics = TOPIC_OPERATIONS if version >= 8 and body.include_topic_authorized_operations else (
+        NOT_ASKED)
+    cluster = CLUSTER_OPERATIONS if 8 <= version <= 10 and (
+        body.include_cluster_authorized_operations) else NOT_ASKED
+    return topics, cluster
 
 
 def _topic_uuid(topic) -> uuid.UUID:

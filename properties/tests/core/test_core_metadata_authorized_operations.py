@@ -1,0 +1,59 @@
+"""Metadata's authorized operations, as Apache Kafka 4.3.1 answers them without an authorizer
+(KafkaApis.handleTopicMetadataRequest, AuthHelper.authorizedOperations): a client that asks
+(include_topic_authorized_operations, v8+) is told every topic operation for each topic it is
+answered about, known or not; one that asks for the cluster's (v8-v10; KIP-700 moved it to
+DescribeCluster) every cluster operation; otherwise the schema's default, INT32_MIN.
+
+Found by mutation testing (session 2225a175104f's survivor 00059): the topics' INT32_MIN read
+-2**30 passed the core layer, and kafkaref answered INT32_MIN even to a client that asked."""
+
+import itertools
+
+import pytest
+from kio.schema.errors import ErrorCode
+
+from kafkaref.properties.wire_calls import call, core_brokers
+
+INT32_MIN = -(2**31)
+# Kafka's bitfields of every operation (AclOperation codes): READ 3, WRITE 4, CREATE 5,
+# DELETE 6, ALTER 7, DESCRIBE 8, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11 for a topic; CREATE 5,
+# ALTER 7, DESCRIBE 8, CLUSTER_ACTION 9, DESCRIBE_CONFIGS 10, ALTER_CONFIGS 11,
+# IDEMPOTENT_WRITE 12 for the cluster (AclEntry.supportedOperations)
+TOPIC_OPERATIONS = sum(1 << code for code in (3, 4, 5, 6, 7, 8, 10, 11))
+CLUSTER_OPERATIONS = sum(1 << code for code in (5, 7, 8, 9, 10, 11, 12))
+
+
+@pytest.fixture(scope="module")
+def broker():
+    (b,) = core_brokers(1, auto_create_topics=False)
+    created = call(b, 19, 4, {"topics": [{
+        "name": "t", "num_partitions": 2, "replication_factor": 1, "assignments": [],
+        "configs": []}], "timeout": 5000, "validate_only": False})
+    assert created.topics[0].error_code == ErrorCode.none
+    return b
+
+
+@pytest.mark.parametrize(("version", "ask_topics", "ask_cluster"),
+                         list(itertools.product(range(14), (False, True), (False, True))))
+def test_authorized_operations_as_kafka_answers_them(broker, version, ask_topics, ask_cluster):
+    body = call(broker, 3, version, {
+        "topics": [{"name": "t", "topic_id": None}, {"name": "nope", "topic_id": None}],
+        "allow_auto_topic_creation": False, "include_topic_authorized_operations": ask_topics,
+        "include_cluster_authorized_operations": ask_cluster})
+    answered = {t.name: t for t in body.topics}
+    assert answered["t"].error_code == ErrorCode.none
+    assert answered["nope"].error_code == ErrorCode.unknown_topic_or_partition
+    if version >= 8:
+        expected = TOPIC_OPERATIONS if ask_topics else INT32_MIN
+        assert [answered[n].topic_authorized_operations for n in ("t", "nope")] == [expected] * 2
+    if 8 <= version <= 10:
+        expected = CLUSTER_OPERATIONS if ask_cluster else INT32_MIN
+        assert body.cluster_authorized_operations == expected
+
+
+def test_the_bitfields_are_the_ones_describe_answers():
+    """DescribeTopicPartitions and DescribeCluster answer the same bitfields (impl/core/describe.py
+    states them once)."""
+    from kafkaref.impl.core.describe import CLUSTER_OPERATIONS as CLUSTER
+    from kafkaref.impl.core.describe import TOPIC_OPERATIONS as TOPIC
+    assert (TOPIC, CLUSTER) == (TOPIC_OPERATIONS, CLUSTER_OPERATIONS)
