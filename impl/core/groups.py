@@ -40,6 +40,7 @@ members rejoin (committed offsets are durable: impl/core/committed_offsets.py).
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
 import attrs
@@ -281,10 +282,8 @@ class GroupCoordinator:
         members = [group.members[m] for m in java_hash_map_order(group.members)]
         supported_by_all = {name for name, _ in members[0].protocols
                             if all(name in dict(m.protocols) for m in members)}
-        votes: dict[str, int] = {}
-        for member in members:
-            name = next(name for name, _ in member.protocols if name in supported_by_all)
-            votes[name] = votes.get(name, 0) + 1
+        votes = Counter(next(name for name, _ in m.protocols if name in supported_by_all)
+                        for m in members)  # keys in first-vote order, as they are put
         return max(java_hash_map_order(votes), key=votes.__getitem__)  # the first of the most
 
     # -- SyncGroup ----------------------------------------------------------------------------

@@ -54,6 +54,21 @@ def test_a_tie_goes_to_the_first_in_kafkas_vote_map():
         "sticky", "range", "roundrobin", "cooperative-sticky"]
 
 
+# java.util.HashMap's order (Java 17) of the keys p0..p{n-1} put in that order: 12 keys fill
+# the default 16 buckets to the threshold, 13 double them, 24 and 25 likewise at 32
+JAVA_ORDERS = {
+    12: "p0,p1,p11,p2,p3,p4,p5,p6,p7,p8,p9,p10",
+    13: "p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p12,p11",
+    24: "p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p21,p20,p12,p23,p11,p22,p14,p13,p16,p15,p18,p17,p19",
+    25: "p0,p1,p2,p3,p4,p5,p6,p7,p8,p9,p10,p12,p11,p14,p13,p16,p15,p18,p17,p19,p21,p20,p23,p22,p24",
+}
+
+
+def test_java_hash_map_order_is_javas_as_the_table_grows():
+    for count, order in JAVA_ORDERS.items():
+        assert java_hash_map_order([f"p{i}" for i in range(count)]) == order.split(","), count
+
+
 @st.composite
 def _preferences(draw):
     common = draw(st.sampled_from(POOL))
