@@ -27,6 +27,7 @@ from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.delete_records import delete_records
 from kafkaref.impl.core.describe import (
     CLUSTER_OPERATIONS,
+    GROUP_OPERATIONS,
     NOT_ASKED,
     TOPIC_OPERATIONS,
     DescribeApis,
@@ -960,11 +961,15 @@ class Broker:
             groups.append(self.groups.describe(group_id, has_offsets) if not error else {
                 "group_id": group_id, "error_code": error, "group_state": "",
                 "protocol_type": "", "protocol_data": "", "members": []})
-            groups[-1]["authorized_operations"] = -2**31
+            groups[-1]["authorized_operations"] = NOT_ASKED
             if request.api_version >= 6 and groups[-1]["group_state"] == "Dead":
                 # v6 says an unknown group is not found (KIP-1043), as 4.3.1 answers
                 groups[-1].update(error_code=ErrorCode.group_id_not_found,
                                   error_message=f"Group {group_id} not found.")
+            if request.api_version >= 3 and request.body.include_authorized_operations and (
+                    groups[-1]["error_code"] == ErrorCode.none):
+                # KafkaApis: every group operation to a client that asks, on a group answered
+                groups[-1]["authorized_operations"] = GROUP_OPERATIONS
         respond(self._response(request, {"groups": groups}))
 
     def _list_groups(self, request, respond):
