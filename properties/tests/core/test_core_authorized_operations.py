@@ -16,7 +16,7 @@ import itertools
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.properties.wire_calls import call, core_brokers, create_topic
 
 INT32_MIN = -(2**31)
 # Kafka's bitfields of every operation (AclOperation codes): READ 3, WRITE 4, CREATE 5,
@@ -33,10 +33,7 @@ GROUP_OPERATIONS = sum(1 << code for code in (3, 6, 8, 10, 11))
 @pytest.fixture(scope="module")
 def broker():
     (b,) = core_brokers(1, auto_create_topics=False)
-    created = call(b, 19, 4, {"topics": [{
-        "name": "t", "num_partitions": 2, "replication_factor": 1, "assignments": [],
-        "configs": []}], "timeout": 5000, "validate_only": False})
-    assert created.topics[0].error_code == ErrorCode.none
+    create_topic(b, "t", 2)
     return b
 
 

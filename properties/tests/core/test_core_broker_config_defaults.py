@@ -12,7 +12,7 @@ they need."""
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.properties.wire_calls import call, core_brokers, create_topic
 
 BROKER_RESOURCE = 4
 # the broker configs kafkaref describes, with Kafka 4.3.1's defaults (broker.id: this broker's)
@@ -43,10 +43,7 @@ def test_a_broker_without_settings_is_described_with_kafkas_defaults():
 
 def test_its_partitions_run_on_the_described_settings():
     (b,) = core_brokers(1)
-    created = call(b, 19, 4, {"topics": [{
-        "name": "t", "num_partitions": -1, "replication_factor": -1, "assignments": [],
-        "configs": []}], "timeout": 5000, "validate_only": False})
-    assert created.topics[0].error_code == ErrorCode.none
+    create_topic(b, "t", -1, -1)  # the broker's defaults
     described = _described(b)
     assert len(b.metadata.topic("t").partitions) == int(described["num.partitions"])
     config = b.replica_manager.partition(("t", 0)).config

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.records import build_batch
-from kafkaref.properties.wire_calls import call, core_brokers, replicate_once
+from kafkaref.properties.wire_calls import call, core_brokers, create_topic, replicate_once
 
 TIMEOUT_MS = 100
 
@@ -22,11 +22,7 @@ def _brokers_leading_every_partition(count: int):
     """Broker 0 leads partitions 0..count-1 of "t", broker 1 follows each; every partition
     holds 2 records ([0, 1]) on both, and the follower knows the hw."""
     leader, follower = core_brokers(2)
-    created = call(leader, 19, 4, {"topics": [{
-        "name": "t", "num_partitions": -1, "replication_factor": -1, "configs": [],
-        "assignments": [{"partition_index": p, "broker_ids": [0, 1]} for p in range(count)]}],
-        "timeout": 5000, "validate_only": False})
-    assert created.topics[0].error_code == ErrorCode.none
+    create_topic(leader, "t", -1, -1, assignments=[(0, 1)] * count)
     for p in range(count):
         call(leader, 0, 12, {"transactional_id": None, "acks": 1, "timeout": 1000,
                              "topic_data": [{"name": "t", "partition_data": [{

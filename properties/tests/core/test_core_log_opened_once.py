@@ -15,7 +15,7 @@ from kafkaref.impl.controller.local import LocalController
 from kafkaref.impl.core.broker import Broker, BrokerConfig
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.properties.clock import ManualClock
-from kafkaref.properties.wire_calls import alter_incremental, call
+from kafkaref.properties.wire_calls import alter_incremental, call, create_topic
 
 
 def _brokers(count: int):
@@ -36,13 +36,6 @@ def _brokers(count: int):
     return brokers, opened
 
 
-def _create(broker, name: str, partitions: int, replication_factor: int) -> None:
-    body = call(broker, 19, 4, {"topics": [{
-        "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
-        "assignments": [], "configs": []}], "timeout": 5000, "validate_only": False})
-    assert body.topics[0].error_code == ErrorCode.none
-
-
 def _delete(broker, name: str) -> None:
     body = call(broker, 20, 4, {"topic_names": [name], "timeout": 5000})
     assert body.responses[0].error_code == ErrorCode.none
@@ -50,18 +43,18 @@ def _delete(broker, name: str) -> None:
 
 def test_each_partition_log_is_opened_once_per_topic():
     (b0, b1), opened = _brokers(2)
-    _create(b0, "a", 2, 2)
+    create_topic(b0, "a", 2, 2)
     for images in range(3):  # each a new metadata image on both brokers
-        _create(b0, f"other{images}", 1, 1)
+        create_topic(b0, f"other{images}", 1, 1)
         assert alter_incremental(b0, "a", [("retention.ms", 0, str(1000 + images))]) == (
             ErrorCode.none)
     body = call(b0, 37, 3, {"topics": [{"name": "a", "count": 3, "assignments": None}],
                             "timeout": 5000, "validate_only": False})
     assert body.results[0].error_code == ErrorCode.none
-    _create(b0, "b", 1, 2)
+    create_topic(b0, "b", 1, 2)
     _delete(b0, "b")
-    _create(b0, "b", 1, 2)  # a new topic of the same name: its log is opened anew
-    _create(b0, "last", 1, 1)
+    create_topic(b0, "b", 1, 2)  # a new topic of the same name: its log is opened anew
+    create_topic(b0, "last", 1, 1)
     for broker, counts in zip((b0, b1), opened, strict=True):
         hosted = set(broker.replica_manager.partitions)
         assert {("a", 0), ("a", 1), ("a", 2), ("b", 0)} <= hosted

@@ -11,7 +11,7 @@ import pytest
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.protocol.records import INT32_MAX, build_batch
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.properties.wire_calls import call, core_brokers, create_topic
 
 PRODUCER_ID = 7
 
@@ -28,10 +28,7 @@ def _produce(broker, base_sequence: int, count: int) -> ErrorCode:
 @pytest.fixture
 def broker():
     (b,) = core_brokers(1)
-    created = call(b, 19, 4, {"topics": [{
-        "name": "t", "num_partitions": 1, "replication_factor": 1, "assignments": [],
-        "configs": []}], "timeout": 5000, "validate_only": False})
-    assert created.topics[0].error_code == ErrorCode.none
+    create_topic(b, "t")
     return b
 
 
