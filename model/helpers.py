@@ -44,27 +44,29 @@ def follower_truncation(
     own_cache: Sequence[tuple[int, int]],
     own_end_offset: int,
     own_hw: int,
-) -> tuple[int, bool]:
+) -> int:
     """Where a follower truncates on a diverging-epoch fetch response (fetch v12+, the modern
-    form of KIP-320), and whether that settles it (False: another fetch round is needed because
-    the follower's own epoch for that offset differs). Kafka's getOffsetTruncationState.
+    form of KIP-320). Kafka's getOffsetTruncationState; where the follower's own epoch for that
+    offset differs from the leader's, the cut is an intermediate point and the follower's next
+    fetch, naming its then latest epoch, finds the rest (Kafka's truncationCompleted=false
+    needs no flag here: the next fetch's last_fetched_epoch carries it).
 
     pre: leader_epoch >= UNDEFINED and leader_end_offset >= UNDEFINED
     pre: 0 <= own_hw <= own_end_offset
     pre: all(known >= 0 and 0 <= start <= own_end_offset for known, start in own_cache)
     pre: all(own_cache[i][0] < own_cache[i + 1][0] and own_cache[i][1] <= own_cache[i + 1][1] for i in range(len(own_cache) - 1))
-    post: 0 <= __return__[0] <= own_end_offset
+    post: 0 <= __return__ <= own_end_offset
     """
-    if leader_end_offset == UNDEFINED:
-        return min(own_hw, own_end_offset), True
+    if leader_end_offset == UNDEFINED:  # past here both ends are offsets, never negative
+        return min(own_hw, own_end_offset)
     if leader_epoch == UNDEFINED:
-        return max(0, min(leader_end_offset, own_end_offset)), True
+        return min(leader_end_offset, own_end_offset)
     own_epoch, own_end = end_offset_for_epoch(own_cache, own_end_offset, leader_epoch)
     if own_end == UNDEFINED:
-        return max(0, min(leader_end_offset, own_end_offset)), True
+        return min(leader_end_offset, own_end_offset)
     if own_epoch != leader_epoch:
-        return min(own_end, own_end_offset), False
-    return max(0, min(leader_end_offset, own_end)), True
+        return min(own_end, own_end_offset)
+    return min(leader_end_offset, own_end)
 
 
 def high_watermark(

@@ -165,7 +165,8 @@ def offsets_dense_and_increasing(state: ModelState, ghost: Ghost) -> bool:
 def _log_well_formed(replica) -> bool:
     """From the log start on (what lies below is never read: DeleteRecords, or a log that
     started again at its leader's log start): dense, ids increasing, batches contiguous, and the
-    epoch cache the log's own."""
+    epoch cache the log's own; the log start at or below the hw and the flushed point (Kafka
+    raises the recovery point with the log start and lowers the log start with a truncation)."""
     previous = None
     cache = []
     log = replica.log
@@ -187,7 +188,7 @@ def _log_well_formed(replica) -> bool:
         previous = entry
     known = [pair for pair in replica.epoch_cache if pair[1] < replica.leo]
     return known == cache and replica.hw <= replica.leo and replica.flushed <= replica.leo and (
-        replica.log_start <= replica.hw)
+        replica.log_start <= min(replica.hw, replica.flushed))
 
 
 CLIENT_PROPERTIES: dict[str, Callable[[ModelState, Ghost], bool]] = {

@@ -121,12 +121,16 @@ def _truncate(replica: Replica, length: int) -> Replica:
         # leader's log)
         cache = trim_epoch_cache(replica.epoch_cache, replica.leo)
         return replica if cache == replica.epoch_cache else _replace(replica, epoch_cache=cache)
+    # below the log start (a follower past a shorter unclean leader's end): the log start comes
+    # down to the cut, as Kafka's UnifiedLog.truncateTo lowers it (min(target, log start)), so
+    # every replica keeps log start <= flushed, hw and leo
     return _replace(
         replica,
         log=replica.log.truncate(length),
         hw=min(replica.hw, length),
         flushed=min(replica.flushed, length),
         epoch_cache=trim_epoch_cache(replica.epoch_cache, length),
+        log_start=min(replica.log_start, length),
     )
 
 
@@ -617,8 +621,8 @@ def _replica_round_trip(state: ModelState, event: ev.ReplicaFetch) -> tuple[Mode
             # Diverging epoch: no records, no update of the leader's view of the follower.
             if not current:
                 return state, (result(NONE, diverging=(epoch, end), applied=False),)
-            offset, _settled = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
-                                                   min(follower.hw, follower.leo))
+            offset = follower_truncation(epoch, end, follower.epoch_cache, follower.leo,
+                                         min(follower.hw, follower.leo))
             offset = max(follower.log_start, offset)  # never below the log start (apply.py)
             follower = _truncate(follower, offset)
             part = _with_replica(part, follower_id, follower)
@@ -770,26 +774,32 @@ def isr_check_times(config: ClusterConfig, after: int, until: int) -> range:
     return range(first, until + 1, interval)
 
 
+def lag_check_laggards(state: ModelState, p: int, now: int) -> frozenset[int]:
+    """The followers partition p's leader drops at a lag check at time `now`: ISR members
+    neither at its leo nor caught up within the lag time. None without a live leader or with an
+    ISR change in flight (the check goes on to the next partition)."""
+    part = state.partitions[p]
+    leader_id = part.control.leader
+    if leader_id is None or not state.alive[leader_id]:
+        return frozenset()
+    leader = part.replicas[leader_id]
+    if leader.leader != leader_id or leader.pending_isr is not None:
+        return frozenset()
+    lag = state.config.replica_lag_time_max_ms
+    return frozenset(f for f in leader.isr if f != leader_id and leader.follower_offsets[f] < leader.leo
+                     and now - leader.caught_up_ms[f] > lag)
+
+
 def _shrink_isrs(state: ModelState, now: int) -> ModelState:
     """One lag check at time `now`: every live leader without an ISR change in flight proposes to
     drop the followers that are neither at its leo nor caught up within the lag time."""
     parts = state.partitions
     new_parts = list(parts)
-    lag = state.config.replica_lag_time_max_ms
     for p, part in enumerate(parts):
-        leader_id = part.control.leader
-        if leader_id is None or not state.alive[leader_id]:
-            continue
-        leader = part.replicas[leader_id]
-        if leader.leader != leader_id or leader.pending_isr is not None:
-            continue
-        laggards = {
-            f for f in leader.isr
-            if f != leader_id and leader.follower_offsets[f] < leader.leo
-            and now - leader.caught_up_ms[f] > lag
-        }
+        laggards = lag_check_laggards(state, p, now)
         if laggards:
-            new_parts[p] = _with_replica(part, leader_id,
+            leader = part.replicas[part.control.leader]
+            new_parts[p] = _with_replica(part, part.control.leader,
                                          _replace(leader, pending_isr=leader.isr - laggards))
     if any(a is not b for a, b in zip(new_parts, parts, strict=True)):
         state = ModelState(state.config, state.now_ms, state.alive, tuple(new_parts), state.purgatory)

@@ -38,7 +38,7 @@ from kafkaref.model.effects import (
 )
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
-from kafkaref.model.step import step
+from kafkaref.model.step import isr_check_times, lag_check_laggards, step
 from kafkaref.model.values import DelayedFetch, DelayedProduce, ModelState
 from kafkaref.properties.stateful import note, per_machine
 
@@ -167,6 +167,38 @@ def assert_election_answered_with_its_epoch(event: ev.Event, before: ModelState,
     assert result.leader_epoch > before.partitions[event.partition].control.leader_epoch
 
 
+def assert_retention_moves_the_log_start(event: ev.Event, before: ModelState,
+                                         after: ModelState) -> None:
+    """A retention run (events.Retention) on a live replica moves its log start to the offset
+    when that lies above the log start and at or below the hw; any other offset deleted
+    nothing and leaves the replica as it was."""
+    if not isinstance(event, ev.Retention):
+        return
+    was = before.partitions[event.partition].replicas[event.broker]
+    now = after.partitions[event.partition].replicas[event.broker]
+    if was is None or not before.alive[event.broker]:
+        assert now == was, f"{event!r}: a dead replica's retention run changed it"
+    elif was.log_start < event.offset <= was.hw:
+        assert now.log_start == event.offset, (
+            f"{event!r}: the log start is {now.log_start}, not the offset (it was {was.log_start}, "
+            f"hw {was.hw})")
+    else:
+        assert now == was, f"{event!r}: a run past (log start {was.log_start}, hw {was.hw}] moved it"
+
+
+def assert_every_leader_checked_its_lag(event: ev.Event, before: ModelState,
+                                        after: ModelState) -> None:
+    """After a Tick past a lag check (Kafka's isr-expiration task), no partition is left with
+    followers that check would drop: each proposed to drop them, whatever the other partitions
+    are (leaderless, their leader down or with a change in flight)."""
+    if not isinstance(event, ev.Tick):
+        return
+    checks = isr_check_times(after.config, before.now_ms, after.now_ms)
+    for p in range(after.config.partitions) if checks else ():
+        laggards = lag_check_laggards(after, p, checks[-1])
+        assert not laggards, f"{event!r}: partition {p} kept laggards {sorted(laggards)} in its ISR"
+
+
 def assert_parked_answers_come_from_their_partition(before: ModelState, after: ModelState,
                                                     effects: Sequence[Effect]) -> None:
     """A request answered out of purgatory is answered from its own partition on its own
@@ -232,6 +264,8 @@ class ModelMachine(RuleBasedStateMachine):
         assert_lost_answer_ignored(event, before, self.model.state, expected)
         assert_election_answered_with_its_epoch(event, before, self.model.state, expected)
         assert_parked_answers_come_from_their_partition(before, self.model.state, expected)
+        assert_retention_moves_the_log_start(event, before, self.model.state)
+        assert_every_leader_checked_its_lag(event, before, self.model.state)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (

@@ -8,7 +8,8 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.controller import topic_changes
-from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, PartitionMeta, new_topic_id
+from kafkaref.impl.controller.state import named_controller
+from kafkaref.impl.core.metadata import BrokerEndpoint, ClusterMetadata, new_topic_id
 from kafkaref.impl.core.topic_rules import check_configs
 
 Done = Callable[[ErrorCode, str | None], None]
@@ -17,16 +18,22 @@ Done = Callable[[ErrorCode, str | None], None]
 class LocalController:
     """Owns the metadata image; every registered broker gets each new image at once."""
 
-    def __init__(self, cluster_id: str = "kafkaref", controller_id: int = 0):
-        self.metadata = ClusterMetadata(cluster_id=cluster_id, controller_id=controller_id)
+    def __init__(self, cluster_id: str = "kafkaref", controller_id: int | None = None):
+        """controller_id: the broker Metadata answers name as the controller; left out, the one
+        the cluster's controller would name (state.named_controller: a registered broker)."""
+        self.controller_id = controller_id
+        self.metadata = ClusterMetadata(cluster_id=cluster_id, controller_id=self._controller(()))
         self.brokers: dict[int, object] = {}  # broker id -> core Broker
+
+    def _controller(self, brokers) -> int:
+        return named_controller(brokers) if self.controller_id is None else self.controller_id
 
     def register(self, broker, host: str, port: int) -> None:
         self.brokers[broker.broker_id] = broker
         endpoints = tuple(b for b in self.metadata.brokers if b.broker_id != broker.broker_id)
-        self.metadata = attrs.evolve(
-            self.metadata, brokers=(*endpoints, BrokerEndpoint(broker.broker_id, host, port)),
-            epoch=self.metadata.epoch + 1)
+        endpoints = (*endpoints, BrokerEndpoint(broker.broker_id, host, port))
+        self.metadata = attrs.evolve(self.metadata, brokers=endpoints, epoch=self.metadata.epoch + 1,
+                                     controller_id=self._controller(endpoints))
         broker.create_topic = self.create_topic
         broker.delete_topic = self.delete_topic
         broker.create_partitions = self.create_partitions
@@ -52,8 +59,8 @@ class LocalController:
             done(error, why)
             return
         if assignment:  # validated by the broker (topic_rules.check_assignment)
-            metas = tuple(PartitionMeta(r[0], 0, tuple(r), tuple(r))
-                          for r in (assignment[i] for i in range(len(assignment))))
+            metas = tuple(topic_changes.new_partition(tuple(assignment[i]), True)
+                          for i in range(len(assignment)))
             self.metadata = self.metadata.with_topic(
                 topic_changes.new_topic(name, metas, configs, topic_id))
             self._push()
@@ -69,7 +76,7 @@ class LocalController:
         metas = []
         for index in range(partitions):
             replicas = tuple(ids[(index + k) % len(ids)] for k in range(replication_factor))
-            metas.append(PartitionMeta(replicas[0], 0, replicas, replicas))
+            metas.append(topic_changes.new_partition(replicas, True))
         topic = topic_changes.new_topic(name, tuple(metas), configs, topic_id)
         self.metadata = self.metadata.with_topic(topic)
         self._push()

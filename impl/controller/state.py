@@ -39,6 +39,13 @@ from kafkaref.impl.core.topic_rules import check_assignment, check_configs, lega
 from kafkaref.impl.mutants import parse_mutants, switches
 
 
+def named_controller(brokers) -> int:
+    """The broker Metadata answers name as the controller: clients send their admin requests
+    there and it forwards them. Kafka (KRaft) names a random live broker; the lowest registered
+    one is as good and keeps answers deterministic; -1 while none is registered."""
+    return min((b.broker_id for b in brokers), default=-1)
+
+
 class ControllerState:
     def __init__(self, clock: Callable[[], int], session_timeout_ms: int = DEFAULT_SESSION_TIMEOUT_MS,
                  unclean_election: bool = False, metadata: ClusterMetadata | None = None,
@@ -62,10 +69,8 @@ class ControllerState:
         return set(self.last_heartbeat_ms)
 
     def _commit(self, metadata: ClusterMetadata) -> None:
-        # clients send admin requests to "the controller": name a live broker (it forwards)
-        controller_id = min((b.broker_id for b in metadata.brokers), default=-1)
         self.metadata = attrs.evolve(metadata, epoch=self.metadata.epoch + 1,
-                                     controller_id=controller_id)
+                                     controller_id=named_controller(metadata.brokers))
         if self.on_change is not None:
             self.on_change(self.metadata)
 

@@ -9,8 +9,10 @@ from kafkaref.properties.clock import ManualClock
 
 
 def controller_state(n=3, unclean=False):
+    """unclean None: the controller's default (clean, as Kafka's unclean.leader.election.enable)."""
     clock = ManualClock()
-    state = ControllerState(clock, session_timeout_ms=1000, unclean_election=unclean)
+    chosen = {} if unclean is None else {"unclean_election": unclean}
+    state = ControllerState(clock, session_timeout_ms=1000, **chosen)
     for broker_id in range(n):
         state.register(broker_id, "127.0.0.1", 9000 + broker_id)
     assert state.create_topic("t", 1, n, {"min.insync.replicas": "2"}) == (ErrorCode.none, None)
@@ -34,7 +36,8 @@ def test_leader_failure_elects_next_isr_member_with_a_new_epoch():
 
 
 def test_no_clean_candidate_means_offline_unless_unclean():
-    for unclean, expected_leader in ((False, -1), (True, 2)):
+    # None: left out, clean by default (the fresh sample's 00115 made it unclean unseen)
+    for unclean, expected_leader in ((None, -1), (False, -1), (True, 2)):
         clock, state = controller_state(unclean=unclean)
         assert state.alter_isr(0, "t", 0, 0, [0, 1]) == ErrorCode.none  # 2 fell behind
         clock.now_ms = 1500

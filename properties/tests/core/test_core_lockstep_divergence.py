@@ -94,6 +94,6 @@ def test_the_core_truncation_point_is_the_models(cache, extra, hw, leader_epoch,
     hw = min(hw, leo)
     if leader_epoch < 0 and leader_end < 0:
         return  # no divergence: the fetch path does not truncate
-    expected, _settled = follower_truncation(leader_epoch, leader_end, cache, leo, hw)
+    expected = follower_truncation(leader_epoch, leader_end, cache, leo, hw)
     actual = divergence_target(LeaderEpochCache(None, cache), leo, hw, leader_epoch, leader_end)
     assert actual == expected

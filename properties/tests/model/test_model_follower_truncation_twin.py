@@ -4,7 +4,7 @@ getOffsetTruncationState, one per level: they agree on every input the model all
 mutation testing (docs/mutation.md): the model's unknown-epoch branch negated passed the model's
 own tests."""
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.epoch_cache import EpochCache
@@ -22,11 +22,15 @@ def follower(draw):
 
 
 @given(follower(), st.integers(UNDEFINED, 10), st.integers(UNDEFINED, 45))
+@example(([], 0, 0), UNDEFINED, 0)  # every branch at offset 0: an empty follower, an empty leader
+@example(([], 0, 0), 0, 0)
+@example(([(0, 0)], 3, 1), 0, 0)
+@example(([(1, 0)], 3, 1), 0, 0)
 def test_model_and_broker_truncate_at_the_same_offset(own, leader_epoch, leader_end):
     cache, end, hw = own
     epochs = EpochCache()
     for epoch, start in cache:
         epochs.assign(epoch, start)
-    model, _ = follower_truncation(leader_epoch, leader_end, tuple(epochs.entries), end, hw)
+    model = follower_truncation(leader_epoch, leader_end, tuple(epochs.entries), end, hw)
     broker = max(0, min(divergence_target(epochs, end, hw, leader_epoch, leader_end), end))
     assert model == broker

@@ -5,6 +5,7 @@ lockstep; states render readably."""
 from __future__ import annotations
 
 import attrs
+import pytest
 from hypothesis import settings
 from kio.schema.errors import ErrorCode
 
@@ -87,6 +88,38 @@ def test_malformed_logs_break_offsets_dense_and_increasing():
     replicas = (part.replicas[0], bad, part.replicas[2])
     state = attrs.evolve(model.state, partitions=(attrs.evolve(part, replicas=replicas),))
     assert not offsets_dense_and_increasing(state, model.ghost)
+
+
+def two_records_on_a_follower():
+    model = ReferenceModel(ClusterConfig(brokers=3))
+    model.feed(Elect(0, 0))
+    model.feed(Produce(1, 0, 0, (b"a", b"b")))
+    for follower in (1, 2, 1, 2, 1, 2):  # the last round tells the followers the hw
+        model.replicate(follower)
+    return model
+
+
+@pytest.mark.parametrize("changes, well_formed", [
+    ({}, True),
+    ({"log_start": 1, "epoch_cache": ((0, 1),), "flushed": 2}, True),  # DeleteRecords at 1
+    ({"epoch_cache": ()}, False),  # the cache is not the log's own
+    ({"hw": 3}, False),  # the hw past the log end
+    ({"flushed": 3}, False),  # the flushed point past the log end
+    ({"log_start": 1, "epoch_cache": ((0, 1),), "hw": 0, "flushed": 2}, False),  # start > hw
+    ({"log_start": 1, "epoch_cache": ((0, 1),), "flushed": 0}, False),  # start > flushed
+])
+def test_each_clause_of_a_well_formed_log_fails_it_alone(changes, well_formed):
+    """Each way a replica can break OffsetsDenseAndIncreasing's bounds does so alone (the fresh
+    sample's 00318: an `and` between them read as `or` passed: every broken log the tests
+    held broke two clauses at once)."""
+    model = two_records_on_a_follower()
+    part = model.state.partitions[0]
+    follower = part.replicas[1]
+    assert (follower.leo, follower.hw, follower.log_start, follower.epoch_cache) == (2, 2, 0, ((0, 0),))
+    changed = attrs.evolve(follower, **changes)
+    replicas = (part.replicas[0], changed, part.replicas[2])
+    state = attrs.evolve(model.state, partitions=(attrs.evolve(part, replicas=replicas),))
+    assert offsets_dense_and_increasing(state, model.ghost) == well_formed
 
 
 class ModelAsSystem:

@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kafkaref.model.api import ReferenceModel
 from kafkaref.model.config import Bug, ClusterConfig
 from kafkaref.model.events import CommitIsrChange, CrashBroker, Elect, Produce, RestartBroker, Tick
-from kafkaref.model.refinement import check_trace, distance, image, image_violations
+from kafkaref.model.refinement import (
+    RefinementReport,
+    StepMapping,
+    check_trace,
+    distance,
+    image,
+    image_violations,
+)
 from kafkaref.model.values import initial_state
 from kafkaref.model.workload import FAULTY, Workload
 from kafkaref.spec.state import Bounds, QuorumState
@@ -83,6 +92,18 @@ def test_truncate_to_hw_does_not_refine_kip320():
     report = check_trace(config, model.events)
     assert [s.kind for s in report.steps][-1] == "unmatched"
     assert [s.kind for s in report.steps][:-1].count("unmatched") == 0
+    assert not report.ok
+
+
+@pytest.mark.parametrize("kinds, failures, ok", [
+    (("spec", "stutter", "beyond", "known-divergence"), (), True),
+    (("spec", "unmatched"), (), False),  # an unmatched step alone fails the report
+    (("spec",), ((1, "StrongIsr"),), False),  # so does a spec invariant alone
+])
+def test_a_report_is_ok_only_with_every_step_mapped_and_every_invariant_held(kinds, failures, ok):
+    # the fresh sample's 00274 (`and` read as `or`) passed: failing reports had both at once
+    steps = tuple(StepMapping(Tick(1), kind) for kind in kinds)
+    assert RefinementReport(steps, failures).ok == ok
 
 
 def test_known_divergence_lag_shrink_of_a_follower_that_did_catch_up():
@@ -117,3 +138,25 @@ def test_the_distance_is_zero_on_the_image_and_grows_with_each_quorum_difference
         assert distance(attrs.evolve(target, quorum=quorum), target, lagging) == 1, name
     both = QuorumState(q.leader_epoch + 1, (q.leader + 1) % 3, q.isr)
     assert distance(attrs.evolve(target, quorum=both), target, lagging) == 2
+    # the leader's own view of the ISR counts too (the fresh sample's 00163: it added 0)
+    views = list(target.replicas)
+    views[q.leader] = attrs.evolve(views[q.leader], isr=views[q.leader].isr - {q.leader})
+    assert distance(attrs.evolve(target, replicas=tuple(views)), target, lagging) == 1
+
+
+@given(st.lists(st.integers(0, 2), max_size=5))
+def test_a_log_counts_every_record_after_the_first_difference(picks):
+    """The spec only truncates a log back to the prefix it shares with the leader's, so every
+    record past the first difference is one to remove or to copy again, even where the two
+    logs agree further on (the fresh sample's 00197: records equal after a difference counted as
+    shared passed the model layer)."""
+    config = ClusterConfig(brokers=3)
+    target = image(scripted(config).state)
+    records = target.logs[0]
+    spec_log = tuple(records[i] for i in picks)
+    shared = 0
+    while shared < min(len(spec_log), len(records)) and spec_log[shared] == records[shared]:
+        shared += 1
+    lagging = (False,) * len(target.logs)
+    moved = attrs.evolve(target, logs=(spec_log, *target.logs[1:]))
+    assert distance(moved, target, lagging) == len(spec_log) + len(records) - 2 * shared

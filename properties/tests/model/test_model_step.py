@@ -439,8 +439,9 @@ def test_dead_brokers_do_not_fetch_and_replies_from_dead_leaders_fail():
 
 def test_impossible_events_raise():
     state = initial_state(ClusterConfig())
-    with pytest.raises(ValueError):
-        step(state, ev.Produce(1, 7, 0, (b"a",)))  # no broker 7: not addressable
+    for broker in (7, -1):  # no broker 7 nor -1: not addressable (no silent wrap to the last)
+        with pytest.raises(ValueError):
+            step(state, ev.Produce(1, broker, 0, (b"a",)))
     # an unknown partition is a request Kafka answers (properties/lockstep.py: the same code)
     for partition in (3, -1):  # past the last and below the first
         (answer,) = step(state, ev.Fetch(1, 0, partition, 0))[1]

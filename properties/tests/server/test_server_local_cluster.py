@@ -57,3 +57,26 @@ def test_a_process_started_by_the_launcher_dies_with_its_launcher():
         if child is not None:  # left behind (the test failed): stop it, it is ours
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
+
+
+def test_a_broker_command_carries_each_setting_given_and_no_other():
+    """What `kafkaref cluster` and the tests hand a broker process: each option given, with its
+    value, and none left unset (the broker then keeps Kafka's default). Found by mutation
+    testing (session 2225a17's 00241: the initial task delay's `is not None` negated, which
+    passed `None` for an unset delay and dropped a set one)."""
+    from kafkaref.impl.server.local_cluster import broker_command
+
+    plain = broker_command(0, 9092, "/d", "127.0.0.1:9093")
+    assert not [arg for arg in plain[1:] if arg.startswith("--") and arg not in (
+        "--broker-id", "--port", "--data-dir", "--controller")]
+    assert "None" not in plain
+    given = broker_command(0, 9092, "/d", "127.0.0.1:9093", offsets_topic_partitions=5,
+                           num_partitions=2, auto_create_topics=False,
+                           initial_rebalance_delay_ms=0, log_initial_task_delay_ms=7,
+                           log_retention_check_interval_ms=9)
+    pairs = dict(zip(given, given[1:], strict=False))
+    assert (pairs["--offsets-topic-partitions"], pairs["--num-partitions"]) == ("5", "2")
+    assert pairs["--group-initial-rebalance-delay-ms"] == "0"
+    assert (pairs["--log-initial-task-delay-ms"], pairs["--log-retention-check-interval-ms"]) == (
+        "7", "9")
+    assert "--no-auto-create-topics" in given

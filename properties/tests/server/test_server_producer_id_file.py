@@ -34,3 +34,28 @@ def test_no_data_directory_no_block_file(tmp_path, monkeypatch):
     assert producer_id_file("") is None and producer_id_file(None) is None
     producer_ids("", 2)
     assert os.listdir(tmp_path) == []
+
+
+def in_memory_producer_id(broker_id: int, wall_ms: int) -> int:
+    from kafkaref.impl.clock import Clock
+    from kafkaref.impl.core.broker import BrokerConfig
+
+    server = single_broker("", broker_config=BrokerConfig(broker_id=broker_id),
+                           clock=Clock(wall_ms=lambda: wall_ms))
+    try:
+        return call(server.broker, 22, 1, {"transactional_id": None,
+                                           "transaction_timeout": 60_000}).producer_id
+    finally:
+        server.shutdown()
+
+
+def test_a_broker_without_a_data_directory_starts_its_producer_ids_at_its_id_and_start_second():
+    """Without a block file a broker's ids start at a base made of its broker id and the wall
+    clock's second at start: a broker restarted a second later, or another broker, never hands
+    out an id the first one did (a client still holding it would meet another producer's
+    sequence numbers). Found by mutation testing (session 2225a17's 00053: the base's `|` to
+    `&`, which made every start of broker 0 begin at id 0)."""
+    first = in_memory_producer_id(0, 1_700_000_000_000)
+    later = in_memory_producer_id(0, 1_700_000_001_000)
+    other = in_memory_producer_id(1, 1_700_000_000_000)
+    assert later > first and len({first, later, other}) == 3

@@ -50,3 +50,14 @@ def test_a_block_file_from_another_brokers_range_starts_at_this_brokers_first_id
     assert take(ProducerIdBlocks(path, broker_id=1), 1) == [1 << 40]
     later = take(ProducerIdBlocks(path, broker_id=1), 1)[0]
     assert later >= (1 << 40) + PRODUCER_IDS_PER_BLOCK
+
+
+def test_a_restarted_broker_takes_the_next_block_of_a_thousand_ids_as_kafkas_controller_hands(
+        tmp_path):
+    """Kafka's controller hands producer ids out in blocks of 1000 (ProducerIdsBlock's
+    PRODUCER_ID_BLOCK_SIZE); a restarted broker starts at the next block, past every id of the
+    one it had. Found by mutation testing (session 2225a17's 00271: the block size 999)."""
+    path = tmp_path / "producer_id_block"
+    assert take(ProducerIdBlocks(path, broker_id=0), 2) == [0, 1]
+    assert take(ProducerIdBlocks(path, broker_id=0), 1) == [1000]
+    assert take(ProducerIdBlocks(path, broker_id=0), 1001)[-1] == 3000  # 2000..2999, then 3000
