@@ -302,11 +302,15 @@ def covered_lines(session: Session, folder: str) -> dict[str, set[int]] | None:
 
 
 def runs(lines: dict[str, set[int]], spec: MutationSpec) -> bool:
-    """Whether the layer runs the statement holding the mutant. coverage.py records a statement
-    by its first line, so a mutant on a continuation line (the `-6` of a tuple written over two
-    lines) is looked up by its statement's first line, never judged uncovered by its own."""
+    """Whether the layer runs the statement holding the mutant. coverage.py records the lines
+    a statement's code runs on, which for a statement over several lines need not include its
+    first (a condition opened by `if (` alone on its line records the lines of its terms) nor
+    the mutant's own (the `-6` of a tuple written over two lines is recorded on the first):
+    the mutant runs when its own line or its statement's first line was recorded."""
     path = str(spec.module_path)
-    return statement_start(path, spec.start_pos[0]) in lines.get(path, ())
+    covered = lines.get(path, ())
+    line = spec.start_pos[0]
+    return line in covered or statement_start(path, line) in covered
 
 
 @functools.cache

@@ -290,9 +290,18 @@ class StorageMachine(RuleBasedStateMachine):
     @precondition(lambda self: self.twin.leo > self.twin.log_start)
     @rule(where=st.integers(0, 1 << 20))
     def delete_records(self, where):
-        offset, leo = self._offset_in_log(where), self.twin.leo
+        self._delete_records_to(self._offset_in_log(where))
+
+    @precondition(lambda self: self.twin.leo > self.twin.log_start)
+    @rule()
+    def delete_every_record(self):
+        """DeleteRecords up to the leo: the next segment rolled then starts at the log start,
+        and the one below it holds nothing readable (retention's first pass deletes it)."""
+        self._delete_records_to(self.twin.leo)
+
+    def _delete_records_to(self, offset: int) -> None:
         note(f"increment_log_start_offset({offset})")
-        self.log.set_high_watermark(leo)
+        self.log.set_high_watermark(self.twin.leo)
         self.log.increment_log_start_offset(offset)
         self.twin.log_start = offset
 
@@ -304,6 +313,12 @@ class StorageMachine(RuleBasedStateMachine):
         note(f"retention deleted {deleted} segments, log start {self.log.log_start_offset}")
         assert self.log.log_start_offset >= before
         self.twin.log_start = self.log.log_start_offset
+        # Kafka's deleteLogStartOffsetBreachedSegments: no segment is left whose next segment
+        # starts at or below the log start (the hw is the leo here, so none is held back)
+        segments = getattr(self.log, "segments", ())
+        assert len(segments) < 2 or segments[1].base_offset > self.log.log_start_offset, (
+            f"segment {segments[0].base_offset} kept, wholly below the log start "
+            f"{self.log.log_start_offset}")
 
     # -- durability and time -----------------------------------------------------------------
     @rule()
@@ -403,6 +418,13 @@ class StorageMachine(RuleBasedStateMachine):
         if self.check_epochs:
             problem = self.twin.epoch_cache_problem(list(self.log.epochs.entries))
             assert problem is None, problem
+
+    @invariant()
+    def segment_bases_are_the_segments(self):
+        """The base offsets reads bisect (segment_bases) are the segments', one each, in order."""
+        segments = getattr(self.log, "segments", None)
+        if segments is not None:
+            assert self.log.segment_bases == tuple(s.base_offset for s in segments)
 
     @invariant()
     def durable_within_log(self):

@@ -65,6 +65,18 @@ def core_brokers(count: int = 1, log_factory=None, **config) -> list[Broker]:
     return found
 
 
+def create_topic(broker, name: str, partitions: int = 1, replication_factor: int = 1,
+                 assignments: tuple = ()) -> None:
+    """CreateTopics v4 of one topic without configs (-1: the broker's defaults; assignments:
+    the replicas of each partition, with partitions and replication factor -1); it must succeed."""
+    body = call(broker, 19, 4, {"topics": [{
+        "name": name, "num_partitions": partitions, "replication_factor": replication_factor,
+        "assignments": [{"partition_index": i, "broker_ids": list(replicas)}
+                        for i, replicas in enumerate(assignments)], "configs": []}],
+        "timeout": 5000, "validate_only": False})
+    assert body.topics[0].error_code == ErrorCode.none, body.topics[0]
+
+
 TOPIC_RESOURCE = 2  # ConfigResource type of a topic (4: a broker)
 
 

@@ -25,7 +25,13 @@ from kafkaref.impl.core.committed_offsets import CommittedOffsets
 from kafkaref.impl.core.config import BrokerConfig, PartitionConfig
 from kafkaref.impl.core.delayed import FetchPartition
 from kafkaref.impl.core.delete_records import delete_records
-from kafkaref.impl.core.describe import DescribeApis
+from kafkaref.impl.core.describe import (
+    CLUSTER_OPERATIONS,
+    GROUP_OPERATIONS,
+    NOT_ASKED,
+    TOPIC_OPERATIONS,
+    DescribeApis,
+)
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
 from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
@@ -288,6 +294,7 @@ class Broker:
     def _metadata_response(self, request, names):
         meta = self.metadata
         live = {b.broker_id for b in meta.brokers}
+        topic_operations, cluster_operations = _metadata_operations(request)
         topics = []
         for name in names if names is not None else [t.name for t in meta.topics]:
             if isinstance(name, uuid.UUID):
@@ -298,7 +305,8 @@ class Broker:
             if topic is None:
                 error = (ErrorCode.unknown_topic_or_partition if legal_topic_name(name)
                          else ErrorCode.invalid_topic_exception)  # a client retries the first
-                topics.append({"name": name, "error_code": error})
+                topics.append({"name": name, "error_code": error,
+                               "topic_authorized_operations": topic_operations})
                 continue
             partitions = []
             for index, p in enumerate(topic.partitions):
@@ -313,13 +321,14 @@ class Broker:
             # (librdkafka's 0107 drops the vanished partitions only when the id changes)
             topics.append({"name": name, "error_code": 0, "topic_id": _topic_uuid(topic),
                            "is_internal": offsets_topic.is_internal(name),
-                           "partitions": partitions, "topic_authorized_operations": -2**31})
+                           "partitions": partitions,
+                           "topic_authorized_operations": topic_operations})
         brokers = [{"node_id": b.broker_id, "host": b.host, "port": b.port, "rack": None}
                    for b in meta.brokers]
         return self._response(request, {
             "brokers": brokers, "cluster_id": meta.cluster_id,
             "controller_id": meta.controller_id, "topics": topics,
-            "cluster_authorized_operations": -2**31,
+            "cluster_authorized_operations": cluster_operations,
         })
 
     def _find_coordinator(self, request, respond):
@@ -952,11 +961,15 @@ class Broker:
             groups.append(self.groups.describe(group_id, has_offsets) if not error else {
                 "group_id": group_id, "error_code": error, "group_state": "",
                 "protocol_type": "", "protocol_data": "", "members": []})
-            groups[-1]["authorized_operations"] = -2**31
+            groups[-1]["authorized_operations"] = NOT_ASKED
             if request.api_version >= 6 and groups[-1]["group_state"] == "Dead":
                 # v6 says an unknown group is not found (KIP-1043), as 4.3.1 answers
                 groups[-1].update(error_code=ErrorCode.group_id_not_found,
                                   error_message=f"Group {group_id} not found.")
+            if request.api_version >= 3 and request.body.include_authorized_operations and (
+                    groups[-1]["error_code"] == ErrorCode.none):
+                # KafkaApis: every group operation to a client that asks, on a group answered
+                groups[-1]["authorized_operations"] = GROUP_OPERATIONS
         respond(self._response(request, {"groups": groups}))
 
     def _list_groups(self, request, respond):
@@ -1114,6 +1127,19 @@ def _wire_topic_id(topic_id: str) -> uuid.UUID | None:
         return uuid.UUID(topic_id) if topic_id else None
     except ValueError:
         return None
+
+
+def _metadata_operations(request) -> tuple[int, int]:
+    """(each topic's, the cluster's) authorized operations in a Metadata answer, as Kafka 4.3.1's
+    KafkaApis answers without an authorizer: every operation to a client that asks (v8+; the
+    cluster's only through v10, KIP-700 moved it to DescribeCluster), else the schema's default,
+    INT32_MIN."""
+    version, body = request.api_version, request.body
+    topics = TOPIC_OPERATIONS if version >= 8 and body.include_topic_authorized_operations else (
+        NOT_ASKED)
+    cluster = CLUSTER_OPERATIONS if 8 <= version <= 10 and (
+        body.include_cluster_authorized_operations) else NOT_ASKED
+    return topics, cluster
 
 
 def _topic_uuid(topic) -> uuid.UUID:

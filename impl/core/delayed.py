@@ -123,7 +123,9 @@ class DelayedDeleteRecords(DelayedOperation):
         super().__init__(timeout_ms)
         self.results = dict(results)
         self.lookup, self.respond, self.missing, self.live = lookup, respond, missing, live
-        self.waiting = {k for k, r in results.items() if r.error == ErrorCode.none}
+        # the partitions still waiting, in the request's order: a set of (topic, partition)
+        # would iterate in an order that changes with the process's string hash seed
+        self.waiting = dict.fromkeys(k for k, r in results.items() if r.error == ErrorCode.none)
 
     def try_complete(self) -> bool:
         for key in list(self.waiting):
@@ -139,7 +141,7 @@ class DelayedDeleteRecords(DelayedOperation):
                 if low < wanted:
                     continue
                 self.results[key] = attrs.evolve(self.results[key], low_watermark=low)
-            self.waiting.discard(key)
+            del self.waiting[key]
         return self.force_complete() if not self.waiting else False
 
     def on_complete(self) -> None:

@@ -3,8 +3,9 @@ DescribeCluster (60), DescribeTopicPartitions (75, KIP-966) and DescribeLogDirs 
 answered as Apache Kafka 4.3.1 answers it (docs/semantics.md "Protocol versions").
 
 kafkaref has no authorizer: where Kafka fills authorized operations without being asked
-(DescribeTopicPartitions) it gives every topic operation, as Kafka does without an authorizer;
-elsewhere "not asked" (INT32_MIN).
+(DescribeTopicPartitions), or a client asks for them (Metadata, DescribeCluster,
+DescribeGroups), it gives every operation of the resource, as Kafka does without an
+authorizer; elsewhere "not asked" (INT32_MIN).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ NOT_ASKED = -(2**31)  # authorized operations nobody asked for
 # ALTER_CONFIGS) as Kafka's bitfield: what 4.3.1 answers without an authorizer
 TOPIC_OPERATIONS = 3576
 CLUSTER_OPERATIONS = 8096  # the same for the cluster (DescribeCluster when asked)
+# ... and for a group (READ, DESCRIBE, DELETE, DESCRIBE_CONFIGS, ALTER_CONFIGS: DescribeGroups)
+GROUP_OPERATIONS = 3400
 BROKERS, CONTROLLERS = 1, 2  # DescribeCluster endpoint types (v1+)
 PARTITIONS_PER_ANSWER_MAX = 2000  # Kafka's max.request.partition.size.limit default
 UNKNOWN_VOLUME_BYTES = -1  # DescribeLogDirs v4+ when the volume cannot be measured

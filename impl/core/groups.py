@@ -40,12 +40,14 @@ members rejoin (committed offsets are durable: impl/core/committed_offsets.py).
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable
 
 import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.config import SESSION_TIMEOUT_MAX_MS, SESSION_TIMEOUT_MIN_MS
+from kafkaref.impl.core.offsets_topic import java_string_hash
 
 EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", \
     "Stable"
@@ -272,12 +274,17 @@ class GroupCoordinator:
                                everyone if member.member_id == group.leader else ()))
 
     @staticmethod
-    def _choose_protocol(group: Group) -> str | None:
-        members = list(group.members.values())
-        for name, _ in members[0].protocols:
-            if all(name in dict(m.protocols) for m in members):
-                return name
-        return members[0].protocols[0][0] if members[0].protocols else None
+    def _choose_protocol(group: Group) -> str:
+        """Kafka's ClassicGroup.selectProtocol: each member, in the order Kafka's member map
+        holds them, votes for the first of its protocols that every member supports (one
+        exists: _supports_protocols let each member in); the most votes win, a tie going to
+        the protocol Kafka's vote map lists first."""
+        members = [group.members[m] for m in java_hash_map_order(group.members)]
+        supported_by_all = {name for name, _ in members[0].protocols
+                            if all(name in dict(m.protocols) for m in members)}
+        votes = Counter(next(name for name, _ in m.protocols if name in supported_by_all)
+                        for m in members)  # keys in first-vote order, as they are put
+        return max(java_hash_map_order(votes), key=votes.__getitem__)  # the first of the most
 
     # -- SyncGroup ----------------------------------------------------------------------------
     def sync(self, group_id: str, generation_id: int, member_id: str, assignments,
@@ -462,6 +469,24 @@ class GroupCoordinator:
                 "protocol_type": group.protocol_type or "",
                 "protocol_data": (group.protocol_name or "") if stable else "",
                 "members": members}
+
+
+def java_hash_map_order(keys) -> list[str]:
+    """The order a java.util.HashMap with String keys, put in this order, iterates them: by
+    bucket (the key's String.hashCode, its high half folded into the low, modulo the table
+    size), then in put order within a bucket. The table is Java's default 16 buckets, doubled
+    while the keys exceed three quarters of it: the table a map of these keys alone has
+    (Kafka's maps never shrink, so one that once held many more keys may differ; bins of 8 or
+    more, which Java turns into trees, are not modelled)."""
+    keys = list(keys)
+    buckets = 16
+    while len(keys) > buckets * 3 // 4:
+        buckets *= 2
+
+    def bucket(key: str) -> int:
+        h = java_string_hash(key) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (buckets - 1)
+    return sorted(keys, key=bucket)  # a stable sort: put order within a bucket
 
 
 def _supports_protocols(group: Group, protocol_type: str, protocols) -> bool:

@@ -175,7 +175,10 @@ class MemoryLog:
         return MemorySlice(ErrorCode.none, data, first.base_offset, last.next_offset)
 
     def bytes_between(self, start_offset: int, end_offset: int) -> int:
-        """Bytes of the batches holding offsets in [start_offset, end_offset)."""
+        """Bytes of the batches holding offsets in [start_offset, end_offset) (none when the
+        range is empty, as Log counts)."""
+        if start_offset >= end_offset:
+            return 0
         total = 0
         for header, raw in self._batches[self._slot(start_offset):]:
             if header.base_offset >= end_offset:

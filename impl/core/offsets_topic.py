@@ -51,10 +51,13 @@ class OffsetKey:
 
 @attrs.frozen
 class CommittedOffset:
+    """An OffsetCommitValue: every field given, by a commit (its time, the broker's clock) or
+    by the record a load reads."""
+
     offset: int
-    leader_epoch: int = -1
-    metadata: str = ""
-    commit_timestamp: int = -1
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
 
 
 def _string(text: str) -> bytes:

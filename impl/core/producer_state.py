@@ -16,10 +16,10 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.config import PRODUCER_STATE_MAX_BATCHES
+from kafkaref.impl.protocol.records import INT32_MAX  # the largest sequence, then 0
 
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1  # a producer whose batches carried no epoch: its sequences are not known
-INT32_MAX = 2**31 - 1
 
 
 @attrs.frozen

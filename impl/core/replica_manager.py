@@ -261,8 +261,8 @@ class ReplicaManager:
                           read, respond, leader_only)
         self.fetch_purgatory.try_complete_else_watch(op, list(fetches))
 
-    def _read(self, replica_id: int, max_bytes: int, fetches, zero_copy: bool = False,
-              leader_only: bool = True) -> dict[Key, FetchResult]:
+    def _read(self, replica_id: int, max_bytes: int, fetches, zero_copy: bool,
+              leader_only: bool) -> dict[Key, FetchResult]:
         # Kafka's readFromLog: the request's budget shrinks by what each partition returned
         # (never below 0), and until one returns records the first batch comes whole
         results, remaining, min_one = {}, max_bytes, True

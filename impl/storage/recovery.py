@@ -37,12 +37,12 @@ class RecoveryReport:
     """What open() did: whether it recovered, what it scanned, what it cut off."""
 
     clean_shutdown: bool
-    segments_scanned: int = 0
-    bytes_scanned: int = 0
-    bytes_truncated: int = 0
-    segments_deleted: int = 0
-    index_rebuilds: int = 0
-    checkpoint_valid: bool = True
+    segments_scanned: int
+    bytes_scanned: int
+    bytes_truncated: int
+    segments_deleted: int
+    index_rebuilds: int
+    checkpoint_valid: bool = True  # set once the checkpoint is read (open_directory)
 
 
 @attrs.frozen

@@ -245,13 +245,12 @@ class LogSegment:
         return position, next_offset
 
     # -- truncation and recovery --------------------------------------------------------------
-    def truncate_to(self, offset: int) -> int:
-        """Remove every batch whose last offset >= offset; return the bytes removed."""
+    def truncate_to(self, offset: int) -> None:
+        """Remove every batch whose last offset >= offset."""
         found = self.translate_offset(offset)
         if found is None:
-            return 0
+            return
         position = found[0]
-        removed = self.size - position
         os.ftruncate(self.fd, position)
         self.size = position
         self._rolling_base_ms = None  # the first batch may be gone
@@ -260,7 +259,6 @@ class LogSegment:
         self.index.truncate_to(offset)
         self.timeindex.truncate_to(offset)
         self._reload_tail_state()
-        return removed
 
     def _reload_tail_state(self) -> None:
         """Recompute next offset, max timestamp and index spacing from the last index entry."""

@@ -229,6 +229,51 @@ def test_static_members_that_did_not_rejoin_keep_their_place():
     assert c.heartbeat("g", 2, static) == ErrorCode.illegal_generation  # it must rejoin
 
 
+
+def test_static_members_that_did_not_rejoin_get_another_rebalance_timeout():
+    """A rebalance whose deadline passes with only static members that did not rejoin waits
+    another rebalance timeout (Kafka's completeClassicGroupJoin: "all members are not
+    rejoining", so it schedules the join again; session timeouts remove them meanwhile): one of
+    them rejoining in that time is answered when the others rejoin or the new deadline passes.
+    Found by mutation testing (session 2225a175104f's survivor 00112, a line no core test
+    ran): the new deadline read `now - timeout`, already past, so the next tick completed the
+    join without the others."""
+    clock = ManualClock()
+    c = GroupCoordinator(clock)
+    [a] = static_join(c, "i-a")
+    c.sync("g", 1, a.member_id, [(a.member_id, b"all")], lambda e, x: None)
+    b_answers = static_join(c, "i-b")
+    static_join(c, "i-a", a.member_id)
+    a, [b] = a.member_id, b_answers
+    c.sync("g", 2, b.member_id, [], lambda e, x: None)
+    c.sync("g", 2, a, [(a, b"p0"), (b.member_id, b"p1")], lambda e, x: None)
+    group = c.groups["g"]
+    assert group.state == STABLE
+    join(c)  # a dynamic member joins: a rebalance
+    joining = next(m for m in group.members if m not in (a, b.member_id))
+    clock.now_ms = 100
+    assert c.leave("g", joining) == ErrorCode.none  # only the two static members are left
+    clock.now_ms = 4000
+    for member in (a, b.member_id):
+        c.heartbeat("g", 2, member)
+    clock.now_ms = 5000
+    c.advance_clock()  # the deadline: neither rejoined, both kept (static)
+    assert group.state == PREPARING and set(group.members) == {a, b.member_id}
+    clock.now_ms = 5001
+    rejoined = static_join(c, "i-a", a)
+    for now in (5002, 6000, 9999):
+        clock.now_ms = now
+        for member in (a, b.member_id):
+            c.heartbeat("g", 2, member)
+        c.advance_clock()
+        assert rejoined == [], now  # waits for "i-b" until the new deadline
+    clock.now_ms = 10_000
+    c.advance_clock()
+    [answer] = rejoined
+    assert answer.error == ErrorCode.none and answer.generation_id == 3
+    assert set(group.members) == {a, b.member_id}  # "i-b" keeps its place
+
+
 # -- KIP-394: MEMBER_ID_REQUIRED ---------------------------------------------------------------
 def join_v4(coordinator, member_id="", answers=None):
     answers = [] if answers is None else answers

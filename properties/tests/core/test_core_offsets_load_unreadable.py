@@ -23,9 +23,13 @@ from kafkaref.impl.protocol.records import HEADER_SIZE, RECORDS_COUNT_POS, build
 LOAD_STEPS_MAX = 200  # far more chunks than any log here has batches
 
 
+def committed(offset: int) -> CommittedOffset:
+    return CommittedOffset(offset, -1, "", 1000)
+
+
 def commit_batch(commits: list[tuple[int, int]]) -> bytes:
     """One batch of commits of group "g", topic "t": (partition, offset) each."""
-    return build_batch([(encode_key(OffsetKey("g", "t", p)), encode_value(CommittedOffset(o)),
+    return build_batch([(encode_key(OffsetKey("g", "t", p)), encode_value(committed(o)),
                          (), 1000) for p, o in commits])
 
 
@@ -53,7 +57,7 @@ def test_a_load_skips_unreadable_batches_and_ends(log_batches, chunk_bytes):
         data = commit_batch(commits) if readable else unreadable(commits)
         assert log.append_as_leader(data, 0).error == ErrorCode.none
         if readable:
-            expected.update({("t", p): CommittedOffset(o) for p, o in commits})
+            expected.update({("t", p): committed(o) for p, o in commits})
     cache = CommittedOffsets(chunk_bytes=chunk_bytes)
     cache.lead({0: 0}, lambda index: log)
     for _ in range(LOAD_STEPS_MAX):

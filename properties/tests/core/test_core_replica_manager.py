@@ -187,20 +187,43 @@ def test_isr_shrinks_after_lag_and_expands_when_caught_up():
     assert h.partition.isr == {1, 2}
 
 
-def test_hw_uses_maximal_isr_while_change_is_in_flight():
-    proposals = []
+def _proposing_follower_2(proposals: list):
+    """Leader 1 of TP, ISR {1}: follower 2 catches up with "a" (its joining is proposed, not
+    yet answered), then "b" is appended. The replica manager and the partition."""
     rm = ReplicaManager(1, ManualClock(1_000), lambda key: MemoryLog(),
                         alter_isr=lambda p, isr: proposals.append(isr))
     rm.become_leader(TP, PartitionConfig(), 0, (1,), (1, 2))
     rm.append_records(1000, 1, {TP: batch(b"a")}, lambda r: None)
     rm.fetch(2, 0, 1, 1 << 20, {TP: FetchPartition(1, current_leader_epoch=0)}, lambda r: None)
-    assert proposals == [{1, 2}]
-    partition = rm.partition(TP)
-    assert partition.isr == {1} and partition.maximal_isr == {1, 2}
     rm.append_records(1000, 1, {TP: batch(b"b")}, lambda r: None)
+    return rm, rm.partition(TP)
+
+
+def test_hw_uses_maximal_isr_while_change_is_in_flight():
+    proposals = []
+    rm, partition = _proposing_follower_2(proposals)
+    assert proposals == [{1, 2}]
+    assert partition.isr == {1} and partition.maximal_isr == {1, 2}
     assert partition.high_watermark == 1  # follower 2 (pending member) has not got "b"
     rm.isr_committed(TP, 0, {1, 2})
     assert partition.isr == {1, 2}
+
+
+def test_the_controllers_answer_ends_a_proposal_an_older_image_kept_pending():
+    """An image sent before the controller handled the proposal leaves it pending (the maximal
+    ISR still counts the proposed member); the controller's answer ends it: the hw moves past
+    the member that never joined, and the next proposal can be made. Found by mutation testing
+    (session 2225a175104f's survivor 00335: isr_answered's `is not None` negated; only the
+    server's controller client calls it)."""
+    proposals = []
+    rm, partition = _proposing_follower_2(proposals)
+    rm.isr_committed(TP, 0, {1})  # an image from before the controller saw the proposal
+    assert partition.maximal_isr == {1, 2} and partition.high_watermark == 1
+    rm.isr_answered(TP, {1, 2})  # the controller answered (it did not take 2 in)
+    assert partition.maximal_isr == {1} and partition.high_watermark == 2
+    rm.fetch(2, 0, 1, 1 << 20, {TP: FetchPartition(2, current_leader_epoch=0)}, lambda r: None)
+    assert proposals == [{1, 2}, {1, 2}]  # proposed again
+    rm.isr_answered(("gone", 0), {1})  # a partition no longer hosted: nothing to end
 
 
 def test_idempotent_duplicate_returns_original_offsets_and_gap_is_out_of_order():

@@ -677,6 +677,16 @@ def describe_partitions(broker, names, limit, cursor=None):
             None if cursor is None else (cursor.topic_name, cursor.partition_index))
 
 
+def test_describe_topic_partitions_answers_at_most_kafkas_2000_partitions_a_page():
+    """A limit above max.request.partition.size.limit (Kafka's default 2000) is cut to it.
+    Found by mutation testing (session 2225a175104f's survivor 00372: the cap read 1999)."""
+    (b,) = brokers(1)
+    create(b, "big", partitions=2001)
+    [(name, error, indexes)], cursor = describe_partitions(b, ["big"], 5000)
+    assert (name, error, indexes, cursor) == ("big", ErrorCode.none, list(range(2000)),
+                                              ("big", 2000))
+
+
 def test_describe_topic_partitions_pages_by_name_as_kafka_does():
     """The pages 4.3.1 gave for the same topics (KIP-966): sorted names, unknown and illegal
     ones answered in place, at most `limit` partitions, a cursor to the next page."""

@@ -25,20 +25,25 @@ def with_valid_crc(batch: bytearray) -> bytes:
     return bytes(batch)
 
 
+@pytest.mark.parametrize("value", [-1, -2, -(2**31)])
 @pytest.mark.parametrize("field", [LAST_OFFSET_DELTA_POS, RECORDS_COUNT_POS])
-def test_recovery_cuts_a_batch_with_a_negative_count_or_delta(tmp_path, field):
+def test_recovery_cuts_a_batch_with_a_negative_count_or_delta(tmp_path, field, value):
+    """Every negative value, -1 too: a LastOffsetDelta of -1 holds no offset, so keeping the
+    batch leaves the log end where cutting it does, and only the bytes tell (session
+    2225a175104f's survivor 00270: the delta's `< 0` read `< -1`)."""
     log = Log(str(tmp_path), LogConfig(retention_ms=-1), clock_ms=lambda: 0)
     assert log.append_as_leader(build_batch([(None, b"good", (), 1)]), 0).error == ErrorCode.none
     log.flush()
     log.crash()
     bad = bytearray(build_batch([(None, b"bad", (), 2)]))
     struct.pack_into(">q", bad, 0, 1)  # BaseOffset: right after the good batch
-    struct.pack_into(">i", bad, field, -1)
+    struct.pack_into(">i", bad, field, value)
     [segment] = [name for name in os.listdir(tmp_path) if name.endswith(".log")]
     with open(tmp_path / segment, "ab") as file:
         file.write(with_valid_crc(bad))
     reopened = Log(str(tmp_path), LogConfig(retention_ms=-1), clock_ms=lambda: 0)
     assert reopened.log_end_offset == 1
+    assert reopened.recovery.bytes_truncated == len(bad)  # cut, not kept
     reopened.close()
 
 
