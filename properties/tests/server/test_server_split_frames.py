@@ -5,15 +5,21 @@ last byte and the connection closed as malformed)."""
 
 import socket
 import struct
-import time
 
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
+from kafkaref.properties.waiting import wait_until
 
 
 def answered_correlation_id(sock) -> int:
     size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
     return struct.unpack_from(">i", sock.recv(size, socket.MSG_WAITALL))[0]
+
+
+def buffered(server) -> int:
+    """The bytes the server's network threads hold of requests not yet whole."""
+    return sum(len(c.inbuf) for thread in server.network_threads
+               for c in list(thread.connections.values()))
 
 
 def test_a_request_whose_last_byte_comes_late_is_answered(broker):
@@ -22,6 +28,7 @@ def test_a_request_whose_last_byte_comes_late_is_answered(broker):
     with socket.create_connection(("127.0.0.1", broker.port), timeout=10) as sock:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.sendall(frame[:-1])
-        time.sleep(0.2)  # the broker has read all but the last byte
+        wait_until(lambda: buffered(broker) == len(frame) - 1,
+                   what="the broker holding all but the frame's last byte")
         sock.sendall(frame[-1:])
         assert answered_correlation_id(sock) == 7
