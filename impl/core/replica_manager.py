@@ -158,13 +158,15 @@ class ReplicaManager:
             self._wake(key, hw_changed=partition.high_watermark != before)
 
     def follower_fenced(self, replica_id: int) -> None:
-        """A follower's broker was fenced: every partition this broker leads forgets it."""
+        """A follower's broker was fenced: every partition this broker leads forgets it.
+
+        Only called while a metadata image is applied (Broker.apply_metadata), which then
+        hands each led partition its ISR (isr_committed): that recomputes the hw a dropped
+        pending addition may have held back and wakes what waits on it, so nothing is woken
+        here but the deletions the fenced follower's log start held."""
         for key, partition in self.partitions.items():
             if partition.is_leader and replica_id in partition.followers:
-                before = partition.pending_isr
                 partition.forget_follower(replica_id)
-                if partition.pending_isr != before:
-                    self._wake(key, hw_changed=False)
                 self.delete_records_purgatory.check_and_complete(key)  # it no longer counts
 
     def stop_partition(self, key: Key) -> None:
