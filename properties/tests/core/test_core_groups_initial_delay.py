@@ -8,7 +8,7 @@ to Kafka's (GroupMetadataManager.tryCompleteInitialRebalanceElseSchedule): each 
 new member since the last and time left (`remainingMs != 0`) waits min(delay, remaining) more,
 else the join completes."""
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from kafkaref.impl.core.groups import GroupCoordinator
@@ -49,6 +49,8 @@ def kafkas_expiries_ms(delay_ms: int, rebalance_timeout_ms: int, arrivals: set[i
 
 @given(delay_ms=st.integers(1, 6), extra_ms=st.integers(0, 12),
        arrivals=st.sets(st.integers(1, 30), max_size=4))
+@example(delay_ms=3, extra_ms=1, arrivals={1})  # 1 ms left: one more millisecond's wait
+@example(delay_ms=3, extra_ms=4, arrivals={1, 4})  # 1 ms left after the first extension
 def test_the_initial_delay_is_extended_as_kafka_extends_it(delay_ms, extra_ms, arrivals):
     timeout_ms = delay_ms + extra_ms
     expiries = kafkas_expiries_ms(delay_ms, timeout_ms, arrivals)
