@@ -77,7 +77,7 @@ class MemoryLog:
             error = ErrorCode.invalid_record  # a producer's batch starts at offset 0
         if error != ErrorCode.none:
             return AppendInfo(error, log_start_offset=self.log_start_offset)
-        append_time = self._wall_ms() if log_append_time else -1
+        append_time = self._wall_ms() if log_append_time else None
         buffer = bytearray(data)
         view = memoryview(buffer)
         next_offset, stamped = self.log_end_offset, []
