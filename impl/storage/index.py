@@ -52,11 +52,6 @@ class OffsetIndex(EntryFile):
         """Index of the greatest entry with offset <= target (-1: none)."""
         return bisect.bisect_right(self.first, offset - self.base_offset) - 1
 
-    def lookup_position(self, position: int) -> int:
-        """Greatest indexed batch start <= position (0 if none): a safe place to scan from."""
-        slot = bisect.bisect_right(self.second, position) - 1
-        return self.second[slot] if slot >= 0 else 0
-
     # -- file -------------------------------------------------------------------------------
     def load(self, log_size: int) -> bool:
         """Read entries from the file; False (and empty) if the file fails the sanity check:
