@@ -19,41 +19,71 @@ from kafkaref.properties.wire_calls import call, core_brokers
 BOOLEAN, STRING, INT, LONG, DOUBLE, LIST = 1, 2, 3, 5, 6, 7  # Kafka's ConfigDef.Type ids
 DEFAULT_SOURCE, TOPIC_SOURCE = 5, 1
 KAFKA_4_3_1 = {
-    "cleanup.policy": ("delete", LIST),
-    "compression.gzip.level": ("-1", INT),
-    "compression.lz4.level": ("9", INT),
-    "compression.type": ("producer", STRING),
-    "compression.zstd.level": ("3", INT),
-    "delete.retention.ms": ("86400000", LONG),
-    "file.delete.delay.ms": ("60000", LONG),
-    "flush.messages": ("9223372036854775807", LONG),
-    "flush.ms": ("9223372036854775807", LONG),
-    "follower.replication.throttled.replicas": ("", LIST),
-    "index.interval.bytes": ("4096", INT),
-    "leader.replication.throttled.replicas": ("", LIST),
-    "local.retention.bytes": ("-2", LONG),
-    "local.retention.ms": ("-2", LONG),
-    "max.compaction.lag.ms": ("9223372036854775807", LONG),
-    "max.message.bytes": ("1048588", INT),
-    "message.timestamp.after.max.ms": ("3600000", LONG),
-    "message.timestamp.before.max.ms": ("9223372036854775807", LONG),
-    "message.timestamp.type": ("CreateTime", STRING),
-    "min.cleanable.dirty.ratio": ("0.5", DOUBLE),
-    "min.compaction.lag.ms": ("0", LONG),
-    "min.insync.replicas": ("1", INT),
-    "preallocate": ("false", BOOLEAN),
-    "remote.log.copy.disable": ("false", BOOLEAN),
-    "remote.log.delete.on.disable": ("false", BOOLEAN),
-    "remote.storage.enable": ("false", BOOLEAN),
-    "retention.bytes": ("-1", LONG),
-    "retention.ms": ("604800000", LONG),
-    "segment.bytes": ("1073741824", INT),
-    "segment.index.bytes": ("10485760", INT),
-    "segment.jitter.ms": ("0", LONG),
-    "segment.ms": ("604800000", LONG),
-    "unclean.leader.election.enable": ("false", BOOLEAN),
+    "cleanup.policy": "delete",
+    "compression.gzip.level": "-1",
+    "compression.lz4.level": "9",
+    "compression.type": "producer",
+    "compression.zstd.level": "3",
+    "delete.retention.ms": "86400000",
+    "file.delete.delay.ms": "60000",
+    "flush.messages": "9223372036854775807",
+    "flush.ms": "9223372036854775807",
+    "follower.replication.throttled.replicas": "",
+    "index.interval.bytes": "4096",
+    "leader.replication.throttled.replicas": "",
+    "local.retention.bytes": "-2",
+    "local.retention.ms": "-2",
+    "max.compaction.lag.ms": "9223372036854775807",
+    "max.message.bytes": "1048588",
+    "message.timestamp.after.max.ms": "3600000",
+    "message.timestamp.before.max.ms": "9223372036854775807",
+    "message.timestamp.type": "CreateTime",
+    "min.cleanable.dirty.ratio": "0.5",
+    "min.compaction.lag.ms": "0",
+    "min.insync.replicas": "1",
+    "preallocate": "false",
+    "remote.log.copy.disable": "false",
+    "remote.log.delete.on.disable": "false",
+    "remote.storage.enable": "false",
+    "retention.bytes": "-1",
+    "retention.ms": "604800000",
+    "segment.bytes": "1073741824",
+    "segment.index.bytes": "10485760",
+    "segment.jitter.ms": "0",
+    "segment.ms": "604800000",
+    "unclean.leader.election.enable": "false",
 }
 
+
+# each config's type as Kafka 4.3.1 describes it (config_type), by type
+KAFKA_4_3_1_TYPES = {
+    BOOLEAN: (
+        "preallocate", "remote.log.copy.disable", "remote.log.delete.on.disable",
+        "remote.storage.enable", "unclean.leader.election.enable",
+    ),
+    STRING: (
+        "compression.type", "message.timestamp.type",
+    ),
+    INT: (
+        "compression.gzip.level", "compression.lz4.level", "compression.zstd.level",
+        "index.interval.bytes", "max.message.bytes", "min.insync.replicas", "segment.bytes",
+        "segment.index.bytes",
+    ),
+    LONG: (
+        "delete.retention.ms", "file.delete.delay.ms", "flush.messages", "flush.ms",
+        "local.retention.bytes", "local.retention.ms", "max.compaction.lag.ms",
+        "message.timestamp.after.max.ms", "message.timestamp.before.max.ms",
+        "min.compaction.lag.ms", "retention.bytes", "retention.ms", "segment.jitter.ms",
+        "segment.ms",
+    ),
+    DOUBLE: (
+        "min.cleanable.dirty.ratio",
+    ),
+    LIST: (
+        "cleanup.policy", "follower.replication.throttled.replicas",
+        "leader.replication.throttled.replicas",
+    ),
+}
 
 
 def test_a_new_topic_is_described_with_kafkas_defaults():
@@ -65,8 +95,9 @@ def test_a_new_topic_is_described_with_kafkas_defaults():
     described = {c.name: (c.value, c.config_source, int(c.config_type), c.read_only,
                           c.is_sensitive)
                  for c in body.results[0].configs}
-    assert described == {name: (value, DEFAULT_SOURCE, kind, False, False)
-                         for name, (value, kind) in KAFKA_4_3_1.items()}
+    kinds = {name: kind for kind, names in KAFKA_4_3_1_TYPES.items() for name in names}
+    assert described == {name: (value, DEFAULT_SOURCE, kinds[name], False, False)
+                         for name, value in KAFKA_4_3_1.items()}
 
 
 def test_create_topics_lists_every_config_as_kafka_does():
@@ -75,7 +106,7 @@ def test_create_topics_lists_every_config_as_kafka_does():
     listed = {c.name: (c.value, c.config_source, c.read_only, c.is_sensitive)
               for c in created.topics[0].configs}
     expected = {name: (value, DEFAULT_SOURCE, False, False)
-                for name, (value, _) in KAFKA_4_3_1.items()}
+                for name, value in KAFKA_4_3_1.items()}
     expected["cleanup.policy"] = ("compact", TOPIC_SOURCE, False, False)
     assert listed == expected
 
