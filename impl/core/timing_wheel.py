@@ -190,7 +190,7 @@ class SortedListTimer:
     def add(self, delay_ms: int, payload: Any) -> TimerTask:
         task = TimerTask(self.clock() + delay_ms, payload, next(self._seq))
         self._tasks.append((task.expiration_ms, task.seq, task))
-        self._tasks.sort(key=lambda e: (e[0], e[1]))
+        self._tasks.sort(key=lambda e: e[0])  # stable: equal expirations stay in seq order
         return task
 
     def next_expiration_ms(self) -> int | None:
