@@ -177,7 +177,10 @@ class TimingWheelTimer:
 
 
 class SortedListTimer:
-    """The naive twin: every task in one sorted list; same interface, same answers."""
+    """The naive twin: every task in one list; same interface, same answers. Each answer scans
+    the whole list (the earliest expiration by min, an advance by filter), so the list needs no
+    order: an advance's tasks are compared with the wheel's as a set (neither timer promises an
+    order within one advance, nor does Kafka's)."""
 
     def __init__(self, clock: Callable[[], int]):
         self.clock = clock
@@ -190,7 +193,6 @@ class SortedListTimer:
     def add(self, delay_ms: int, payload: Any) -> TimerTask:
         task = TimerTask(self.clock() + delay_ms, payload, next(self._seq))
         self._tasks.append((task.expiration_ms, task.seq, task))
-        self._tasks.sort(key=lambda e: e[0])  # stable: equal expirations stay in seq order
         return task
 
     def next_expiration_ms(self) -> int | None:
