@@ -4,13 +4,17 @@ offset and timestamp -1, leader epoch -1 from v4). The same rule through a serve
 properties/tests/server/test_server_isolation_level.py; the core's own layer never sent the
 field other than 0.
 
+A Fetch at such a level fails the same way from a consumer (replica id -1), while a follower's
+Fetch, which Kafka never reads the field of, is served (broker 0's as any other's).
+
 Found by mutation testing (session 2225a175104f's survivor 00368): the answer's timestamp -1
-read -2, on a line the core layer never ran."""
+read -2, on a line the core layer never ran; session 9df4313ef37b's survivor 00117: the
+consumer test `replica_id < 0` read `< 1` failed broker 0's follower fetch."""
 
 import pytest
 from kio.schema.errors import ErrorCode
 
-from kafkaref.properties.wire_calls import call, core_brokers
+from kafkaref.properties.wire_calls import call, core_brokers, create_topic
 
 UNKNOWN = -1  # ListOffsetsResponse.UNKNOWN_OFFSET, UNKNOWN_TIMESTAMP, UNKNOWN_EPOCH
 
@@ -27,3 +31,21 @@ def test_list_offsets_at_an_unknown_isolation_level(version, level):
                  getattr(p, "leader_epoch", UNKNOWN)) for p in topic.partitions]
     assert answered == [(i, ErrorCode.unknown_server_error, UNKNOWN, UNKNOWN, UNKNOWN)
                         for i in (0, 3)]
+
+
+@pytest.mark.parametrize("follower", [0, 1, -1])  # -1: a consumer
+@pytest.mark.parametrize("level", [2, -1, 127])
+def test_fetch_at_an_unknown_isolation_level(follower, level):
+    brokers = core_brokers(2)
+    create_topic(brokers[0], "t", 2, 2)  # partition p is led by broker p
+    index = 1 - follower if follower >= 0 else 0
+    leader = brokers[index]
+    assert leader.metadata.topic("t").partitions[index].leader == leader.broker_id
+    body = call(leader, 1, 12, {
+        "replica_id": follower, "max_wait": 0, "min_bytes": 0, "max_bytes": 1 << 20,
+        "isolation_level": level, "session_id": 0, "session_epoch": -1, "rack_id": "",
+        "forgotten_topics_data": [], "topics": [{"topic": "t", "partitions": [{
+            "partition": index, "fetch_offset": 0, "partition_max_bytes": 1 << 20,
+            "current_leader_epoch": -1, "log_start_offset": 0, "last_fetched_epoch": -1}]}]})
+    error = ErrorCode.unknown_server_error if follower < 0 else ErrorCode.none
+    assert (body.error_code, body.responses[0].partitions[0].error_code) == (error, error)
