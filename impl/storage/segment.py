@@ -261,11 +261,11 @@ class LogSegment:
         self._reload_tail_state()
 
     def _reload_tail_state(self) -> None:
-        """Recompute next offset, max timestamp and index spacing from the last index entry."""
+        """Recompute next offset, max timestamp and index spacing from the last index entry.
+        The scan from that entry meets its batch first (load and truncate_to keep only entries
+        whose batch is whole), so every next offset comes from a batch header."""
         start = self.index.positions[-1] if len(self.index) else 0
         self.next_offset = self.base_offset
-        if len(self.index):
-            self.next_offset = self.index.base_offset + self.index.relative_offsets[-1] + 1
         last = self.timeindex.last_timestamp
         self.max_timestamp = NO_TIMESTAMP if last is None else last
         self.offset_of_max_timestamp = self.base_offset
