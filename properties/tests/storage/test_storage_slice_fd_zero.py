@@ -20,12 +20,12 @@ def test_a_slice_on_descriptor_zero_reads_its_bytes(tmp_path_factory, data, star
     path = tmp_path_factory.mktemp("slice") / "segment"
     path.write_bytes(bytes(start) + data)
     stdin = _saved_stdin()
+    fd = os.open(path, os.O_RDONLY)  # 0 itself when descriptor 0 is closed
+    if fd != 0:
+        os.dup2(fd, 0)  # the slice's descriptor is 0
+        os.close(fd)
+    piece = FetchSlice(ErrorCode.none, 0, str(path), start, len(data), 0, 1)
     try:
-        fd = os.open(path, os.O_RDONLY)  # 0 itself when descriptor 0 is closed
-        if fd != 0:
-            os.dup2(fd, 0)  # the slice's descriptor is 0
-            os.close(fd)
-        piece = FetchSlice(ErrorCode.none, 0, str(path), start, len(data), 0, 1)
         reader, writer = os.pipe()
         try:
             sent = piece.sendfile(writer, 0)
@@ -33,10 +33,9 @@ def test_a_slice_on_descriptor_zero_reads_its_bytes(tmp_path_factory, data, star
             assert (piece.read_bytes(), sent, os.read(reader, 1 << 10)) == (data, len(data), data)
         finally:
             os.close(reader)
-    finally:  # give the process its descriptor 0 back as it was, open or closed
-        if stdin is None:
-            os.close(0)
-        else:
+    finally:
+        piece.close()  # closes descriptor 0: give the process its own back, if it had one
+        if stdin is not None:
             os.dup2(stdin, 0)
             os.close(stdin)
 
