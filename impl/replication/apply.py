@@ -136,7 +136,7 @@ def from_log_end(partition, records: bytes) -> bytes:
     start follows the leader's again once the hw passes it."""
     _, positioned = positioned_headers(records)
     leo = partition.log_end_offset
-    keep_from, end = None, 0
+    keep_from = None  # `end` (the last batch's end) is set by the loop, read only if it kept one
     for position, header in positioned:
         end = position + header.size_bytes
         if header.last_offset < leo:
