@@ -429,6 +429,11 @@ class StorageMachine(RuleBasedStateMachine):
     @invariant()
     def durable_within_log(self):
         assert 0 <= self.log.flushed_offset <= self.log.log_end_offset
+        # a roll flushes the segment it closes: nothing below the active segment is unflushed
+        # (what lets a roll move the recovery point to the new segment's base, as Kafka's does)
+        segments = getattr(self.log, "segments", None)
+        if segments is not None:
+            assert self.log.flushed_offset >= segments[-1].base_offset
 
     @invariant()
     def segment_times_match(self):

@@ -328,9 +328,11 @@ class Log:
         checkpoint.fsync_directory(self.directory)
         self.segments.append(segment)
         self._bases.append(base_offset)
-        if self.recovery_point >= old.base_offset or old.size == 0:
-            self.recovery_point = max(self.recovery_point, base_offset)
-            self.write_checkpoint()
+        # every segment below the new one is flushed now (each at its own roll, the old one
+        # above; the recovery point never lies below the active segment's base): Kafka's roll
+        # flushes up to the new base and moves the recovery point there
+        self.recovery_point = max(self.recovery_point, base_offset)
+        self.write_checkpoint()
         return self.config.rules.rolled(segment)  # where the triggering batch goes (M13: lost)
 
     def roll(self) -> None:
