@@ -155,7 +155,7 @@ class MemoryLog:
             if header.last_offset < offset:
                 continue
             if header.base_offset >= max_offset or header.next_offset > max_offset:
-                break
+                break  # and so is every later batch
             if size + len(raw) > max_bytes and not (min_one and not out):
                 break
             out.append(raw)
