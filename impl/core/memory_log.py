@@ -112,7 +112,7 @@ class MemoryLog:
         for view in views if error == ErrorCode.none else ():
             error = records.check_batch(view)
             if error != ErrorCode.none:
-                break
+                break  # the first bad batch is the answer
             positioned.append((position, records.parse_header(view)))
             position += len(view)
         return error, positioned
@@ -155,9 +155,9 @@ class MemoryLog:
             if header.last_offset < offset:
                 continue
             if header.base_offset >= max_offset or header.next_offset > max_offset:
-                break  # and so is every later batch
-            if size + len(raw) > max_bytes and not (min_one and not out):
                 break
+            if size + len(raw) > max_bytes and not (min_one and not out):
+                break  # full: a smaller later batch must not jump the queue
             out.append(raw)
             size += len(raw)
         return b"".join(out)
