@@ -73,7 +73,6 @@ class ReplicaFetcher(threading.Thread):
         self.server, self.leader_id, self.max_wait_ms = server, leader_id, max_wait_ms
         self.connection: KafkaConnection | None = None
         self.address: tuple[str, int] | None = None
-        self.rounds = 0
         self.planned: dict = {}  # key -> the Partition the fetch in flight was planned for
 
     def run(self) -> None:
@@ -136,7 +135,6 @@ class ReplicaFetcher(threading.Thread):
         for (topic, index), (offset, epoch, last_epoch, log_start) in fetches.items():
             topics.setdefault(topic, []).append(
                 FetchPosition(index, epoch, offset, last_epoch, PARTITION_MAX_BYTES, log_start))
-        self.rounds += 1
         connection = self.connection
         correlation_id = connection.next_correlation_id()
         connection.send_raw(encode_fetch_request(
