@@ -35,7 +35,11 @@ from kafkaref.impl.core.describe import (
 from kafkaref.impl.core.groups import GroupCoordinator
 from kafkaref.impl.core.metadata import ClusterMetadata, new_topic_id
 from kafkaref.impl.core.replica_manager import OffsetAnswer, ReplicaManager
-from kafkaref.impl.core.topic_rules import check_assignment, check_configs, legal_topic_name
+from kafkaref.impl.core.topic_rules import (
+    check_assignment_entries,
+    check_configs,
+    legal_topic_name,
+)
 from kafkaref.impl.protocol import records, wire
 from kafkaref.impl.protocol.fetch_response import (
     TOPIC_IDS_FROM,
@@ -520,8 +524,9 @@ class Broker:
         """Why a CreateTopics entry is refused before reaching the controller, or None."""
         error, message = check_configs({c.name: c.value for c in topic.configs})
         if error == ErrorCode.none and topic.assignments:
-            error, message = check_assignment(
-                _assignment(topic), {b.broker_id for b in self.metadata.brokers},
+            error, message = check_assignment_entries(
+                [(a.partition_index, list(a.broker_ids)) for a in topic.assignments],
+                {b.broker_id for b in self.metadata.brokers},
                 topic.num_partitions, topic.replication_factor)
         elif error == ErrorCode.none and not _positive_or_default(topic.replication_factor):
             error, message = (ErrorCode.invalid_replication_factor, "Replication factor must "

@@ -5,7 +5,7 @@ IncrementalAlterConfigs, DescribeConfigs (defaults and types), Metadata and the 
 Kafka's rules (org.apache.kafka.common.internals.Topic.validate, LogConfig, and the
 CreateTopics checks in ZkAdminManager / ControllerManager): a name is 1..249 characters of
 [a-zA-Z0-9._-] and not "." or ".."; a config name must be a known topic config (INVALID_CONFIG
-otherwise); an explicit assignment names partitions 0..n-1, each with the same number of
+otherwise); an explicit assignment names partitions 0..n-1, each once, with the same number of
 distinct, registered brokers (INVALID_REPLICA_ASSIGNMENT otherwise), and then num_partitions and
 replication_factor must be -1 (INVALID_REQUEST otherwise). CreatePartitions only grows a topic
 (INVALID_PARTITIONS), its assignment names the new partitions with the topic's replication factor.
@@ -307,8 +307,23 @@ def check_assignment(assignment: dict[int, list[int]], brokers: set[int],
         return (ErrorCode.invalid_request, "with a replica assignment, num_partitions and "
                 "replication_factor must be -1")
     if sorted(assignment) != list(range(len(assignment))) or not assignment:
-        return ErrorCode.invalid_replica_assignment, "partitions must be 0..n-1"
+        return (ErrorCode.invalid_replica_assignment,
+                "partitions should be a consecutive 0-based integer sequence")
     return _check_replicas(assignment, brokers, None)
+
+
+def check_assignment_entries(entries: list[tuple[int, list[int]]], brokers: set[int],
+                             partitions: int,
+                             replication_factor: int) -> tuple[ErrorCode, str | None]:
+    """check_assignment of CreateTopics' assignments as the request lists them: a partition
+    named twice is refused, not overwritten (Kafka's ReplicationControlManager.createTopic:
+    "Found multiple manual partition assignments")."""
+    indexes = [index for index, _ in entries]
+    twice = next((i for n, i in enumerate(indexes) if i in indexes[:n]), None)
+    if twice is not None and partitions == replication_factor == -1:
+        return (ErrorCode.invalid_replica_assignment,
+                f"Found multiple manual partition assignments for partition {twice}")
+    return check_assignment(dict(entries), brokers, partitions, replication_factor)
 
 
 def check_new_partitions(current: int, count: int, replication_factor: int,
