@@ -15,16 +15,20 @@ ROOT = Path(__file__).resolve().parents[3]
 LAYERS = ["spec", "model", "impl", "history", "chaos", "spark_checks", "properties", "commands"]
 
 
-def _package_of(path: Path) -> tuple[str, Path]:
-    """The dotted name and folder of the package holding path (the nearest __init__.py)."""
+def _package_of(path: Path, patterns: dict[str, list[str]]) -> tuple[str, Path]:
+    """The dotted name and folder of the package holding path: the nearest folder with an
+    __init__.py, or a data folder setup.py lists as a package of its own (then package-data
+    names it)."""
     folder = path.parent
-    while not (folder / "__init__.py").exists():
+    while True:
+        name = "kafkaref." + ".".join(folder.relative_to(ROOT).parts)
+        if (folder / "__init__.py").exists() or name in patterns:
+            return name, folder
         folder = folder.parent
-    return "kafkaref." + ".".join(folder.relative_to(ROOT).parts), folder
 
 
 def _shipped(path: Path, patterns: dict[str, list[str]]) -> bool:
-    package, folder = _package_of(path)
+    package, folder = _package_of(path, patterns)
     relative = path.relative_to(folder).as_posix()
     return any(fnmatch.fnmatch(relative, pattern) and ("/" in pattern) == ("/" in relative)
                for key in ("*", package) for pattern in patterns.get(key, []))
