@@ -287,9 +287,9 @@ def incremental_configs(current: dict[str, str], ops: list[tuple[str, int, str |
             result.pop(name, None)
         elif op in (APPEND, SUBTRACT):
             if name not in TOPIC_CONFIGS or TOPIC_CONFIG_DEFAULTS[name][1] != LIST:
-                return (ErrorCode.invalid_config,
-                        f"config value {'append' if op == APPEND else 'subtract'} is not allowed "
-                        f"for config key {name} (not a list)", current)
+                return (ErrorCode.invalid_config,  # Kafka's ConfigAdminManager's words
+                        f"Config value {'append' if op == APPEND else 'subtract'} is not allowed "
+                        f"for config key: {name}", current)
             items = _list_items(result.get(name, TOPIC_CONFIG_DEFAULTS[name][0]))
             given = _list_items(value or "")
             items = (items + [i for i in given if i not in items] if op == APPEND
