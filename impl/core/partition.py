@@ -463,20 +463,19 @@ class Partition:
         state = self.followers.get(replica_id)
         return state.log_end_offset if state is not None else -1
 
-    def maybe_increment_hw(self) -> bool:
-        """Raise hw to the minimum leo over the maximal ISR; True if it moved. impl/core's one
-        statement of the hw rule (docs/semantics.md; test_core_hw_fast_paths holds it to the
-        model's, model/helpers.high_watermark)."""
+    def maybe_increment_hw(self) -> None:
+        """Raise hw to the minimum leo over the maximal ISR. impl/core's one statement of the
+        hw rule (docs/semantics.md; test_core_hw_fast_paths holds it to the model's,
+        model/helpers.high_watermark). Whoever needs to know whether it moved compares the hw
+        before and after (the wakes, _tell_if_hw_raised)."""
         if not self.is_leader:
-            return False
+            return
         rules = self.config.rules
         if self.config.hw_requires_min_isr and rules.isr_below_minimum(self):
-            return False
+            return
         candidate = min(self.replica_leo(r) for r in rules.hw_members(self))
         if candidate > self.high_watermark:
             self._set_hw(candidate)
-            return True
-        return False
 
     def _follower_hw(self, leader_hw: int) -> int:
         """The leader's hw kept within [this log's start, its leo], as Kafka's
