@@ -88,7 +88,6 @@ class Log:
         self.high_watermark = 0
         self.recovery_point = 0
         self._leo = 0
-        self._unflushed_messages = 0
         self._last_flush_ms = clock_ms()
         self._last_checkpoint_ms = clock_ms()
         self._checkpointed: tuple[int, int, int] | None = None  # what the file last said
@@ -278,7 +277,6 @@ class Log:
             segment.append_parts((head, memoryview(data)[HEADER_SIZE:]), size, last_offset,
                                  append_time)
         self._leo = last_offset + 1
-        self._unflushed_messages += header[12]
         if self._flush_policy:
             self._maybe_flush()
         return _new_tuple(AppendInfo, (_NO_ERROR, leo, last_offset, 1, size, self.log_start_offset,
@@ -299,7 +297,6 @@ class Log:
             self._leo = header.next_offset
             self.epochs.assign(header.partition_leader_epoch, header.base_offset)
             total += size
-            self._unflushed_messages += header.records_count
         if self._flush_policy:
             self._maybe_flush()
         return AppendInfo(
@@ -548,7 +545,6 @@ class Log:
         self.high_watermark = min(self.high_watermark, self._leo)
         self.recovery_point = min(self.recovery_point, self._leo)
         self.log_start_offset = min(self.log_start_offset, self._leo)
-        self._unflushed_messages = 0
         checkpoint.fsync_directory(self.directory)
         self.write_checkpoint()
 
@@ -657,7 +653,6 @@ class Log:
             if segment.flushed_size != segment.size or segment.base_offset >= self.recovery_point:
                 segment.flush()
         self.recovery_point = self._leo
-        self._unflushed_messages = 0
         self._last_flush_ms = self.clock_ms()
         self.write_checkpoint()
 
@@ -675,11 +670,14 @@ class Log:
         return False
 
     def _maybe_flush(self) -> bool:
-        if self._unflushed_messages == 0:
+        # Kafka's unflushedMessages: the offsets past the recovery point (LocalLog), so a roll
+        # (which moves the recovery point) and a truncation below it count as Kafka counts them
+        unflushed = self._leo - self.recovery_point
+        if unflushed <= 0:
             return False
         by_count = (
             self.config.flush_messages is not None
-            and self._unflushed_messages >= self.config.flush_messages
+            and unflushed >= self.config.flush_messages
         )
         by_time = (
             self.config.flush_ms is not None
