@@ -5,7 +5,11 @@ is (base + count - 1) mod 2**31); a batch starting anywhere else is out of order
 
 Found by mutation testing (session 2225a175104f's survivor 00224): producer_state's own
 INT32_MAX read 2**32 - 1 passed the core layer, no test's sequences came near the wrap; the
-module now takes records.INT32_MAX, the one statement of the bound."""
+module now takes records.INT32_MAX, the one statement of the bound.
+
+A batch without a sequence (NO_SEQUENCE, -1) from a producer id has no last sequence either
+(DefaultRecordBatch.lastSequence answers NO_SEQUENCE), so the producer's next batch in sequence
+starts at 0: session 9df4313ef37b's survivor 00287, last_sequence's -1 read 0, asked for 1."""
 
 import pytest
 from kio.schema.errors import ErrorCode
@@ -46,3 +50,8 @@ def test_a_batch_may_wrap(broker, count):
     assert _produce(broker, INT32_MAX, count) == ErrorCode.none  # MAX, 0, 1, ...
     assert _produce(broker, 0, 1) == ErrorCode.out_of_order_sequence_number
     assert _produce(broker, count - 1, 1) == ErrorCode.none
+
+
+def test_after_a_batch_without_a_sequence_the_next_starts_at_zero(broker):
+    assert _produce(broker, -1, 1) == ErrorCode.none  # a new producer: any sequence
+    assert _produce(broker, 0, 1) == ErrorCode.none
