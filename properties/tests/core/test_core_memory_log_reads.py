@@ -12,8 +12,11 @@ it in the core's, over drawn logs. Found by mutation testing (session 2225a17510
 its survivors 00208 (bytes_between counted from -1) and 00200 (the batch slot of an offset below
 the first batch read -1, the last batch). A slice's sendfile (what the server writes to a
 socket) sends the same bytes from either log, in two parts split anywhere: session
-9df4313ef37b's survivor 00105 (MemorySlice.sendfile never writing) ran in no core test."""
+9df4313ef37b's survivor 00105 (MemorySlice.sendfile never writing) ran in no core test. And a
+byte limit exactly at a batch's end takes that batch (00165: `>` read `>=` left it out; the
+drawn limits never fell on a batch end)."""
 
+import itertools
 import os
 import tempfile
 
@@ -22,7 +25,7 @@ from hypothesis import strategies as st
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.core.memory_log import MemoryLog
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import build_batch, split_batches
 from kafkaref.impl.storage import Log, LogConfig
 from kafkaref.properties.storage_machine import scratch_dir
 
@@ -80,6 +83,12 @@ def test_a_memory_log_reads_as_the_disk_log(batches, started_at, start_back, tru
             for offset in range(-1, disk.log_end_offset + 3):
                 assert _slice(memory, offset, max_bytes, upper, split) == (
                     _slice(disk, offset, max_bytes, upper, split)), offset
+                # a byte limit exactly at each batch end, and one byte short of it
+                _, views = split_batches(_slice(disk, offset, 1 << 20, upper, split)[1])
+                ends = list(itertools.accumulate(len(v) for v in views))
+                for limit in [e + d for e in ends for d in (0, -1) if e + d > 0]:
+                    assert _slice(memory, offset, limit, upper, split) == (
+                        _slice(disk, offset, limit, upper, split)), (offset, limit)
             # counts and batches from the log start, or from below the first batch (a fetch
             # parked before the log started again): the disk log keeps whole segments below
             # its log start, which the MemoryLog (one segment, never deleted) keeps too
