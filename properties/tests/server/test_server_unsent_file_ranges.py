@@ -1,9 +1,10 @@
-"""A client that closes its connection before reading a zero-copy fetch answer: the file ranges
-still queued for os.sendfile() are closed with the connection, so no descriptor of the segment
-outlives it (network_thread._close -> response_queue.release_unsent).
+"""Zero-copy fetch answers far bigger than the socket buffers: os.sendfile() sends them in many
+parts. A slow reader gets every byte, in order; a client that closes its connection before
+reading the answer leaves no descriptor of the segment open (network_thread._close ->
+response_queue.release_unsent).
 
-Found by mutation testing (docs/mutation.md, the sample on 9df4313's 00159): release_unsent's
-test negated passed every server test, since no test closed a connection with output unsent."""
+Found by mutation testing (docs/mutation.md, the sample on 9df4313's 00159 and 00327): no test
+had a file range sent in parts, or a connection closed with output unsent."""
 
 import os
 import socket
@@ -16,7 +17,7 @@ from kio.schema.errors import ErrorCode
 from kafkaref.impl.client.connection import KafkaConnection
 from kafkaref.impl.protocol import wire
 from kafkaref.impl.protocol.messages import build
-from kafkaref.impl.protocol.records import build_batch
+from kafkaref.impl.protocol.records import LENGTH_POS, LOG_OVERHEAD, build_batch, decode_batch
 from kafkaref.impl.server.response_queue import FilePart
 from kafkaref.properties.servers import BrokerSetup
 from kafkaref.properties.waiting import wait_until
@@ -49,8 +50,7 @@ def fetch_frame(correlation_id: int) -> bytes:
         "forgotten_topics_data": []}))
 
 
-@ON_DISK
-def test_a_connection_closed_with_a_fetch_answer_unsent_closes_its_file_ranges(broker, tmp_path):
+def produce_big_partition(broker) -> None:
     with KafkaConnection("127.0.0.1", broker.port) as conn:
         created = conn.send(19, 4, {"topics": [{
             "name": "big", "num_partitions": 1, "replication_factor": 1, "assignments": [],
@@ -62,14 +62,51 @@ def test_a_connection_closed_with_a_fetch_answer_unsent_closes_its_file_ranges(b
                                           "index": 0, "records": build_batch(
                                               [(None, BATCH_VALUE, (), None)])}]}]})
             assert answer.responses[0].partition_responses[0].error_code == ErrorCode.none
+
+
+def small_window_socket(broker) -> socket.socket:
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
+    sock.settimeout(10)
+    sock.connect(("127.0.0.1", broker.port))
+    return sock
+
+
+def receive_exactly(sock: socket.socket, size: int) -> bytes:
+    data = bytearray()
+    while len(data) < size:
+        chunk = sock.recv(min(size - len(data), 8192))
+        assert chunk, f"closed after {len(data)} of {size} bytes"
+        data += chunk
+    return bytes(data)
+
+
+@ON_DISK
+def test_a_slow_reader_gets_a_zero_copy_answer_whole(broker):
+    produce_big_partition(broker)
+    with small_window_socket(broker) as sock:
+        sock.sendall(fetch_frame(1))
+        (size,) = struct.unpack(">i", receive_exactly(sock, 4))
+        _, answer = wire.decode_response(1, 11, receive_exactly(sock, size))
+    partition = answer.responses[0].partitions[0]
+    assert partition.error_code == ErrorCode.none and partition.high_watermark == BATCHES
+    records, values = partition.records, []
+    while records:
+        end = LOG_OVERHEAD + struct.unpack_from(">i", records, LENGTH_POS)[0]
+        values += [r.value for r in decode_batch(records[:end]).records]
+        records = records[end:]
+    assert values == [BATCH_VALUE] * BATCHES
+
+
+@ON_DISK
+def test_a_connection_closed_with_a_fetch_answer_unsent_closes_its_file_ranges(broker, tmp_path):
+    produce_big_partition(broker)
     network_thread = broker.network_threads[0]
     wait_until(lambda: not network_thread.connections, timeout_s=10,
                what="the set-up connection closed")
     before = segment_descriptors(str(tmp_path))
 
-    sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connect: a small window
-    sock.connect(("127.0.0.1", broker.port))
+    sock = small_window_socket(broker)
     sock.sendall(fetch_frame(1))
     header = sock.recv(4)
     assert len(header) == 4 and struct.unpack(">i", header)[0] > BATCHES * len(BATCH_VALUE)
