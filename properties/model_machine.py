@@ -31,9 +31,13 @@ from kafkaref.model.effects import (
     COMPLETED,
     EXPIRED,
     IMMEDIATE,
+    DeleteRecordsResponse,
     Disconnected,
     Effect,
     ElectionResult,
+    FetchResponse,
+    ListOffsetsResponse,
+    ProduceResponse,
     ReplicaFetchResult,
 )
 from kafkaref.model.refinement import image_violations
@@ -167,6 +171,27 @@ def assert_election_answered_with_its_epoch(event: ev.Event, before: ModelState,
     assert result.leader_epoch > before.partitions[event.partition].control.leader_epoch
 
 
+def assert_answers_say_unknown_as_kafka(effects: Sequence[Effect]) -> None:
+    """Where an answer names no position it says -1, as Kafka's do (its INVALID_OFFSET,
+    INVALID_HIGH_WATERMARK, INVALID_LOW_WATERMARK, UNKNOWN_TIMESTAMP; clients read them): a
+    produce that appended nothing names no base offset; a failed fetch no hw, log start or first
+    offset and no records; a ListOffsets without an offset no timestamp, and a failed one
+    neither; a refused DeleteRecords (an error other than the timeout, which reports the low
+    watermark reached) no low watermark. Literal -1 here: the answers' defaults must be it."""
+    for effect in effects:
+        if isinstance(effect, ProduceResponse):
+            assert (effect.base_offset == -1) == (not effect.record_ids), f"{effect!r}"
+        elif isinstance(effect, FetchResponse) and effect.error != ErrorCode.none:
+            assert (effect.high_watermark, effect.log_start_offset, effect.first_offset,
+                    effect.records) == (-1, -1, -1, ()), f"{effect!r}"
+        elif isinstance(effect, ListOffsetsResponse):
+            assert effect.offset != -1 or effect.timestamp == -1, f"{effect!r}"
+            assert effect.error == ErrorCode.none or effect.offset == -1, f"{effect!r}"
+        elif isinstance(effect, DeleteRecordsResponse) and effect.error not in (
+                ErrorCode.none, ErrorCode.request_timed_out):
+            assert effect.low_watermark == -1, f"{effect!r}"
+
+
 def assert_retention_moves_the_log_start(event: ev.Event, before: ModelState,
                                          after: ModelState) -> None:
     """A retention run (events.Retention) on a live replica moves its log start to the offset
@@ -263,6 +288,7 @@ class ModelMachine(RuleBasedStateMachine):
         note(f"{event!r} -> {list(expected)!r}")
         assert_lost_answer_ignored(event, before, self.model.state, expected)
         assert_election_answered_with_its_epoch(event, before, self.model.state, expected)
+        assert_answers_say_unknown_as_kafka(expected)
         assert_parked_answers_come_from_their_partition(before, self.model.state, expected)
         assert_retention_moves_the_log_start(event, before, self.model.state)
         assert_every_leader_checked_its_lag(event, before, self.model.state)
