@@ -42,7 +42,7 @@ from kafkaref.model.effects import (
 )
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
-from kafkaref.model.step import isr_check_times, lag_check_laggards, step
+from kafkaref.model.step import isr_check_times, lag_check_laggards, parked_answer, step
 from kafkaref.model.values import DelayedFetch, DelayedProduce, ModelState
 from kafkaref.properties.stateful import note, per_machine
 
@@ -243,6 +243,16 @@ def assert_parked_answers_come_from_their_partition(before: ModelState, after: M
             assert held == list(effect.records), f"{op!r} answered records not its partition's"
 
 
+def assert_nothing_parked_is_answerable(event: ev.Event, after: ModelState) -> None:
+    """After every step, no parked request could be answered now: each is checked again on
+    every change that can complete it (Kafka's tryCompleteElseWatch and checkAndComplete on a
+    new hw, a leader change, a follower's fetch), e.g. a consumer fetch parked on a follower
+    once a replica fetch raised that follower's hw (KIP-392)."""
+    for op in after.purgatory:
+        answer = parked_answer(after, op)
+        assert answer is None, f"after {event!r}: {op!r} still parked, though answerable: {answer!r}"
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -292,6 +302,7 @@ class ModelMachine(RuleBasedStateMachine):
         assert_parked_answers_come_from_their_partition(before, self.model.state, expected)
         assert_retention_moves_the_log_start(event, before, self.model.state)
         assert_every_leader_checked_its_lag(event, before, self.model.state)
+        assert_nothing_parked_is_answerable(event, self.model.state)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (
