@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
 
+from kafkaref.model import effects as eff
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
@@ -31,13 +32,9 @@ from kafkaref.model.effects import (
     COMPLETED,
     EXPIRED,
     IMMEDIATE,
-    DeleteRecordsResponse,
     Disconnected,
     Effect,
     ElectionResult,
-    FetchResponse,
-    ListOffsetsResponse,
-    ProduceResponse,
     ReplicaFetchResult,
 )
 from kafkaref.model.refinement import image_violations
@@ -179,15 +176,15 @@ def assert_answers_say_unknown_as_kafka(effects: Sequence[Effect]) -> None:
     neither; a refused DeleteRecords (an error other than the timeout, which reports the low
     watermark reached) no low watermark. Literal -1 here: the answers' defaults must be it."""
     for effect in effects:
-        if isinstance(effect, ProduceResponse):
+        if isinstance(effect, eff.ProduceResponse):
             assert (effect.base_offset == -1) == (not effect.record_ids), f"{effect!r}"
-        elif isinstance(effect, FetchResponse) and effect.error != ErrorCode.none:
+        elif isinstance(effect, eff.FetchResponse) and effect.error != ErrorCode.none:
             assert (effect.high_watermark, effect.log_start_offset, effect.first_offset,
                     effect.records) == (-1, -1, -1, ()), f"{effect!r}"
-        elif isinstance(effect, ListOffsetsResponse):
+        elif isinstance(effect, eff.ListOffsetsResponse):
             assert effect.offset != -1 or effect.timestamp == -1, f"{effect!r}"
             assert effect.error == ErrorCode.none or effect.offset == -1, f"{effect!r}"
-        elif isinstance(effect, DeleteRecordsResponse) and effect.error not in (
+        elif isinstance(effect, eff.DeleteRecordsResponse) and effect.error not in (
                 ErrorCode.none, ErrorCode.request_timed_out):
             assert effect.low_watermark == -1, f"{effect!r}"
 
