@@ -39,3 +39,25 @@ def test_a_replica_outside_the_isr_at_the_takeover_lags_from_time_0(crash_at):
     assert model.state.partitions[0].replicas[leader].pending_isr is None
     model.feed(ev.Tick(LAG // 2))
     assert model.state.partitions[0].replicas[leader].pending_isr == frozenset({leader})
+
+
+@given(st.integers(LAG // 2 + 1, LAG - 1))
+def test_a_fetch_at_the_leaders_end_makes_the_follower_caught_up_now(at):
+    """Kafka's Replica.updateFetchState: a fetch at (or past) the leader's log end makes the
+    follower caught up at that fetch's time, not at its previous fetch's (the second clause,
+    for a follower that only reached where the leader's end was then). b2 fetches the record at
+    time 0 (its previous fetch), then at the leader's end at `at`; the leader writes again, and
+    the check at 1.5 LAG keeps b2 (caught up less than LAG before), dropping only b3. Found by
+    mutation testing (`pick --folder model --seed 28`: the end's `>=` read as `>` passed the
+    model layer)."""
+    model = ReferenceModel(ClusterConfig(brokers=3, replica_lag_time_max_ms=LAG))
+    leader, fetching, silent = model.config.assignment(0)
+    model.feed(ev.Elect(0, leader))
+    model.feed(ev.Produce(1, leader, 0, (b"v",), ev.ACKS_LEADER))
+    model.replicate(fetching)  # at 0, below the leader's end 1
+    model.feed(ev.Tick(at))
+    model.replicate(fetching)  # at 1, the leader's end
+    assert model.state.partitions[0].replicas[leader].caught_up_ms[fetching] == at
+    model.feed(ev.Produce(2, leader, 0, (b"w",), ev.ACKS_LEADER))
+    model.feed(ev.Tick(LAG + LAG // 2 - at))
+    assert model.state.partitions[0].replicas[leader].pending_isr == frozenset({leader, fetching})
