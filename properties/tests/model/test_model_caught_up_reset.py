@@ -61,3 +61,23 @@ def test_a_fetch_at_the_leaders_end_makes_the_follower_caught_up_now(at):
     model.feed(ev.Produce(2, leader, 0, (b"w",), ev.ACKS_LEADER))
     model.feed(ev.Tick(LAG + LAG // 2 - at))
     assert model.state.partitions[0].replicas[leader].pending_isr == frozenset({leader, fetching})
+
+
+@given(st.integers(LAG // 2 + 1, LAG - 11))
+def test_a_fetch_reaching_the_previous_end_makes_the_follower_caught_up_then(previous):
+    """The second clause: a fetch at or past where the leader's end was at the follower's
+    previous fetch makes it caught up as of that previous fetch. b2 fetches at 0 at `previous`
+    (the leader's end then 1), the leader writes again, b2 fetches at exactly 1 ten ms later
+    (below the leader's new end): caught up at `previous`, so the check at 1.5 LAG keeps it."""
+    model = ReferenceModel(ClusterConfig(brokers=3, replica_lag_time_max_ms=LAG))
+    leader, fetching, silent = model.config.assignment(0)
+    model.feed(ev.Elect(0, leader))
+    model.feed(ev.Produce(1, leader, 0, (b"v",), ev.ACKS_LEADER))
+    model.feed(ev.Tick(previous))
+    model.replicate(fetching)  # at 0, the leader's end 1
+    model.feed(ev.Produce(2, leader, 0, (b"w",), ev.ACKS_LEADER))
+    model.feed(ev.Tick(10))
+    model.replicate(fetching)  # at 1: where the leader's end was
+    assert model.state.partitions[0].replicas[leader].caught_up_ms[fetching] == previous
+    model.feed(ev.Tick(LAG + LAG // 2 - previous - 10))
+    assert model.state.partitions[0].replicas[leader].pending_isr == frozenset({leader, fetching})
