@@ -294,7 +294,7 @@ def _settle(state: ModelState, op: Delayed, replica: Replica | None,
 
 def parked_answer(state: ModelState, op: Delayed) -> eff.Effect | None:
     """The answer a parked operation would get if its broker checked it now; None while it
-    must wait (for the checks over the model: nothing stays parked that could be answered)."""
+    must wait (for the checks over the model: what a raised hw must have woken)."""
     return _settle(state, op, state.partitions[op.partition].replicas[op.broker], op.broker)
 
 

@@ -2,7 +2,7 @@
 completes in the replica fetch that raises that follower's hw, as Kafka's fetcher completes the
 delayed fetches of the partitions whose hw it raised (ReplicaFetcherThread:
 completeDelayedFetchRequests), not at its timeout. ModelMachine checks the general rule after
-every step (model_machine.assert_nothing_parked_is_answerable); this fixes the case. Found by
+every step (model_machine.assert_raised_hw_checks_what_waits); this fixes the case. Found by
 mutation testing (the sample on 9df4313's 00195: the check skipped on a raised hw passed the model
 layer)."""
 
