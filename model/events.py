@@ -63,7 +63,7 @@ class DeleteRecords:
     request_id: int
     broker: int
     partition: int
-    offset: int = -1  # HIGH_WATERMARK
+    offset: int = HIGH_WATERMARK
     timeout_ms: int = 30_000
 
 

@@ -292,6 +292,12 @@ def _settle(state: ModelState, op: Delayed, replica: Replica | None,
     return None
 
 
+def parked_answer(state: ModelState, op: Delayed) -> eff.Effect | None:
+    """The answer a parked operation would get if its broker checked it now; None while it
+    must wait (for the checks over the model: what a raised hw must have woken)."""
+    return _settle(state, op, state.partitions[op.partition].replicas[op.broker], op.broker)
+
+
 def _parked_fetch_error(op: DelayedFetch, replica: Replica | None, broker: int) -> ErrorCode:
     """A parked fetch is answered by reading again, with the same checks in the same order as
     when it arrived (Kafka's DelayedFetch.onComplete): the epoch it carries, then leadership

@@ -169,8 +169,8 @@ class DelayedFetch:
     min_bytes: int
     max_bytes: int
     deadline_ms: int
-    current_leader_epoch: int = -1  # checked again when it completes (KIP-320)
-    from_follower_allowed: bool = False  # a follower may answer it (events.Fetch)
+    current_leader_epoch: int  # checked again when it completes (KIP-320)
+    from_follower_allowed: bool  # a follower may answer it (events.Fetch)
 
 
 @attrs.frozen(slots=True)

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from kio.schema.errors import ErrorCode
 
+from kafkaref.model import effects as eff
 from kafkaref.model import events as ev
 from kafkaref.model.api import ReferenceModel, replica_fetch_for
 from kafkaref.model.config import ClusterConfig
@@ -38,7 +39,7 @@ from kafkaref.model.effects import (
 )
 from kafkaref.model.refinement import image_violations
 from kafkaref.model.render import render_state
-from kafkaref.model.step import isr_check_times, lag_check_laggards, step
+from kafkaref.model.step import isr_check_times, lag_check_laggards, parked_answer, step
 from kafkaref.model.values import DelayedFetch, DelayedProduce, ModelState
 from kafkaref.properties.stateful import note, per_machine
 
@@ -167,6 +168,27 @@ def assert_election_answered_with_its_epoch(event: ev.Event, before: ModelState,
     assert result.leader_epoch > before.partitions[event.partition].control.leader_epoch
 
 
+def assert_answers_say_unknown_as_kafka(effects: Sequence[Effect]) -> None:
+    """Where an answer names no position it says -1, as Kafka's do (its INVALID_OFFSET,
+    INVALID_HIGH_WATERMARK, INVALID_LOW_WATERMARK, UNKNOWN_TIMESTAMP; clients read them): a
+    produce that appended nothing names no base offset; a failed fetch no hw, log start or first
+    offset and no records; a ListOffsets without an offset no timestamp, and a failed one
+    neither; a refused DeleteRecords (an error other than the timeout, which reports the low
+    watermark reached) no low watermark. Literal -1 here: the answers' defaults must be it."""
+    for effect in effects:
+        if isinstance(effect, eff.ProduceResponse):
+            assert (effect.base_offset == -1) == (not effect.record_ids), f"{effect!r}"
+        elif isinstance(effect, eff.FetchResponse) and effect.error != ErrorCode.none:
+            assert (effect.high_watermark, effect.log_start_offset, effect.first_offset,
+                    effect.records) == (-1, -1, -1, ()), f"{effect!r}"
+        elif isinstance(effect, eff.ListOffsetsResponse):
+            assert effect.offset != -1 or effect.timestamp == -1, f"{effect!r}"
+            assert effect.error == ErrorCode.none or effect.offset == -1, f"{effect!r}"
+        elif isinstance(effect, eff.DeleteRecordsResponse) and effect.error not in (
+                ErrorCode.none, ErrorCode.request_timed_out):
+            assert effect.low_watermark == -1, f"{effect!r}"
+
+
 def assert_retention_moves_the_log_start(event: ev.Event, before: ModelState,
                                          after: ModelState) -> None:
     """A retention run (events.Retention) on a live replica moves its log start to the offset
@@ -218,6 +240,23 @@ def assert_parked_answers_come_from_their_partition(before: ModelState, after: M
             assert held == list(effect.records), f"{op!r} answered records not its partition's"
 
 
+def assert_raised_hw_checks_what_waits(event: ev.Event, before: ModelState,
+                                       after: ModelState) -> None:
+    """Where a step raised a replica's hw, nothing parked on that replica could still be answered
+    now: Kafka checks every operation watching a partition when its hw rises (the leader's
+    Partition.tryCompleteDelayedRequests; a follower's fetcher completeDelayedFetchRequests for
+    the consumer fetches parked on it, KIP-392). Other wake-ups are Kafka's own and narrower (a
+    follower that truncates wakes nothing; the parked fetch waits for its expiry)."""
+    for op in after.purgatory:
+        was = before.partitions[op.partition].replicas[op.broker]
+        now = after.partitions[op.partition].replicas[op.broker]
+        if was is None or now is None or now.hw <= was.hw:
+            continue
+        answer = parked_answer(after, op)
+        assert answer is None, (f"after {event!r} raised the hw of {op.broker}: {op!r} still "
+                                f"parked, though answerable: {answer!r}")
+
+
 # Rule arguments that depend on the configuration (properties/stateful.py, per_machine).
 BROKERS = per_machine(lambda m: st.integers(0, m.config.brokers - 1))
 PARTITIONS = per_machine(lambda m: st.integers(0, m.config.partitions - 1))
@@ -263,9 +302,11 @@ class ModelMachine(RuleBasedStateMachine):
         note(f"{event!r} -> {list(expected)!r}")
         assert_lost_answer_ignored(event, before, self.model.state, expected)
         assert_election_answered_with_its_epoch(event, before, self.model.state, expected)
+        assert_answers_say_unknown_as_kafka(expected)
         assert_parked_answers_come_from_their_partition(before, self.model.state, expected)
         assert_retention_moves_the_log_start(event, before, self.model.state)
         assert_every_leader_checked_its_lag(event, before, self.model.state)
+        assert_raised_hw_checks_what_waits(event, before, self.model.state)
         if self.sut is not None:
             actual = self.sut.feed(event)
             assert self.compare(expected, actual), (

@@ -215,23 +215,33 @@ class ControllerState:
     # -- requests from brokers ----------------------------------------------------------------
     def alter_isr(self, broker_id: int, topic: str, index: int, leader_epoch: int,
                   isr, partition_epoch: int | None = None) -> ErrorCode:
-        """AlterPartition: compare-and-set on the leader epoch (FENCED_LEADER_EPOCH) and, when
-        the leader sends it, the partition epoch (INVALID_UPDATE_VERSION); members the ISR does
-        not hold yet must be alive (INELIGIBLE_REPLICA). Updates the ELR (KIP-966)."""
+        """AlterPartition, checked in the order of Kafka's ReplicationControlManager
+        (validateAlterPartitionData): epochs above the controller's (NOT_CONTROLLER: the sender
+        heard of a newer controller), a stale leader epoch (FENCED_LEADER_EPOCH), a sender that
+        is not the leader (INVALID_REQUEST), a stale partition epoch when the leader sends one
+        (INVALID_UPDATE_VERSION), an ISR that is not a set of the replicas holding the leader
+        (INVALID_REQUEST), a member that is not a live broker (INELIGIBLE_REPLICA). Updates the
+        ELR (KIP-966)."""
         meta = self.metadata.topic(topic)
         if meta is None or not 0 <= index < len(meta.partitions):
             return ErrorCode.unknown_topic_or_partition
         p = meta.partitions[index]
-        if p.leader != broker_id:
-            return ErrorCode.not_leader_or_follower
-        if leader_epoch != p.leader_epoch:
+        known_partition_epoch = partition_epoch is not None
+        if leader_epoch > p.leader_epoch or (known_partition_epoch and partition_epoch > p.partition_epoch):
+            return ErrorCode.not_controller
+        if leader_epoch < p.leader_epoch:
             return ErrorCode.fenced_leader_epoch
-        if partition_epoch is not None and partition_epoch != p.partition_epoch:
+        if p.leader != broker_id:
+            return ErrorCode.invalid_request
+        if known_partition_epoch and partition_epoch < p.partition_epoch:
             return ErrorCode.invalid_update_version
-        isr = tuple(sorted(set(isr)))
-        if broker_id not in isr or any(r not in p.replicas or (r not in self.alive and r not in p.isr)
-                                       for r in isr):
+        members = list(isr)
+        if (len(set(members)) != len(members) or not set(members) <= set(p.replicas)
+                or broker_id not in members):
+            return ErrorCode.invalid_request
+        if any(r not in self.alive for r in members):
             return ErrorCode.ineligible_replica
+        isr = tuple(sorted(members))
         if isr != tuple(sorted(p.isr)):
             removed = set(p.isr) - set(isr)
             minimum = min(meta.config().min_insync_replicas, len(p.replicas))

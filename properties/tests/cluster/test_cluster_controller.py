@@ -51,12 +51,17 @@ def test_no_clean_candidate_means_offline_unless_unclean():
 
 
 def test_alter_isr_only_from_current_leader_and_epoch_with_live_members():
+    """Kafka's answers (ReplicationControlManager.validateAlterPartitionData; the order is held
+    by test_cluster_controller_epochs' machine)."""
     clock, state = controller_state()
-    assert state.alter_isr(1, "t", 0, 0, [0, 1]) == ErrorCode.not_leader_or_follower
-    assert state.alter_isr(0, "t", 0, 5, [0, 1]) == ErrorCode.fenced_leader_epoch
-    assert state.alter_isr(0, "t", 0, 0, [0, 7]) == ErrorCode.ineligible_replica
+    assert state.alter_isr(1, "t", 0, 0, [0, 1]) == ErrorCode.invalid_request  # not the leader
+    assert state.alter_isr(0, "t", 0, 5, [0, 1]) == ErrorCode.not_controller  # a newer epoch
+    assert state.alter_isr(0, "t", 0, 0, [0, 7]) == ErrorCode.invalid_request  # 7: no replica
+    assert state.alter_isr(0, "t", 0, 0, [1, 2]) == ErrorCode.invalid_request  # without the leader
     assert state.alter_isr(0, "t", 0, 0, [0, 1]) == ErrorCode.none
     assert partition(state).isr == (0, 1) and partition(state).partition_epoch == 1
+    state.fence(2)
+    assert state.alter_isr(0, "t", 0, 0, [0, 1, 2]) == ErrorCode.ineligible_replica  # 2 is down
 
 
 def test_reregistration_fences_the_previous_incarnation():

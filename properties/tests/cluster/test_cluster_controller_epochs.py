@@ -56,6 +56,29 @@ def epoch_violations(before: ClusterMetadata, after: ClusterMetadata, automatic:
     return problems
 
 
+def kafka_alter_partition_answer(p, alive, sender: int, leader_epoch: int,
+                                 partition_epoch: int | None, members: list[int]) -> ErrorCode:
+    """Apache Kafka 4.3.1's answer to an AlterPartition (ReplicationControlManager.
+    validateAlterPartitionData, read with javap; a partition that exists, a leader not
+    recovering from an unclean election), stated here apart from the controller's code."""
+    if leader_epoch > p.leader_epoch or (partition_epoch is not None
+                                         and partition_epoch > p.partition_epoch):
+        return ErrorCode.not_controller
+    if leader_epoch < p.leader_epoch:
+        return ErrorCode.fenced_leader_epoch
+    if sender != p.leader:
+        return ErrorCode.invalid_request
+    if partition_epoch is not None and partition_epoch < p.partition_epoch:
+        return ErrorCode.invalid_update_version
+    if sorted(set(members)) != sorted(members) or not set(members) <= set(p.replicas):
+        return ErrorCode.invalid_request  # Replicas.validateIsr
+    if p.leader not in members:
+        return ErrorCode.invalid_request
+    if not set(members) <= alive:  # not registered, or fenced
+        return ErrorCode.ineligible_replica
+    return ErrorCode.none
+
+
 class ControllerEpochMachine(RuleBasedStateMachine):
     def __init__(self, automatic: bool, unclean: bool) -> None:
         super().__init__()
@@ -112,6 +135,28 @@ class ControllerEpochMachine(RuleBasedStateMachine):
         answer = self.state.alter_isr(p.leader, TOPIC, index, leader_epoch, {p.leader, *members},
                                       partition_epoch)
         note(f"alter_isr {index} {sorted({p.leader, *members})} stale={stale}: {answer.name}")
+
+    @rule(index=INDEXES, sender=st.one_of(st.none(), BROKER_IDS), leader_step=st.integers(-1, 1),
+          partition_step=st.sampled_from([None, -1, 0, 0, 1]),
+          members=st.lists(st.integers(0, BROKERS), max_size=4))
+    def any_alter_isr(self, index, sender, leader_step, partition_step, members):
+        """Any AlterPartition a broker could send: from the leader (None) or any broker, its
+        epochs one below, equal to or one above the controller's (the partition epoch also left
+        out, as the core's controller client does), any members (a broker id outside the
+        cluster, repeats, the leader left out): answered as Kafka answers, and only NONE
+        commits, exactly the members sent."""
+        index, p = self.partition(index)
+        sender = p.leader if sender is None else sender
+        leader_epoch = p.leader_epoch + leader_step
+        partition_epoch = None if partition_step is None else p.partition_epoch + partition_step
+        expected = kafka_alter_partition_answer(p, self.state.alive, sender, leader_epoch,
+                                                partition_epoch, members)
+        answer = self.state.alter_isr(sender, TOPIC, index, leader_epoch, members, partition_epoch)
+        note(f"alter_isr {index} from {sender} epochs {leader_epoch}/{partition_epoch} "
+             f"{members}: {answer.name}")
+        assert answer == expected, f"{p}: answered {answer.name}, Kafka answers {expected.name}"
+        now = self.state.metadata.topic(TOPIC).partitions[index]
+        assert now.isr == (tuple(sorted(members)) if answer == ErrorCode.none else p.isr)
 
     @rule(more=st.integers(1, 2))
     def grow(self, more):

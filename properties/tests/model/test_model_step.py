@@ -230,7 +230,7 @@ def test_list_offsets_earliest_and_latest_is_the_hw():
     assert model.feed(ev.ListOffsets(6, 0, 0, 0)) == (eff.ListOffsetsResponse(6, OK, 0, 0),)
     assert model.feed(ev.ListOffsets(7, 0, 0, 12345)) == (eff.ListOffsetsResponse(7, OK, -1),)
     # the wire's values (the locksteps send the model's constants to the broker as they are)
-    assert (ev.EARLIEST, ev.LATEST) == (-2, -1)
+    assert (ev.EARLIEST, ev.LATEST, ev.HIGH_WATERMARK) == (-2, -1, -1)
     assert model.feed(ev.ListOffsets(8, 0, 0, -2)) == (eff.ListOffsetsResponse(8, OK, 0),)
 
 
