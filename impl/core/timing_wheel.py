@@ -176,7 +176,7 @@ class TimingWheelTimer:
             self._size -= 1
 
 
-class SortedListTimer:
+class ListTimer:
     """The naive twin: every task in one list; same interface, same answers. Each answer scans
     the whole list (the earliest expiration by min, an advance by filter), so the list needs no
     order: an advance's tasks are compared with the wheel's as a set (neither timer promises an

@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkaref.impl.core.timing_wheel import SortedListTimer, TimingWheelTimer
+from kafkaref.impl.core.timing_wheel import ListTimer, TimingWheelTimer
 from kafkaref.properties.clock import ManualClock
 
 ops = st.lists(
@@ -24,7 +24,7 @@ ops = st.lists(
 @given(start_ms=st.integers(0, 10**12), ops=ops)
 def test_wheel_fires_exactly_what_the_sorted_list_fires(start_ms, ops):
     clock = ManualClock(start_ms)
-    wheel, twin = TimingWheelTimer(clock), SortedListTimer(clock)
+    wheel, twin = TimingWheelTimer(clock), ListTimer(clock)
     handles = []
     for op, arg in ops:
         if op == "add":
@@ -76,7 +76,7 @@ def test_sleeping_until_next_expiration_fires_everything_on_time(start_ms, delay
     """A ticker that only wakes at next_expiration_ms() fires each task at its first wake-up
     at or after its expiration, and always makes progress (the bound is never stuck)."""
     clock = ManualClock(start_ms)
-    wheel, twin = TimingWheelTimer(clock), SortedListTimer(clock)
+    wheel, twin = TimingWheelTimer(clock), ListTimer(clock)
     handles = [(wheel.add(d, i), twin.add(d, i)) for i, d in enumerate(delays)]
     for index in cancels:
         if index < len(handles):
