@@ -43,9 +43,10 @@ from kafkaref.chaos.recorder import Recorder
 from kafkaref.chaos.values import decode_value, encode_value
 from kafkaref.history.format import CheckConfig
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
-from kafkaref.impl.client.consumer import LATEST, Consumer, CorruptRecords
+from kafkaref.impl.client.consumer import Consumer, CorruptRecords
 from kafkaref.impl.client.producer import ProduceError, Producer
 from kafkaref.impl.protocol.crc import compute_crc
+from kafkaref.impl.protocol.list_offsets import LATEST
 from kafkaref.impl.protocol.records.layout import LOG_OVERHEAD
 
 # Answers that only come before the batch is appended: the send certainly did not happen. Every

@@ -222,7 +222,8 @@ def produce(bootstrap, topic, acks, compression, key_separator, batch_size, ling
 def consume(bootstrap, topic, partitions, from_beginning, offset, max_messages, timeout_ms,
             print_key, print_offset):
     """Print records as they arrive (like kafka-console-consumer with assign())."""
-    from kafkaref.impl.client.consumer import EARLIEST, LATEST, Consumer
+    from kafkaref.impl.client.consumer import Consumer
+    from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 
     try:
         consumer = Consumer(bootstrap)
@@ -274,7 +275,7 @@ def _check_offset(consumer, topic: str, partitions: list[int], offset: int) -> N
     """--offset must lie in every chosen partition's log, from its start to its end (the next
     offset written, where a consumer waits for new records): a fetch outside it would be reset
     to the start by the consumer's offset reset, silently."""
-    from kafkaref.impl.client.consumer import EARLIEST, LATEST
+    from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 
     for p in partitions:
         try:

@@ -10,7 +10,8 @@ import time
 from kio.schema.errors import ErrorCode
 
 from kafkaref.chaos.conform.catalogue import check
-from kafkaref.chaos.conform.probe import LATEST, Probe, batch_now
+from kafkaref.chaos.conform.probe import Probe, batch_now
+from kafkaref.impl.protocol.list_offsets import LATEST
 
 TOPIC_RESOURCE, DYNAMIC_TOPIC_CONFIG = 2, 1
 PROPAGATION_S = 15.0

@@ -20,8 +20,9 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import EARLIEST, LATEST, Probe, batch_now, now_ms
+from kafkaref.chaos.conform.probe import Probe, batch_now, now_ms
 from kafkaref.impl.protocol.compression import Compression
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 
 # The checks that stop a broker run once, at the preferred versions, as the faults group's:
 # each kill and restart costs seconds, and a restarted broker under a loaded machine may miss

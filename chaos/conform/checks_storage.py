@@ -16,7 +16,8 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import EARLIEST, Probe, batch_now
+from kafkaref.chaos.conform.probe import Probe, batch_now
+from kafkaref.impl.protocol.list_offsets import EARLIEST
 
 # segment.bytes the check asks for: a small one first (Kafka 3.x accepts anything >= 14), then
 # Kafka 4.0's minimum (1 MiB, KIP-1030), which every Kafka since 4.0 requires.

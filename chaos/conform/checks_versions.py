@@ -20,8 +20,9 @@ from kafkaref.chaos.conform.faults import (
     target_of,
     wait_serving,
 )
-from kafkaref.chaos.conform.probe import EARLIEST, LATEST, TOPIC_ID_VERSIONS, Probe
+from kafkaref.chaos.conform.probe import TOPIC_ID_VERSIONS, Probe
 from kafkaref.impl.client.connection import ConnectionClosed
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 
 FETCH_BY_ID = TOPIC_ID_VERSIONS[1]
 PRODUCE_HINTS, FETCH_HINTS = 10, 16  # the first versions naming the current leader (KIP-951)

@@ -34,6 +34,7 @@ from kafkaref.chaos.conform.catalogue import (
     Skip,
 )
 from kafkaref.impl.client.connection import KafkaConnection, parse_address
+from kafkaref.impl.protocol.list_offsets import LATEST
 from kafkaref.impl.protocol.records import (
     Record,
     base_offset_of,
@@ -64,7 +65,6 @@ VERSION_CAP = {1: 12}  # PREFERRED_LEVEL only
 PROBE_FLOOR = {0: 3, 3: 4}
 TOPIC_IDS_METADATA = 10  # the first Metadata version answering topic ids
 TEXT_MAX = 700
-LATEST, EARLIEST = -1, -2
 
 
 def summarise(value, depth: int = 0):

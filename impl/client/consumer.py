@@ -21,12 +21,12 @@ import attrs
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.client.cluster_view import ClusterView, NoBrokerAvailable
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 from kafkaref.impl.protocol.records import decode_batch_fields, split_batches
 
 FETCH_VERSION, LIST_OFFSETS_VERSION = 11, 5
 RETRY_BACKOFF_S = 0.1  # Kafka's retry.backoff.ms
 NOT_AVAILABLE_WAIT_S = 30.0  # Kafka's replica.lag.time.max.ms: the ISR shrinks by then at the latest
-EARLIEST, LATEST = -2, -1
 
 
 @attrs.frozen

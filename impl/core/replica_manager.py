@@ -31,16 +31,18 @@ from kafkaref.impl.core.purgatory import Purgatory
 from kafkaref.impl.core.rules import RULES, rules_for
 from kafkaref.impl.mutants import Mutant
 from kafkaref.impl.protocol import records
+from kafkaref.impl.protocol.list_offsets import (
+    CONSUMER_REPLICA_ID,
+    DEBUGGING_REPLICA_ID,
+    EARLIEST,
+    EARLIEST_LOCAL,
+    EARLIEST_PENDING_UPLOAD,
+    LATEST,
+    LATEST_TIERED,
+    MAX_TIMESTAMP,
+)
 
 Key = tuple[str, int]
-# ListOffsets' special timestamps: latest, earliest, the record with the greatest timestamp
-# (KIP-734, v7), the earliest local offset (KIP-405, v8), the latest tiered one (KIP-1005, v9),
-# the earliest pending upload (KIP-1023, v11)
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = (
-    -1, -2, -3, -4, -5, -6)
-# ListOffsets' replica ids: a consumer's (its isolation level bounds the answer by the hw) and
-# a debugging tool's (answered by a follower too); any other is a replica's (the log end)
-CONSUMER_REPLICA_ID, DEBUGGING_REPLICA_ID = -1, -2
 
 
 @attrs.frozen

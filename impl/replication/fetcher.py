@@ -21,6 +21,7 @@ import threading
 from kio.schema.errors import ErrorCode
 
 from kafkaref.impl.client.connection import ConnectionClosed, KafkaConnection
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 from kafkaref.impl.protocol.replica_fetch import (
     FetchPosition,
     decode_fetch_response,
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 PARTITION_MAX_BYTES, FETCH_MAX_BYTES = 1 << 20, 10 << 20
 # A fetch response is at most max_bytes of records plus headers; anything larger is garbage.
 RESPONSE_BYTES_MAX = FETCH_MAX_BYTES + (1 << 20)
-LIST_OFFSETS_VERSION, LATEST, EARLIEST = 5, -1, -2  # the leader's log end and start, for a fetch out of range
+LIST_OFFSETS_VERSION = 5  # the leader's log end and start, for a fetch out of range
 
 
 class FetcherManager(threading.Thread):

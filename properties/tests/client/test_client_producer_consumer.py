@@ -8,10 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kafkaref.impl.client.consumer import EARLIEST, LATEST, Consumer
+from kafkaref.impl.client.consumer import Consumer
 from kafkaref.impl.client.partitioner import StickyPartitioner, keyed_partition, murmur2
 from kafkaref.impl.client.producer import Producer
 from kafkaref.impl.core.broker import BrokerConfig
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 from kafkaref.properties.servers import BrokerSetup
 
 # From the Java client's UtilsTest.testMurmur2 (signed 32-bit results).

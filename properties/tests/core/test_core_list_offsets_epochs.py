@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from kafkaref.impl.core.memory_log import MemoryLog
 from kafkaref.impl.core.partition import PartitionConfig
-from kafkaref.impl.core.replica_manager import EARLIEST, LATEST, ReplicaManager
+from kafkaref.impl.core.replica_manager import ReplicaManager
+from kafkaref.impl.protocol.list_offsets import EARLIEST, LATEST
 from kafkaref.impl.protocol.records import build_batch, stamped
 from kafkaref.properties.clock import ManualClock
 

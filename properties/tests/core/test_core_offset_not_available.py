@@ -10,7 +10,7 @@ OFFSET_NOT_AVAILABLE."""
 
 from kio.schema.errors import ErrorCode
 
-from kafkaref.impl.core.replica_manager import (
+from kafkaref.impl.protocol.list_offsets import (
     CONSUMER_REPLICA_ID,
     DEBUGGING_REPLICA_ID,
     LATEST,
